@@ -1,0 +1,42 @@
+//! The `faithful` command line.
+
+mod measure;
+mod table;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exact, fast measures of how faithfully a projection keeps the structure of high-dimensional data.
+#[derive(Parser)]
+#[command(name = "faithful", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate measures on one or more projections (the bundled digits example when no files are given).
+    Measure(measure::Args),
+    /// List the measures with their parameters and output keys.
+    Measures,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Measure(args) => measure::run(args),
+        Command::Measures => {
+            print!("{}", table::measures_table());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("faithful: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! `faithful measure`.
+
+use std::path::PathBuf;
+
+use faithful::evaluate::default_specs;
+use faithful::{example, data, Error, Evaluator, Options, Points, Result, Spec};
+
+use crate::table;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Original space, n×D (.npy float64/float32 or headerless .csv).
+    #[arg(long, requires = "low")]
+    high: Option<PathBuf>,
+    /// A projection, n×d; repeat for several.
+    #[arg(long, requires = "high")]
+    low: Vec<PathBuf>,
+    /// One integer label per point (.npy or .csv).
+    #[arg(long)]
+    labels: Option<PathBuf>,
+    /// A measure: ID[:P=V[,P=V]...], e.g. tnc:k=20; repeat for several.
+    /// Default: tnc, mrre, lcmc, and nh when labels are given.
+    #[arg(long = "spec", value_name = "SPEC")]
+    specs: Vec<String>,
+    /// Also report per-point values.
+    #[arg(long)]
+    local: bool,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Worker threads (default: all cores). Results are identical for any count.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Rows per task. Results are identical for any size.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
+    block_rows: u64,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let (high, lows, labels) = match &args.high {
+        Some(path) => {
+            let high = data::read_points(path)?;
+            let lows = args.low.iter().map(data::read_points).collect::<Result<Vec<Points>>>()?;
+            let labels = args.labels.as_ref().map(data::read_labels).transpose()?;
+            if let Some(l) = &labels {
+                l.check_len(high.n()).map_err(|e| e.in_file(args.labels.clone().unwrap_or_default()))?;
+            }
+            (high, lows, labels)
+        }
+        None => {
+            if args.labels.is_some() {
+                return Err(Error::Option("--labels needs --high and --low".into()));
+            }
+            let ex = example::digits();
+            (ex.high, ex.projections, Some(ex.labels))
+        }
+    };
+    let specs = if args.specs.is_empty() {
+        default_specs(labels.is_some())
+    } else {
+        args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?
+    };
+    let opts = Options { threads: args.threads, block_rows: args.block_rows as usize, local: args.local };
+    let eval = Evaluator::new(high, opts);
+    let lows: Vec<&Points> = lows.iter().collect();
+    let result = eval.measure_many(&lows, labels.as_ref(), &specs)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&result).expect("results serialise"));
+    } else {
+        print!("{}", table::results_table(eval.high(), &result));
+    }
+    Ok(())
+}

@@ -1,0 +1,67 @@
+//! Human-readable tables.
+
+use std::fmt::Write;
+
+use faithful::measures::{ParamKind, REGISTRY, ZADU_PENDING};
+use faithful::{Evaluation, Points};
+
+/// The results as aligned text, one block per projection.
+pub fn results_table(high: &Points, ev: &Evaluation) -> String {
+    let mut s = String::new();
+    let r = &ev.run;
+    let _ = writeln!(s, "original space: {} ({} points × {} dims)", high.name(), r.n, r.dim_high);
+    for p in &ev.projections {
+        let _ = writeln!(s, "\nprojection: {}", p.name);
+        let _ = writeln!(s, "  {:<10} {:<8} {:<26} {:>20}", "measure", "params", "key", "value");
+        for sc in &p.scores {
+            let params: Vec<String> = sc.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            for (key, v) in &sc.values {
+                let _ = writeln!(s, "  {:<10} {:<8} {:<26} {:>20.12}", sc.id, params.join(","), key, v);
+            }
+            for (key, v) in sc.local.iter().flatten() {
+                let mut sorted = v.clone();
+                sorted.sort_by(f64::total_cmp);
+                let _ = writeln!(
+                    s,
+                    "  {:<10} {:<8} {:<26} min {:.4}  median {:.4}  max {:.4}",
+                    sc.id,
+                    params.join(","),
+                    key,
+                    sorted[0],
+                    sorted[sorted.len() / 2],
+                    sorted[sorted.len() - 1]
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nbackend {} ({} numerics), {} threads, {:.3} s (resources {:.3} s, measures {:.3} s)",
+        r.backend, r.numerics, r.threads, r.timings.total_s, r.timings.resources_s, r.timings.measures_s
+    );
+    s
+}
+
+/// Every measure with its parameters and keys.
+pub fn measures_table() -> String {
+    let mut s = String::new();
+    for d in REGISTRY {
+        let params: Vec<String> = d
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ParamKind::Choice(c) => format!("{}={} ({})", p.name, p.default, c.join("|")),
+                _ => format!("{}={}", p.name, p.default),
+            })
+            .collect();
+        let labels = if d.min_classes > 0 { ", labels" } else { "" };
+        let _ = writeln!(s, "{:<8} {}{}\n         keys: {}", d.id, params.join(" "), labels, d.keys.join(", "));
+        if !d.local_keys.is_empty() {
+            let _ = writeln!(s, "         local: {}", d.local_keys.join(", "));
+        }
+        let _ = writeln!(s, "         {}", d.about);
+    }
+    let pending: Vec<&str> = ZADU_PENDING.iter().map(|(a, _)| *a).collect();
+    let _ = writeln!(s, "\nnot yet implemented: {}", pending.join(", "));
+    s
+}

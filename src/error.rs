@@ -1,0 +1,73 @@
+//! Typed errors: every bad input is reported, never a panic and never a NaN score.
+
+use std::path::PathBuf;
+
+/// Result with faithful's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong, from input validation to measure preconditions.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{name}: has no points")]
+    Empty { name: String },
+    #[error("{name}: needs at least 2 points, got {n}")]
+    TooFewPoints { name: String, n: usize },
+    #[error("{name}: needs at least one feature (column)")]
+    NoFeatures { name: String },
+    #[error("{name}: non-finite value {value} at row {row}, column {col}")]
+    NonFinite { name: String, row: usize, col: usize, value: f64 },
+    #[error("{name}: value {value:e} at row {row}, column {col} is too large (|x| must be below 1e150 so that squared distances stay finite)")]
+    TooLarge { name: String, row: usize, col: usize, value: f64 },
+    #[error("{name}: has {got} rows but the original space has {expected}")]
+    RowMismatch { name: String, expected: usize, got: usize },
+    #[error("labels: has {got} entries but the data has {expected} points")]
+    LabelLength { expected: usize, got: usize },
+    #[error("{id}: needs labels (--labels)")]
+    LabelsRequired { id: String },
+    #[error("{id}: needs at least {need} distinct classes, the labels have {got}")]
+    TooFewClasses { id: String, need: usize, got: usize },
+    #[error("{id}: k={k} is out of range: need {rule} (n={n})")]
+    KOutOfRange { id: String, k: i64, n: usize, rule: &'static str },
+    #[error("unknown measure id '{id}' (known: {known})")]
+    UnknownMeasure { id: String, known: String },
+    #[error("measure '{id}' is a ZADU measure that this version of faithful does not implement yet")]
+    NotImplemented { id: String },
+    #[error("{id}: unknown parameter '{param}' (accepted: {accepted})")]
+    UnknownParam { id: String, param: String, accepted: String },
+    #[error("{id}: parameter {param}={value}: {reason}")]
+    BadParam { id: String, param: String, value: String, reason: String },
+    #[error("malformed spec '{spec}': {reason}")]
+    BadSpec { spec: String, reason: String },
+    #[error("{id}: undefined because {reason}")]
+    Undefined { id: String, reason: String },
+    #[error("{}: {problem}", path.display())]
+    File { path: PathBuf, problem: FileProblem },
+    #[error("invalid option: {0}")]
+    Option(String),
+}
+
+/// What is wrong with an input file.
+#[derive(Debug, thiserror::Error)]
+pub enum FileProblem {
+    #[error("cannot read: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a valid .npy file: {0}")]
+    Npy(String),
+    #[error("unsupported .npy element type {0} (points: float64 or float32; labels: integers)")]
+    NpyType(String),
+    #[error("expected a {expected}-D array, got {got}-D")]
+    Ndim { expected: usize, got: usize },
+    #[error("line {line}: {reason}")]
+    Csv { line: usize, reason: String },
+    #[error("unknown file extension (expected .npy or .csv)")]
+    Extension,
+    #[error("{0}")]
+    Data(Box<Error>),
+}
+
+impl Error {
+    /// Wraps this error as a problem with the file at `path`.
+    pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
+        Error::File { path: path.into(), problem: FileProblem::Data(Box::new(self)) }
+    }
+}

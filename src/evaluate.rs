@@ -1,0 +1,178 @@
+//! [`Evaluator`]: one original space, many projections, many specs.
+//!
+//! The evaluator validates everything first, merges the specs' resource needs into one plan,
+//! builds the resources in one row pass (reusing the original space's kNN across calls, like
+//! ZADU's `measure_many`), then runs each measure on the shared resources.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use crate::data::{Labels, Points};
+use crate::error::{Error, Result};
+use crate::measures::{Ctx, Resolved};
+use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served, Timings};
+use crate::resources::{row_pass, Needs, Neighbours};
+use crate::spec::Spec;
+
+/// How an evaluation runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Worker threads; `None` uses Rayon's global pool (all cores).
+    pub threads: Option<usize>,
+    /// Rows per task in the row pass. Results do not depend on it.
+    pub block_rows: usize,
+    /// Also return per-point values for measures that have them.
+    pub local: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { threads: None, block_rows: 32, local: false }
+    }
+}
+
+/// The specs evaluated when none are given: tnc, mrre, lcmc, and nh when labels exist.
+pub fn default_specs(with_labels: bool) -> Vec<Spec> {
+    let mut v: Vec<Spec> = ["tnc", "mrre", "lcmc"].into_iter().map(Spec::new).collect();
+    if with_labels {
+        v.push(Spec::new("nh"));
+    }
+    v
+}
+
+/// Evaluates projections against one original space, caching that space's kNN.
+pub struct Evaluator {
+    high: Points,
+    opts: Options,
+    knn_high: Mutex<Option<Arc<Neighbours>>>,
+}
+
+impl Evaluator {
+    /// An evaluator for the original space `high`.
+    pub fn new(high: Points, opts: Options) -> Self {
+        Evaluator { high, opts, knn_high: Mutex::new(None) }
+    }
+
+    /// The original space.
+    pub fn high(&self) -> &Points {
+        &self.high
+    }
+
+    /// Evaluates `specs` on one projection.
+    pub fn measure(&self, low: &Points, labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Score>> {
+        Ok(self.measure_many(&[low], labels, specs)?.projections.remove(0).scores)
+    }
+
+    /// Evaluates `specs` on each projection, sharing every resource that can be shared.
+    pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
+        match self.opts.threads {
+            None => self.run(lows, labels, specs),
+            Some(t) => {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(t.max(1))
+                    .build()
+                    .map_err(|e| Error::Option(format!("cannot start {t} threads: {e}")))?;
+                pool.install(|| self.run(lows, labels, specs))
+            }
+        }
+    }
+
+    fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
+        let n = self.high.n();
+        if lows.is_empty() {
+            return Err(Error::Option("no projection to evaluate".into()));
+        }
+        for low in lows {
+            if low.n() != n {
+                return Err(Error::RowMismatch { name: low.name().into(), expected: n, got: low.n() });
+            }
+        }
+        if let Some(l) = labels {
+            l.check_len(n)?;
+        }
+        let resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
+        for r in &resolved {
+            r.check_k(n)?;
+            if r.def.min_classes > 0 {
+                let l = labels.ok_or_else(|| Error::LabelsRequired { id: r.def.id.into() })?;
+                if l.classes() < r.def.min_classes {
+                    return Err(Error::TooFewClasses { id: r.def.id.into(), need: r.def.min_classes, got: l.classes() });
+                }
+            }
+        }
+        Ok(resolved)
+    }
+
+    fn run(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
+        let t0 = Instant::now();
+        let resolved = self.validate(lows, labels, specs)?;
+        let t_valid = t0.elapsed().as_secs_f64();
+
+        let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
+        let cached = self.knn_high.lock().expect("cache lock").clone();
+        let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
+        let pass = row_pass(&self.high, cached.as_deref(), lows, needs, self.opts.block_rows);
+        let knn_high: Option<Arc<Neighbours>> = match pass.high {
+            Some(fresh) => {
+                let fresh = Arc::new(fresh);
+                *self.knn_high.lock().expect("cache lock") = Some(fresh.clone());
+                Some(fresh)
+            }
+            None => cached.filter(|_| reused),
+        };
+        let t_res = t0.elapsed().as_secs_f64();
+
+        let mut projections = Vec::with_capacity(lows.len());
+        for (low, res) in lows.iter().zip(&pass.lows) {
+            let ctx = Ctx {
+                high: &self.high,
+                low,
+                labels,
+                knn_high: knn_high.as_deref(),
+                knn_low: res.knn.as_ref(),
+                cross: res.cross.as_ref(),
+            };
+            let mut scores = Vec::with_capacity(resolved.len());
+            for r in &resolved {
+                let out = (r.def.compute)(&ctx, r)?;
+                let values = r.def.keys.iter().map(|k| k.to_string()).zip(out.values).collect();
+                let local = (self.opts.local && !r.def.local_keys.is_empty())
+                    .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());
+                scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local });
+            }
+            projections.push(ProjectionScores { name: low.name().into(), scores });
+        }
+        let t_end = t0.elapsed().as_secs_f64();
+
+        let n = self.high.n();
+        let resource_bytes = knn_high.as_ref().map_or(0, |k| k.bytes())
+            + pass.lows.iter().map(|r| r.knn.as_ref().map_or(0, |k| k.bytes()) + r.cross.as_ref().map_or(0, |c| c.bytes())).sum::<usize>();
+        let served = ["knn_high", "knn_low", "cross_ranks", "measures"]
+            .iter()
+            .map(|o| Served { output: o.to_string(), backend: "cpu".into(), numerics: "exact".into() })
+            .collect();
+        let run = RunReport {
+            faithful_version: env!("CARGO_PKG_VERSION"),
+            backend_requested: "cpu".into(),
+            backend: "cpu".into(),
+            numerics: "exact".into(),
+            fallback_reason: None,
+            threads: rayon::current_num_threads(),
+            n,
+            dim_high: self.high.dim(),
+            dims_low: lows.iter().map(|l| l.dim()).collect(),
+            served,
+            plan: BlockPlan {
+                needs,
+                knn_high_reused: reused,
+                block_rows: pass.stats.block_rows,
+                blocks: pass.stats.blocks,
+                scratch_bytes_per_worker: n * (8 + 8 + 16),
+                resource_bytes,
+            },
+            work: pass.stats,
+            timings: Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end },
+        };
+        Ok(Evaluation { projections, run })
+    }
+}

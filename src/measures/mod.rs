@@ -1,0 +1,67 @@
+//! The measures, with ZADU 0.5.4's ids, parameters, defaults, validation and output keys.
+//!
+//! Each measure is a [`MeasureDef`] in [`REGISTRY`]: it declares its parameters and the
+//! resources it needs, and computes from a [`Ctx`] that holds those resources. Measures never
+//! compute distances themselves and never know which backend built their resources.
+
+mod ca_tnc;
+mod lcmc;
+mod mrre;
+mod nd;
+mod nh;
+mod proc;
+mod registry;
+mod tnc;
+mod topo;
+
+pub use registry::{find, KRule, MeasureDef, ParamDef, ParamKind, Resolved, REGISTRY, ZADU_PENDING};
+
+use crate::data::{Labels, Points};
+use crate::resources::{CrossRanks, Neighbours};
+
+/// What a measure reads: the two point sets, labels, and the resources it declared.
+pub struct Ctx<'a> {
+    pub high: &'a Points,
+    pub low: &'a Points,
+    pub labels: Option<&'a Labels>,
+    pub knn_high: Option<&'a Neighbours>,
+    pub knn_low: Option<&'a Neighbours>,
+    pub cross: Option<&'a CrossRanks>,
+}
+
+impl Ctx<'_> {
+    /// Number of points.
+    pub fn n(&self) -> usize {
+        self.low.n()
+    }
+    fn knn_high(&self) -> &Neighbours {
+        self.knn_high.expect("planner provides the original space's kNN")
+    }
+    fn knn_low(&self) -> &Neighbours {
+        self.knn_low.expect("planner provides the projection's kNN")
+    }
+    fn cross(&self) -> &CrossRanks {
+        self.cross.expect("planner provides cross ranks")
+    }
+    fn labels(&self) -> &Labels {
+        self.labels.expect("labels were validated")
+    }
+}
+
+/// A measure's result: values in the order of its keys, local values in the order of its local keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    pub values: Vec<f64>,
+    pub local: Vec<Vec<f64>>,
+}
+
+/// Applies `f` to every point in parallel, keeping point order (bit-identical for any thread count).
+fn per_point<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    use rayon::prelude::*;
+    (0..n).into_par_iter().map(f).collect()
+}
+
+/// T&C's normalisation factor `2 / (k (2n - 3k - 1))`, as ZADU computes it.
+fn tnc_factor(n: usize, k: usize) -> f64 {
+    2.0 / ((k * (2 * n - 3 * k - 1)) as f64)
+}

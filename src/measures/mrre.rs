@@ -1,0 +1,28 @@
+//! Mean relative rank error (`mrre`), ZADU's orientation (1 is perfect).
+//!
+//! `false_i = 1 - (1/c) Σ_{s<k} |r^X(i, y_s) - (s+1)| / (s+1)` over the projection's neighbours
+//! y_s, `missing_i` the same over the original neighbours, `c = Σ_{r=1..k} |n - 2r + 1| / r`.
+
+use super::{per_point, Ctx, Output, Resolved};
+use crate::error::Result;
+use crate::sum::{mean, pairwise_sum};
+
+fn local(ranks: &[u32], c: f64, buf: &mut Vec<f64>) -> f64 {
+    buf.clear();
+    buf.extend(ranks.iter().enumerate().map(|(s, &r)| {
+        let own = s as i64 + 1;
+        (r as i64 - own).abs() as f64 / own as f64
+    }));
+    1.0 - pairwise_sum(buf) / c
+}
+
+pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
+    let (k, n, cross) = (r.k, ctx.n(), ctx.cross());
+    let mut c = 0.0;
+    for rank in 1..=k as i64 {
+        c += (n as i64 - 2 * rank + 1).abs() as f64 / rank as f64;
+    }
+    let f = per_point(n, |i| local(cross.rank_high_of_low(i, k), c, &mut Vec::with_capacity(k)));
+    let m = per_point(n, |i| local(cross.rank_low_of_high(i, k), c, &mut Vec::with_capacity(k)));
+    Ok(Output { values: vec![mean(&f), mean(&m)], local: vec![f, m] })
+}

@@ -1,0 +1,276 @@
+//! The table of measures and the resolution of a [`Spec`] against it.
+
+use super::{Ctx, Output};
+use crate::error::{Error, Result};
+use crate::resources::Needs;
+use crate::spec::{ParamValue, Spec};
+
+/// The type of a parameter.
+#[derive(Debug, Clone, Copy)]
+pub enum ParamKind {
+    Int,
+    Float,
+    /// A string from a fixed set.
+    Choice(&'static [&'static str]),
+}
+
+/// A parameter of a measure, with its default as written on the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamDef {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub default: &'static str,
+}
+
+/// How a measure's `k` is validated (ZADU's `k_rule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KRule {
+    None,
+    /// 1 ≤ k < n.
+    Neighbor,
+    /// 1 ≤ k < n/2 (T&C's normalisation).
+    Trustworthiness,
+}
+
+/// One measure: its ZADU contract and how it is computed.
+pub struct MeasureDef {
+    /// ZADU's alias (`tnc`), used in outputs.
+    pub id: &'static str,
+    /// ZADU's full id (`trustworthiness_continuity`), accepted as input.
+    pub zadu_id: &'static str,
+    pub params: &'static [ParamDef],
+    /// Minimum number of label classes; 0 when labels are not used.
+    pub min_classes: usize,
+    pub k_rule: KRule,
+    pub keys: &'static [&'static str],
+    pub local_keys: &'static [&'static str],
+    pub needs: fn(&Resolved) -> Needs,
+    pub compute: fn(&Ctx, &Resolved) -> Result<Output>,
+    /// One line for `--help` and docs.
+    pub about: &'static str,
+}
+
+const K: ParamDef = ParamDef { name: "k", kind: ParamKind::Int, default: "20" };
+
+/// Every measure faithful implements.
+pub static REGISTRY: &[MeasureDef] = &[
+    MeasureDef {
+        id: "tnc",
+        zadu_id: "trustworthiness_continuity",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Trustworthiness,
+        keys: &["trustworthiness", "continuity"],
+        local_keys: &["local_trustworthiness", "local_continuity"],
+        needs: |r| Needs::cross(r.k),
+        compute: super::tnc::compute,
+        about: "Trustworthiness & continuity: penalise false and missing neighbours by rank",
+    },
+    MeasureDef {
+        id: "mrre",
+        zadu_id: "mean_relative_rank_error",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["mrre_false", "mrre_missing"],
+        local_keys: &["local_mrre_false", "local_mrre_missing"],
+        needs: |r| Needs::cross(r.k),
+        compute: super::mrre::compute,
+        about: "Mean relative rank error (higher is better, as in ZADU)",
+    },
+    MeasureDef {
+        id: "lcmc",
+        zadu_id: "local_continuity_meta_criteria",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["lcmc"],
+        local_keys: &["local_lcmc"],
+        needs: |r| Needs::knn_both(r.k),
+        compute: super::lcmc::compute,
+        about: "Local continuity meta-criterion: kNN overlap above chance",
+    },
+    MeasureDef {
+        id: "nh",
+        zadu_id: "neighborhood_hit",
+        params: &[K],
+        min_classes: 1,
+        k_rule: KRule::Neighbor,
+        keys: &["neighborhood_hit"],
+        local_keys: &["local_neighborhood_hit"],
+        needs: |r| Needs::knn_low(r.k),
+        compute: super::nh::compute,
+        about: "Neighbourhood hit: share of projection neighbours with the same label",
+    },
+    MeasureDef {
+        id: "ca_tnc",
+        zadu_id: "class_aware_trustworthiness_continuity",
+        params: &[K],
+        min_classes: 2,
+        k_rule: KRule::Trustworthiness,
+        keys: &["ca_trustworthiness", "ca_continuity"],
+        local_keys: &["local_ca_trustworthiness", "local_ca_continuity"],
+        needs: |r| Needs::cross(r.k),
+        compute: super::ca_tnc::compute,
+        about: "Class-aware T&C: false neighbours of other classes, missing ones of the same class",
+    },
+    MeasureDef {
+        id: "nd",
+        zadu_id: "neighbor_dissimilarity",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["neighbor_dissimilarity"],
+        local_keys: &[],
+        needs: |r| Needs::knn_both(r.k),
+        compute: super::nd::compute,
+        about: "Neighbour dissimilarity of the shared-neighbour graphs",
+    },
+    MeasureDef {
+        id: "proc",
+        zadu_id: "procrustes",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["procrustes"],
+        local_keys: &[],
+        needs: |r| Needs::knn_both(r.k),
+        compute: super::proc::compute,
+        about: "Procrustes distance of each neighbourhood after optimal rotation",
+    },
+    MeasureDef {
+        id: "topo",
+        zadu_id: "topographic_product",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["topographic_product"],
+        local_keys: &[],
+        needs: |r| Needs::cross(r.k),
+        compute: super::topo::compute,
+        about: "Topographic product of neighbour distance ratios",
+    },
+];
+
+/// ZADU 0.5.4 measures not implemented yet (alias, full id).
+pub static ZADU_PENDING: &[(&str, &str)] = &[
+    ("l_tnc", "label_trustworthiness_and_continuity"),
+    ("dtm", "distance_to_measure"),
+    ("kl_div", "kl_divergence"),
+    ("dsc", "distance_consistency"),
+    ("pr", "pearson_r"),
+    ("srho", "spearman_rho"),
+    ("ivm", "internal_validation_measure"),
+    ("c_evm", "clustering_and_external_validation_measure"),
+    ("snc", "steadiness_cohesiveness"),
+    ("stress", "stress"),
+    ("sn_stress", "scale_normalized_stress"),
+    ("nm_stress", "non_metric_stress"),
+    ("cadi", "class_angular_distortion_index"),
+    ("gi", "gap_index"),
+];
+
+/// Finds a measure by alias or full ZADU id.
+pub fn find(id: &str) -> Result<&'static MeasureDef> {
+    if let Some(def) = REGISTRY.iter().find(|d| d.id == id || d.zadu_id == id) {
+        return Ok(def);
+    }
+    if ZADU_PENDING.iter().any(|(a, full)| *a == id || *full == id) {
+        return Err(Error::NotImplemented { id: id.to_string() });
+    }
+    let known = REGISTRY.iter().map(|d| d.id).collect::<Vec<_>>().join(", ");
+    Err(Error::UnknownMeasure { id: id.to_string(), known })
+}
+
+/// A spec checked against its measure: every parameter typed, defaults filled in.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub def: &'static MeasureDef,
+    /// Every parameter of the measure, in declaration order.
+    pub params: Vec<(String, ParamValue)>,
+    /// The `k` parameter, or 0 for measures without one.
+    pub k: usize,
+}
+
+impl std::fmt::Debug for MeasureDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id)
+    }
+}
+
+impl Resolved {
+    /// Resolves `spec`: known id, known parameters of the right type. `k` is range-checked later,
+    /// against n, by [`Resolved::check_k`].
+    pub fn new(spec: &Spec) -> Result<Self> {
+        let def = find(&spec.id)?;
+        for (name, _) in &spec.params {
+            if !def.params.iter().any(|p| p.name == name) {
+                let accepted = if def.params.is_empty() {
+                    "none".to_string()
+                } else {
+                    def.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+                };
+                return Err(Error::UnknownParam { id: def.id.into(), param: name.clone(), accepted });
+            }
+        }
+        let mut params = Vec::with_capacity(def.params.len());
+        for p in def.params {
+            let given = spec.params.iter().find(|(n, _)| n == p.name).map(|(_, v)| v.clone());
+            let value = given.unwrap_or_else(|| ParamValue::parse(p.default));
+            params.push((p.name.to_string(), typed(def, p, value)?));
+        }
+        let k = match params.iter().find(|(n, _)| n == "k") {
+            Some((_, ParamValue::Int(k))) => {
+                if *k < 1 {
+                    return Err(Error::KOutOfRange { id: def.id.into(), k: *k, n: 0, rule: "k >= 1" });
+                }
+                *k as usize
+            }
+            _ => 0,
+        };
+        Ok(Resolved { def, params, k })
+    }
+
+    /// Checks `k` against the number of points, with ZADU's rule for this measure.
+    pub fn check_k(&self, n: usize) -> Result<()> {
+        let (ok, rule) = match self.def.k_rule {
+            KRule::None => (true, ""),
+            KRule::Neighbor => (self.k >= 1 && self.k < n, "1 <= k < n"),
+            KRule::Trustworthiness => (self.k >= 1 && (self.k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Error::KOutOfRange { id: self.def.id.into(), k: self.k as i64, n, rule })
+        }
+    }
+
+    /// What this measure needs from the planner.
+    pub fn needs(&self) -> Needs {
+        (self.def.needs)(self)
+    }
+}
+
+fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue> {
+    let bad = |reason: &str| Error::BadParam {
+        id: def.id.into(),
+        param: p.name.into(),
+        value: value.to_string(),
+        reason: reason.into(),
+    };
+    match (p.kind, &value) {
+        (ParamKind::Int, ParamValue::Int(_)) => Ok(value.clone()),
+        (ParamKind::Int, _) => Err(bad("must be an integer")),
+        (ParamKind::Float, ParamValue::Int(i)) => Ok(ParamValue::Float(*i as f64)),
+        (ParamKind::Float, ParamValue::Float(f)) if f.is_finite() => Ok(value.clone()),
+        (ParamKind::Float, _) => Err(bad("must be a finite number")),
+        (ParamKind::Choice(options), v) => {
+            let s = v.to_string();
+            if options.contains(&s.as_str()) {
+                Ok(ParamValue::Str(s))
+            } else {
+                Err(bad(&format!("must be one of {}", options.join(", "))))
+            }
+        }
+    }
+}

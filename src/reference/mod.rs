@@ -1,0 +1,13 @@
+//! The exact CPU reference kernels (`docs/exactness.md` §1): distance rows, stable kNN
+//! selection and rank counting. Each works on one row at a time in O(n) scratch, so no
+//! n×n matrix is ever held. The GPU kernels are checked against these.
+
+mod distance;
+mod key;
+mod knn;
+mod rank;
+
+pub use distance::distance_row;
+pub use key::{key, Key};
+pub use knn::select_knn;
+pub use rank::count_ranks;

@@ -1,0 +1,124 @@
+//! Results and the run report, in the CLI's JSON schema:
+//! `{"projections":[{"name","scores":[{"id","params","values","local"?}]}],"run":{...}}`.
+
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Serialize, Serializer};
+
+use crate::resources::{Needs, PassStats};
+use crate::spec::ParamValue;
+
+/// One measure's result on one projection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Score {
+    /// ZADU alias of the measure (`tnc`).
+    pub id: String,
+    /// Every parameter, defaults included.
+    pub params: Vec<(String, ParamValue)>,
+    /// Output keys and values, in ZADU's key order.
+    pub values: Vec<(String, f64)>,
+    /// Per-point values, when requested and the measure has them.
+    pub local: Option<Vec<(String, Vec<f64>)>>,
+}
+
+impl Score {
+    /// The value under `key`.
+    pub fn value(&self, key: &str) -> Option<f64> {
+        self.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+    /// The local values under `key`.
+    pub fn local(&self, key: &str) -> Option<&[f64]> {
+        self.local.as_ref()?.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
+    }
+}
+
+/// Serialises `[(key, value)]` as a JSON object, keeping the order.
+struct Ordered<'a, V>(&'a [(String, V)]);
+
+impl<V: Serialize> Serialize for Ordered<'_, V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Score {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Score", 4)?;
+        st.serialize_field("id", &self.id)?;
+        st.serialize_field("params", &Ordered(&self.params))?;
+        st.serialize_field("values", &Ordered(&self.values))?;
+        if let Some(local) = &self.local {
+            st.serialize_field("local", &Ordered(local))?;
+        } else {
+            st.skip_field("local")?;
+        }
+        st.end()
+    }
+}
+
+/// The scores of one projection.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectionScores {
+    pub name: String,
+    pub scores: Vec<Score>,
+}
+
+/// The result of evaluating one or more projections.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    pub projections: Vec<ProjectionScores>,
+    pub run: RunReport,
+}
+
+/// Which backend produced one output, under which numerics posture.
+#[derive(Debug, Clone, Serialize)]
+pub struct Served {
+    pub output: String,
+    pub backend: String,
+    pub numerics: String,
+}
+
+/// How the work was split.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockPlan {
+    /// Merged resource needs of all specs.
+    pub needs: Needs,
+    /// The original space's kNN came from an earlier call of the same evaluator.
+    pub knn_high_reused: bool,
+    pub block_rows: usize,
+    pub blocks: usize,
+    /// O(n) scratch per worker: two distance rows and the selection keys.
+    pub scratch_bytes_per_worker: usize,
+    /// O(n·k) resources held for the measures.
+    pub resource_bytes: usize,
+}
+
+/// Wall-clock phases, in seconds.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    pub validate_s: f64,
+    pub resources_s: f64,
+    pub measures_s: f64,
+    pub total_s: f64,
+}
+
+/// What served a run: backend, posture, plan, work tallies and timings.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub faithful_version: &'static str,
+    pub backend_requested: String,
+    pub backend: String,
+    pub numerics: String,
+    pub fallback_reason: Option<String>,
+    pub threads: usize,
+    pub n: usize,
+    pub dim_high: usize,
+    pub dims_low: Vec<usize>,
+    pub served: Vec<Served>,
+    pub plan: BlockPlan,
+    pub work: PassStats,
+    pub timings: Timings,
+}

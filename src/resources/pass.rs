@@ -1,0 +1,254 @@
+//! The row pass: one sweep over the points that builds every resource the plan needs.
+//!
+//! For each point i it computes the original space's distance row once, then, for every
+//! projection, that projection's row; selects both kNN lists and counts the cross-space ranks
+//! from the same rows. Memory is O(n) scratch per worker plus the O(n·k) outputs. Rows are
+//! independent, so the output is bit-identical for any thread count and block size.
+
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use super::{CrossRanks, Needs, Neighbours};
+use crate::data::Points;
+use crate::reference::{count_ranks, distance_row, select_knn, Key};
+
+/// The resources of one projection.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectionResources {
+    pub knn: Option<Neighbours>,
+    pub cross: Option<CrossRanks>,
+}
+
+/// What the pass built and how much work it did.
+#[derive(Debug)]
+pub struct PassOutput {
+    /// The original space's kNN, when the pass had to build it (not given as cached).
+    pub high: Option<Neighbours>,
+    /// One entry per projection, in order.
+    pub lows: Vec<ProjectionResources>,
+    pub stats: PassStats,
+}
+
+/// Work tallies of a pass, for the run report.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PassStats {
+    /// Rows per block (one block is one task for a worker).
+    pub block_rows: usize,
+    pub blocks: usize,
+    /// Distance rows computed (n per space and pass).
+    pub distance_rows: u64,
+    /// Cross ranks read off the other space's kNN list (no scan needed).
+    pub ranks_from_knn: u64,
+    /// Cross ranks found by counting over a whole row.
+    pub ranks_counted: u64,
+    /// Row scans done to count ranks (0 or 1 per row, space and projection).
+    pub rank_scans: u64,
+}
+
+impl PassStats {
+    fn add(&mut self, o: &PassStats) {
+        self.distance_rows += o.distance_rows;
+        self.ranks_from_knn += o.ranks_from_knn;
+        self.ranks_counted += o.ranks_counted;
+        self.rank_scans += o.rank_scans;
+    }
+}
+
+#[derive(Default)]
+struct LowBlock {
+    idx: Vec<u32>,
+    dist: Vec<f64>,
+    rank_hl: Vec<u32>,
+    rank_lh: Vec<u32>,
+    dist_hl: Vec<f64>,
+    dist_lh: Vec<f64>,
+}
+
+#[derive(Default)]
+struct BlockOut {
+    high_idx: Vec<u32>,
+    high_dist: Vec<f64>,
+    lows: Vec<LowBlock>,
+    stats: PassStats,
+}
+
+/// Per-worker buffers, O(n).
+struct Scratch {
+    dx: Vec<f64>,
+    dy: Vec<f64>,
+    keys: Vec<Key>,
+    sorted: Vec<(Key, usize)>,
+    hist: Vec<u32>,
+    pending: Vec<u32>,
+    pending_slot: Vec<usize>,
+    counted: Vec<u32>,
+}
+
+/// Sizes of the pass, derived from the needs.
+#[derive(Clone, Copy)]
+struct Shape {
+    kh: usize,
+    kl: usize,
+    kc: usize,
+    need_dx: bool,
+}
+
+/// Builds the resources for `needs` over `lows` (all with `high.n()` rows).
+///
+/// `cached_high` is the original space's kNN from an earlier pass; it is used when it holds at
+/// least the k needed. Every k must be in `1..n`; measures validate that before planning.
+pub fn row_pass(high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points], needs: Needs, block_rows: usize) -> PassOutput {
+    let n = high.n();
+    let kh = needs.knn_high.max(needs.cross);
+    let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
+    let kc = if lows.is_empty() { 0 } else { needs.cross };
+    let cached = cached_high.filter(|c| kh > 0 && c.k >= kh);
+    let shape = Shape { kh, kl, kc, need_dx: kc > 0 || (kh > 0 && cached.is_none()) };
+    let block_rows = block_rows.max(1);
+    let blocks: Vec<Range<usize>> = (0..n).step_by(block_rows).map(|s| s..(s + block_rows).min(n)).collect();
+
+    let outs: Vec<BlockOut> = blocks
+        .par_iter()
+        .map(|rows| run_block(high, cached, lows, shape, rows.clone()))
+        .collect();
+
+    let mut stats = PassStats { block_rows, blocks: blocks.len(), ..Default::default() };
+    for o in &outs {
+        stats.add(&o.stats);
+    }
+    let high_out = (kh > 0 && cached.is_none()).then(|| Neighbours {
+        k: kh,
+        idx: outs.iter().flat_map(|o| o.high_idx.iter().copied()).collect(),
+        dist: outs.iter().flat_map(|o| o.high_dist.iter().copied()).collect(),
+    });
+    let lows_out = (0..lows.len())
+        .map(|p| {
+            let cat_u = |f: fn(&LowBlock) -> &Vec<u32>| outs.iter().flat_map(|o| f(&o.lows[p]).iter().copied()).collect::<Vec<_>>();
+            let cat_f = |f: fn(&LowBlock) -> &Vec<f64>| outs.iter().flat_map(|o| f(&o.lows[p]).iter().copied()).collect::<Vec<_>>();
+            ProjectionResources {
+                knn: (kl > 0).then(|| Neighbours { k: kl, idx: cat_u(|b| &b.idx), dist: cat_f(|b| &b.dist) }),
+                cross: (kc > 0).then(|| CrossRanks {
+                    k: kc,
+                    rank_high_of_low: cat_u(|b| &b.rank_hl),
+                    rank_low_of_high: cat_u(|b| &b.rank_lh),
+                    dist_high_of_low: cat_f(|b| &b.dist_hl),
+                    dist_low_of_high: cat_f(|b| &b.dist_lh),
+                }),
+            }
+        })
+        .collect();
+    PassOutput { high: high_out, lows: lows_out, stats }
+}
+
+fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Shape, rows: Range<usize>) -> BlockOut {
+    let n = high.n();
+    let m = rows.len();
+    let mut sc = Scratch {
+        dx: vec![0.0; n],
+        dy: vec![0.0; n],
+        keys: Vec::with_capacity(n),
+        sorted: Vec::new(),
+        hist: Vec::new(),
+        pending: Vec::new(),
+        pending_slot: Vec::new(),
+        counted: Vec::new(),
+    };
+    let own_high = cached.is_none() && s.kh > 0;
+    let mut out = BlockOut {
+        high_idx: vec![0; if own_high { m * s.kh } else { 0 }],
+        high_dist: vec![0.0; if own_high { m * s.kh } else { 0 }],
+        lows: lows
+            .iter()
+            .map(|_| LowBlock {
+                idx: vec![0; m * s.kl],
+                dist: vec![0.0; m * s.kl],
+                rank_hl: vec![0; m * s.kc],
+                rank_lh: vec![0; m * s.kc],
+                dist_hl: vec![0.0; m * s.kc],
+                dist_lh: vec![0.0; m * s.kc],
+            })
+            .collect(),
+        stats: PassStats::default(),
+    };
+    for (r, i) in rows.enumerate() {
+        if s.need_dx {
+            distance_row(high, i, &mut sc.dx);
+            out.stats.distance_rows += 1;
+        }
+        let (hx_idx, _): (&[u32], &[f64]) = match cached {
+            Some(c) => (c.row(i, c.k), c.dist_row(i, c.k)),
+            None if s.kh > 0 => {
+                let (a, b) = (r * s.kh, (r + 1) * s.kh);
+                select_knn(&sc.dx, i, s.kh, &mut sc.keys, &mut out.high_idx[a..b], &mut out.high_dist[a..b]);
+                (&out.high_idx[a..b], &out.high_dist[a..b])
+            }
+            None => (&[], &[]),
+        };
+        for (p, low) in lows.iter().enumerate() {
+            if s.kl == 0 {
+                continue;
+            }
+            distance_row(low, i, &mut sc.dy);
+            out.stats.distance_rows += 1;
+            let lb = &mut out.lows[p];
+            let (a, b) = (r * s.kl, (r + 1) * s.kl);
+            select_knn(&sc.dy, i, s.kl, &mut sc.keys, &mut lb.idx[a..b], &mut lb.dist[a..b]);
+            if s.kc == 0 {
+                continue;
+            }
+            let (c0, c1) = (r * s.kc, (r + 1) * s.kc);
+            let ly_idx = &lb.idx[a..a + s.kc];
+            // Ranks in X of the projection's neighbours, and converse.
+            cross_ranks(&sc.dx, i, &ly_idx[..s.kc], hx_idx, &mut lb.rank_hl[c0..c1], &mut lb.dist_hl[c0..c1], &mut sc.pending, &mut sc.pending_slot, &mut sc.counted, &mut sc.sorted, &mut sc.hist, &mut out.stats);
+            let ly_full = &lb.idx[a..b];
+            cross_ranks(&sc.dy, i, &hx_idx[..s.kc], ly_full, &mut lb.rank_lh[c0..c1], &mut lb.dist_lh[c0..c1], &mut sc.pending, &mut sc.pending_slot, &mut sc.counted, &mut sc.sorted, &mut sc.hist, &mut out.stats);
+        }
+    }
+    out
+}
+
+/// Ranks and distances, in the space of `dist_row`, of the points `queries`. `own_knn` is that
+/// space's kNN list of i: a query found there has rank position + 1 and needs no scan.
+#[allow(clippy::too_many_arguments)]
+fn cross_ranks(
+    dist_row: &[f64],
+    i: usize,
+    queries: &[u32],
+    own_knn: &[u32],
+    ranks: &mut [u32],
+    dists: &mut [f64],
+    pending: &mut Vec<u32>,
+    pending_slot: &mut Vec<usize>,
+    counted: &mut Vec<u32>,
+    sorted: &mut Vec<(Key, usize)>,
+    hist: &mut Vec<u32>,
+    stats: &mut PassStats,
+) {
+    pending.clear();
+    pending_slot.clear();
+    for (s, &j) in queries.iter().enumerate() {
+        dists[s] = dist_row[j as usize];
+        match own_knn.iter().position(|&h| h == j) {
+            Some(pos) => {
+                ranks[s] = pos as u32 + 1;
+                stats.ranks_from_knn += 1;
+            }
+            None => {
+                pending.push(j);
+                pending_slot.push(s);
+            }
+        }
+    }
+    if pending.is_empty() {
+        return;
+    }
+    counted.clear();
+    counted.resize(pending.len(), 0);
+    count_ranks(dist_row, i, pending, counted, sorted, hist);
+    for (&s, &r) in pending_slot.iter().zip(counted.iter()) {
+        ranks[s] = r;
+    }
+    stats.rank_scans += 1;
+    stats.ranks_counted += pending.len() as u64;
+}

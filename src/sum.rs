@@ -1,0 +1,63 @@
+//! Deterministic f64 summation that reproduces NumPy's pairwise `sum` bit for bit.
+//!
+//! The order depends only on the length, never on threads or blocks, so every mean in
+//! faithful is reproducible and equals `np.mean` of the same local values.
+
+/// NumPy's pairwise sum of a contiguous f64 slice (`np.sum`), bit for bit.
+pub fn pairwise_sum(a: &[f64]) -> f64 {
+    let n = a.len();
+    if n < 8 {
+        let mut res = 0.0;
+        for &v in a {
+            res += v;
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [0.0f64; 8];
+        r.copy_from_slice(&a[..8]);
+        let mut i = 8;
+        while i < n - n % 8 {
+            for j in 0..8 {
+                r[j] += a[i + j];
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        while i < n {
+            res += a[i];
+            i += 1;
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+    }
+}
+
+/// `np.mean`: the pairwise sum divided by the length.
+pub fn mean(a: &[f64]) -> f64 {
+    pairwise_sum(a) / a.len() as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_sums_are_exact() {
+        assert_eq!(pairwise_sum(&[]), 0.0);
+        assert_eq!(pairwise_sum(&[1.0, 2.0, 3.0]), 6.0);
+        let v: Vec<f64> = (0..1000).map(f64::from).collect();
+        assert_eq!(pairwise_sum(&v), 499_500.0);
+    }
+
+    #[test]
+    fn order_is_pairwise_not_sequential() {
+        // 1e16 + 1 + 1 ... : sequential loses the ones, pairwise keeps some of them.
+        let mut v = vec![1.0; 256];
+        v[0] = 1e16;
+        let seq: f64 = v.iter().fold(0.0, |a, b| a + b);
+        assert_ne!(pairwise_sum(&v), seq);
+    }
+}

@@ -1,0 +1,103 @@
+//! Golden parity with ZADU 0.5.4: every score and every local value within 1e-12 on the
+//! fixtures of `tests/fixtures/generate.py` (blobs and tie-heavy data, n = 500 and 2000).
+
+use std::path::Path;
+
+use faithful::measures::find;
+use faithful::{data, Error, Evaluator, Options, ParamValue, Spec};
+use serde_json::Value;
+
+const TOL: f64 = 1e-12;
+
+fn spec_of(result: &Value) -> Spec {
+    let mut spec = Spec::new(result["id"].as_str().unwrap());
+    for (name, v) in result["params"].as_object().unwrap() {
+        let value = match v {
+            Value::Number(x) if x.is_i64() => ParamValue::Int(x.as_i64().unwrap()),
+            Value::Number(x) => ParamValue::Float(x.as_f64().unwrap()),
+            Value::String(s) => ParamValue::Str(s.clone()),
+            other => panic!("unexpected param {other}"),
+        };
+        spec = spec.with(name.clone(), value);
+    }
+    spec
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= TOL * b.abs().max(1.0)
+}
+
+fn check_dataset(dir: &Path) -> usize {
+    let high = data::read_points(dir.join("hd.npy")).unwrap();
+    let low = data::read_points(dir.join("ld.npy")).unwrap();
+    let labels = data::read_labels(dir.join("label.npy")).unwrap();
+    let golden: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("zadu.json")).unwrap()).unwrap();
+    assert_eq!(golden["zadu_version"], "0.5.4");
+    let results: Vec<&Value> = golden["results"].as_array().unwrap().iter().filter(|r| find(r["id"].as_str().unwrap()).is_ok()).collect();
+    let eval = Evaluator::new(high, Options { local: true, ..Default::default() });
+
+    let (ok, failing): (Vec<&Value>, Vec<&Value>) = results.iter().partition(|r| r.get("error").is_none());
+    let specs: Vec<Spec> = ok.iter().map(|r| spec_of(r)).collect();
+    let scores = eval.measure(&low, Some(&labels), &specs).unwrap();
+    let mut problems = Vec::new();
+    let mut bit_identical = 0;
+    let mut compared = 0;
+    for (r, score) in ok.iter().zip(&scores) {
+        let tag = format!("{} {}", dir.display(), spec_of(r));
+        for (key, want) in r["values"].as_object().unwrap() {
+            let want = want.as_f64().unwrap();
+            match score.value(key) {
+                Some(got) if close(got, want) => {
+                    compared += 1;
+                    bit_identical += usize::from(got.to_bits() == want.to_bits());
+                }
+                got => problems.push(format!("{tag} {key}: faithful {got:?} zadu {want}")),
+            }
+        }
+        for (key, want) in r.get("local").and_then(Value::as_object).into_iter().flatten() {
+            let want: Vec<f64> = want.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            let got = score.local(key).unwrap_or_else(|| panic!("{tag}: no local {key}"));
+            assert_eq!(got.len(), want.len(), "{tag} {key}");
+            let bad = got.iter().zip(&want).filter(|(g, w)| !close(**g, **w)).count();
+            if bad > 0 {
+                problems.push(format!("{tag} {key}: {bad} local values differ"));
+            }
+            compared += got.len();
+            bit_identical += got.iter().zip(&want).filter(|(g, w)| g.to_bits() == w.to_bits()).count();
+        }
+    }
+    for r in &failing {
+        let spec = spec_of(r);
+        match eval.measure(&low, Some(&labels), std::slice::from_ref(&spec)) {
+            Err(Error::Undefined { .. }) => {}
+            other => problems.push(format!("{} {spec}: ZADU raised {}, faithful gave {other:?}", dir.display(), r["error"])),
+        }
+    }
+    assert!(problems.is_empty(), "{} mismatches:\n{}", problems.len(), problems.join("\n"));
+    eprintln!("{}: {} specs, {compared} values within {TOL}, {bit_identical} bit-identical", dir.display(), results.len());
+    results.len()
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/golden").join(name)
+}
+
+#[test]
+fn blobs_500() {
+    assert_eq!(check_dataset(&fixture("blobs_500")), 16);
+}
+
+#[test]
+fn ties_500() {
+    assert_eq!(check_dataset(&fixture("ties_500")), 16);
+}
+
+#[test]
+fn blobs_2000() {
+    assert_eq!(check_dataset(&fixture("blobs_2000")), 16);
+}
+
+#[test]
+fn ties_2000() {
+    assert_eq!(check_dataset(&fixture("ties_2000")), 16);
+}
