@@ -1,24 +1,53 @@
 //! Stable exact kNN selection for one row.
 
+use multiversion::multiversion;
+
 use super::key::{key, Key};
 
 /// Writes the first `k` of row `i`'s neighbour order (ascending `(d, j)`, self excluded) into
-/// `idx` and their distances into `dist`. `dist_row` is `d(i, ·)`; `scratch` is reused.
+/// `idx` and their distances into `dist`. `dist_row` is `d(i, ·)`; `top` is reused scratch.
 ///
-/// Keys are distinct (indices are), so the unstable select and sort are deterministic.
-pub fn select_knn(dist_row: &[f64], i: usize, k: usize, scratch: &mut Vec<Key>, idx: &mut [u32], dist: &mut [f64]) {
+/// One pass in index order keeps the k smallest keys seen so far, sorted. Since j only grows,
+/// a later j with a distance equal to the current k-th has a larger key, so a candidate must
+/// have a strictly smaller distance: on generic data almost every j is rejected by a single
+/// f64 comparison, and the result is the same as sorting the whole row.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+pub fn select_knn(dist_row: &[f64], i: usize, k: usize, top: &mut Vec<Key>, idx: &mut [u32], dist: &mut [f64]) {
     let n = dist_row.len();
     debug_assert!(k >= 1 && k < n);
-    scratch.clear();
-    scratch.extend(dist_row.iter().enumerate().filter(|&(j, _)| j != i).map(|(j, &d)| key(d, j)));
-    if k < scratch.len() {
-        scratch.select_nth_unstable(k - 1);
+    top.clear();
+    let mut j = 0;
+    while top.len() < k {
+        if j != i {
+            top.push(key(dist_row[j], j));
+        }
+        j += 1;
     }
-    let top = &mut scratch[..k];
     top.sort_unstable();
+    let mut worst = f64::from_bits((top[k - 1] >> 32) as u64);
+    // Blocks of 16 are first tested as a whole (vectorised): most blocks hold no candidate.
+    const B: usize = 16;
+    let mut start = j;
+    while start < n {
+        let end = (start + B).min(n);
+        let block = &dist_row[start..end];
+        if block.iter().fold(false, |any, &d| any | (d < worst)) {
+            for (off, &d) in block.iter().enumerate() {
+                let jj = start + off;
+                if d < worst && jj != i {
+                    let kk = key(d, jj);
+                    let pos = top.partition_point(|&t| t < kk);
+                    top.pop();
+                    top.insert(pos, kk);
+                    worst = f64::from_bits((top[k - 1] >> 32) as u64);
+                }
+            }
+        }
+        start = end;
+    }
     for (slot, &kk) in top.iter().enumerate() {
-        let j = (kk & 0xFFFF_FFFF) as usize;
-        idx[slot] = j as u32;
-        dist[slot] = dist_row[j];
+        let jj = (kk & 0xFFFF_FFFF) as usize;
+        idx[slot] = jj as u32;
+        dist[slot] = dist_row[jj];
     }
 }

@@ -10,4 +10,4 @@ mod rank;
 pub use distance::distance_row;
 pub use key::{key, Key};
 pub use knn::select_knn;
-pub use rank::count_ranks;
+pub use rank::{count_ranks, RankScratch};

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::{CrossRanks, Needs, Neighbours};
 use crate::data::Points;
-use crate::reference::{count_ranks, distance_row, select_knn, Key};
+use crate::reference::{count_ranks, distance_row, select_knn, Key, RankScratch};
 
 /// The resources of one projection.
 #[derive(Debug, Clone, Default)]
@@ -78,11 +78,16 @@ struct Scratch {
     dx: Vec<f64>,
     dy: Vec<f64>,
     keys: Vec<Key>,
-    sorted: Vec<(Key, usize)>,
-    hist: Vec<u32>,
+    cross: CrossScratch,
+}
+
+/// Buffers of [`cross_ranks`].
+#[derive(Default)]
+struct CrossScratch {
     pending: Vec<u32>,
     pending_slot: Vec<usize>,
     counted: Vec<u32>,
+    rank: RankScratch,
 }
 
 /// Sizes of the pass, derived from the needs.
@@ -148,11 +153,7 @@ fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Sh
         dx: vec![0.0; n],
         dy: vec![0.0; n],
         keys: Vec::with_capacity(n),
-        sorted: Vec::new(),
-        hist: Vec::new(),
-        pending: Vec::new(),
-        pending_slot: Vec::new(),
-        counted: Vec::new(),
+        cross: CrossScratch::default(),
     };
     let own_high = cached.is_none() && s.kh > 0;
     let mut out = BlockOut {
@@ -200,9 +201,9 @@ fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Sh
             let (c0, c1) = (r * s.kc, (r + 1) * s.kc);
             let ly_idx = &lb.idx[a..a + s.kc];
             // Ranks in X of the projection's neighbours, and converse.
-            cross_ranks(&sc.dx, i, &ly_idx[..s.kc], hx_idx, &mut lb.rank_hl[c0..c1], &mut lb.dist_hl[c0..c1], &mut sc.pending, &mut sc.pending_slot, &mut sc.counted, &mut sc.sorted, &mut sc.hist, &mut out.stats);
+            cross_ranks(&sc.dx, i, &ly_idx[..s.kc], hx_idx, &mut lb.rank_hl[c0..c1], &mut lb.dist_hl[c0..c1], &mut sc.cross, &mut out.stats);
             let ly_full = &lb.idx[a..b];
-            cross_ranks(&sc.dy, i, &hx_idx[..s.kc], ly_full, &mut lb.rank_lh[c0..c1], &mut lb.dist_lh[c0..c1], &mut sc.pending, &mut sc.pending_slot, &mut sc.counted, &mut sc.sorted, &mut sc.hist, &mut out.stats);
+            cross_ranks(&sc.dy, i, &hx_idx[..s.kc], ly_full, &mut lb.rank_lh[c0..c1], &mut lb.dist_lh[c0..c1], &mut sc.cross, &mut out.stats);
         }
     }
     out
@@ -210,7 +211,6 @@ fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Sh
 
 /// Ranks and distances, in the space of `dist_row`, of the points `queries`. `own_knn` is that
 /// space's kNN list of i: a query found there has rank position + 1 and needs no scan.
-#[allow(clippy::too_many_arguments)]
 fn cross_ranks(
     dist_row: &[f64],
     i: usize,
@@ -218,13 +218,10 @@ fn cross_ranks(
     own_knn: &[u32],
     ranks: &mut [u32],
     dists: &mut [f64],
-    pending: &mut Vec<u32>,
-    pending_slot: &mut Vec<usize>,
-    counted: &mut Vec<u32>,
-    sorted: &mut Vec<(Key, usize)>,
-    hist: &mut Vec<u32>,
+    sc: &mut CrossScratch,
     stats: &mut PassStats,
 ) {
+    let CrossScratch { pending, pending_slot, counted, rank } = sc;
     pending.clear();
     pending_slot.clear();
     for (s, &j) in queries.iter().enumerate() {
@@ -245,7 +242,7 @@ fn cross_ranks(
     }
     counted.clear();
     counted.resize(pending.len(), 0);
-    count_ranks(dist_row, i, pending, counted, sorted, hist);
+    count_ranks(dist_row, i, pending, counted, rank);
     for (&s, &r) in pending_slot.iter().zip(counted.iter()) {
         ranks[s] = r;
     }
