@@ -38,9 +38,9 @@ pub enum Error {
     BadParam { id: String, param: String, value: String, reason: String },
     #[error("malformed spec '{spec}': {reason}")]
     BadSpec { spec: String, reason: String },
-    #[error("{id}: undefined because {reason}")]
-    Undefined { id: String, reason: String },
-    #[error("{}: {problem}", path.display())]
+    #[error("{id}{}: undefined because {reason}", on(projection))]
+    Undefined { id: String, projection: Option<String>, reason: String },
+    #[error("{}", file_message(path, problem))]
     File { path: PathBuf, problem: FileProblem },
     #[error("invalid option: {0}")]
     Option(String),
@@ -59,6 +59,8 @@ pub enum FileProblem {
     Ndim { expected: usize, got: usize },
     #[error("line {line}: {reason}")]
     Csv { line: usize, reason: String },
+    #[error("not UTF-8 text")]
+    NotText,
     #[error("unknown file extension (expected .npy or .csv)")]
     Extension,
     #[error("{0}")]
@@ -69,5 +71,33 @@ impl Error {
     /// Wraps this error as a problem with the file at `path`.
     pub fn in_file(self, path: impl Into<PathBuf>) -> Error {
         Error::File { path: path.into(), problem: FileProblem::Data(Box::new(self)) }
+    }
+
+    /// Names the projection on which a measure was undefined.
+    pub fn on_projection(self, name: &str) -> Error {
+        match self {
+            Error::Undefined { id, projection: None, reason } => Error::Undefined { id, projection: Some(name.into()), reason },
+            other => other,
+        }
+    }
+}
+
+fn on(projection: &Option<String>) -> String {
+    projection.as_ref().map(|p| format!(" on {p}")).unwrap_or_default()
+}
+
+/// `path: problem`; a validation error already names the data, so it replaces the path prefix.
+fn file_message(path: &std::path::Path, problem: &FileProblem) -> String {
+    match problem {
+        FileProblem::Data(inner) => {
+            let text = inner.to_string();
+            let shown = path.display().to_string();
+            let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            match text.strip_prefix(&format!("{name}: ")) {
+                Some(rest) => format!("{shown}: {rest}"),
+                None => format!("{shown}: {text}"),
+            }
+        }
+        other => format!("{}: {other}", path.display()),
     }
 }

@@ -134,7 +134,7 @@ impl Evaluator {
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
-                let out = (r.def.compute)(&ctx, r)?;
+                let out = (r.def.compute)(&ctx, r).map_err(|e| e.on_projection(low.name()))?;
                 let values = r.def.keys.iter().map(|k| k.to_string()).zip(out.values).collect();
                 let local = (self.opts.local && !r.def.local_keys.is_empty())
                     .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());

@@ -238,7 +238,7 @@ fn one_point_is_too_few() {
 #[test]
 fn tnc_k_zero() {
     let c = case();
-    expect_error(&c.args(&["--spec", "tnc:k=0"]), &["tnc", "k=0", "out of range", "k >= 1"]);
+    expect_error(&c.args(&["--spec", "tnc:k=0"]), &["tnc", "k=0", "out of range", "1 <= k < n/2", "n=10"]);
 }
 
 #[test]
@@ -263,7 +263,7 @@ fn mrre_k_n() {
 #[test]
 fn lcmc_k_negative() {
     let c = case();
-    expect_error(&c.args(&["--spec", "lcmc:k=-1"]), &["lcmc", "k=-1", "out of range", "k >= 1"]);
+    expect_error(&c.args(&["--spec", "lcmc:k=-1"]), &["lcmc", "k=-1", "out of range", "1 <= k < n", "n=10"]);
 }
 
 #[test]

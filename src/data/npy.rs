@@ -61,6 +61,7 @@ fn flatten<A: ReadableElement + Copy + Into<f64>>(a: Array2<A>) -> (usize, usize
 fn problem(e: ReadNpyError, expected: usize) -> FileProblem {
     match e {
         ReadNpyError::WrongNdim(_, got) => FileProblem::Ndim { expected, got },
+        ReadNpyError::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => FileProblem::Npy("truncated file".into()),
         ReadNpyError::Io(io) => FileProblem::Io(io),
         other => FileProblem::Npy(other.to_string()),
     }

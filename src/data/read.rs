@@ -23,10 +23,7 @@ fn bytes(path: &Path) -> Result<Vec<u8>> {
 }
 
 fn text(path: &Path) -> Result<String> {
-    String::from_utf8(bytes(path)?).map_err(|_| Error::File {
-        path: path.into(),
-        problem: FileProblem::Csv { line: 0, reason: "not UTF-8 text".into() },
-    })
+    String::from_utf8(bytes(path)?).map_err(|_| Error::File { path: path.into(), problem: FileProblem::NotText })
 }
 
 /// Reads an n×D point set from `.npy` (float64/float32, 2-D) or headerless `.csv`, and validates it.

@@ -38,6 +38,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let scores: Option<Vec<f64>> = scores.into_iter().collect();
     let scores = scores.ok_or_else(|| Error::Undefined {
         id: "proc".into(),
+        projection: None,
         reason: "an original-space neighbourhood has zero variance (all its points coincide)".into(),
     })?;
     Ok(Output { values: vec![mean(&scores)], local: vec![] })

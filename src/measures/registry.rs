@@ -188,8 +188,10 @@ pub struct Resolved {
     pub def: &'static MeasureDef,
     /// Every parameter of the measure, in declaration order.
     pub params: Vec<(String, ParamValue)>,
-    /// The `k` parameter, or 0 for measures without one.
+    /// The `k` parameter, or 0 for measures without one (valid once [`Resolved::check_k`] passed).
     pub k: usize,
+    /// `k` as given, for the range check.
+    k_given: i64,
 }
 
 impl std::fmt::Debug for MeasureDef {
@@ -219,29 +221,25 @@ impl Resolved {
             let value = given.unwrap_or_else(|| ParamValue::parse(p.default));
             params.push((p.name.to_string(), typed(def, p, value)?));
         }
-        let k = match params.iter().find(|(n, _)| n == "k") {
-            Some((_, ParamValue::Int(k))) => {
-                if *k < 1 {
-                    return Err(Error::KOutOfRange { id: def.id.into(), k: *k, n: 0, rule: "k >= 1" });
-                }
-                *k as usize
-            }
+        let k_given = match params.iter().find(|(n, _)| n == "k") {
+            Some((_, ParamValue::Int(k))) => *k,
             _ => 0,
         };
-        Ok(Resolved { def, params, k })
+        Ok(Resolved { def, params, k: k_given.max(0) as usize, k_given })
     }
 
     /// Checks `k` against the number of points, with ZADU's rule for this measure.
     pub fn check_k(&self, n: usize) -> Result<()> {
+        let k = self.k_given;
         let (ok, rule) = match self.def.k_rule {
             KRule::None => (true, ""),
-            KRule::Neighbor => (self.k >= 1 && self.k < n, "1 <= k < n"),
-            KRule::Trustworthiness => (self.k >= 1 && (self.k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
+            KRule::Neighbor => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
+            KRule::Trustworthiness => (k >= 1 && (k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
         };
         if ok {
             Ok(())
         } else {
-            Err(Error::KOutOfRange { id: self.def.id.into(), k: self.k as i64, n, rule })
+            Err(Error::KOutOfRange { id: self.def.id.into(), k, n, rule })
         }
     }
 

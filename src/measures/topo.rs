@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::sum::mean;
 
 fn undefined(reason: &str) -> Error {
-    Error::Undefined { id: "topo".into(), reason: reason.into() }
+    Error::Undefined { id: "topo".into(), projection: None, reason: reason.into() }
 }
 
 fn row(ctx: &Ctx, i: usize, k: usize) -> Result<Vec<f64>> {
