@@ -74,6 +74,8 @@ fn check_dataset(dir: &Path) -> usize {
         }
     }
     assert!(problems.is_empty(), "{} mismatches:\n{}", problems.len(), problems.join("\n"));
+    // Every fixture result of an implemented measure was checked: values, locals or the error.
+    assert_eq!(ok.len() + failing.len(), results.len());
     eprintln!("{}: {} specs, {compared} values within {TOL}, {bit_identical} bit-identical", dir.display(), results.len());
     results.len()
 }
@@ -84,20 +86,20 @@ fn fixture(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn blobs_500() {
-    assert_eq!(check_dataset(&fixture("blobs_500")), 16);
+    assert!(check_dataset(&fixture("blobs_500")) >= 16);
 }
 
 #[test]
 fn ties_500() {
-    assert_eq!(check_dataset(&fixture("ties_500")), 16);
+    assert!(check_dataset(&fixture("ties_500")) >= 16);
 }
 
 #[test]
 fn blobs_2000() {
-    assert_eq!(check_dataset(&fixture("blobs_2000")), 16);
+    assert!(check_dataset(&fixture("blobs_2000")) >= 16);
 }
 
 #[test]
 fn ties_2000() {
-    assert_eq!(check_dataset(&fixture("ties_2000")), 16);
+    assert!(check_dataset(&fixture("ties_2000")) >= 16);
 }
