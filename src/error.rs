@@ -40,10 +40,18 @@ pub enum Error {
     BadSpec { spec: String, reason: String },
     #[error("{id}{}: undefined because {reason}", on(projection))]
     Undefined { id: String, projection: Option<String>, reason: String },
+    #[error("{0}")]
+    Budget(String),
+    #[error("interrupted; temporary files were removed")]
+    Interrupted,
+    #[error("temporary workspace {}: {source}", path.display())]
+    Workspace { path: PathBuf, source: std::io::Error },
     #[error("{}", file_message(path, problem))]
     File { path: PathBuf, problem: FileProblem },
     #[error("invalid option: {0}")]
     Option(String),
+    #[error("GPU backend unavailable: {0}")]
+    Gpu(#[from] crate::gpu::GpuError),
 }
 
 /// What is wrong with an input file.

@@ -7,11 +7,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use crate::backend::{self, BackendChoice, Numerics, Selected};
 use crate::data::{Labels, Points};
+use crate::gpu::{gpu_row_pass, Gpu, GpuError, GpuRequest};
 use crate::error::{Error, Result};
 use crate::measures::{Ctx, Resolved};
-use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served, Timings};
-use crate::resources::{row_pass, Needs, Neighbours};
+use crate::report::{BlockPlan, Evaluation, GpuRun, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
+use crate::resources::{row_pass, Needs, Neighbours, PassOutput};
 use crate::spec::Spec;
 
 /// How an evaluation runs.
@@ -23,11 +25,24 @@ pub struct Options {
     pub block_rows: usize,
     /// Also return per-point values for measures that have them.
     pub local: bool,
+    /// Which backend builds the resources.
+    pub backend: BackendChoice,
+    /// Exact (default) or Fast; Fast only changes what a GPU serves.
+    pub numerics: Numerics,
+    /// Adapter choice and block limits for the GPU.
+    pub gpu: GpuRequest,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { threads: None, block_rows: 32, local: false }
+        Options {
+            threads: None,
+            block_rows: 32,
+            local: false,
+            backend: BackendChoice::Cpu,
+            numerics: Numerics::Exact,
+            gpu: GpuRequest::default(),
+        }
     }
 }
 
@@ -45,12 +60,66 @@ pub struct Evaluator {
     high: Points,
     opts: Options,
     knn_high: Mutex<Option<Arc<Neighbours>>>,
+    gpu: Mutex<Option<Result<Arc<Gpu>, GpuError>>>,
+}
+
+/// Which backend built the resources, and how.
+struct Served {
+    backend: &'static str,
+    numerics: Numerics,
+    fallback_reason: Option<String>,
+    gpu: Option<(Arc<Gpu>, crate::gpu::GpuStats)>,
 }
 
 impl Evaluator {
     /// An evaluator for the original space `high`.
     pub fn new(high: Points, opts: Options) -> Self {
-        Evaluator { high, opts, knn_high: Mutex::new(None) }
+        Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(None) }
+    }
+
+    /// The GPU, started on first use and kept for later calls.
+    fn gpu(&self) -> Result<Arc<Gpu>, GpuError> {
+        let mut slot = self.gpu.lock().expect("gpu lock");
+        slot.get_or_insert_with(|| backend::start_gpu(&self.opts.gpu)).clone()
+    }
+
+    /// Builds the resources on the selected backend; a GPU failure retries with smaller
+    /// blocks, then falls back to the CPU, and says so.
+    fn build(&self, cached: Option<&Neighbours>, lows: &[&Points], needs: Needs) -> Result<(PassOutput, Served)> {
+        let cpu = |reason: Option<String>| {
+            let pass = row_pass(&self.high, cached, lows, needs, self.opts.block_rows);
+            (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None })
+        };
+        match backend::select(self.opts.backend, self.high.n(), || self.gpu())? {
+            Selected::Cpu { reason } => {
+                let reason = match (reason, self.opts.numerics) {
+                    (r, Numerics::Fast) => Some(r.map_or(String::new(), |r| r + "; ") + "the CPU reference is always exact (Fast applies to GPU work)"),
+                    (r, Numerics::Exact) => r,
+                };
+                Ok(cpu(reason))
+            }
+            Selected::Gpu(gpu) => {
+                let mut last = None;
+                for _attempt in 0..2 {
+                    match gpu_row_pass(&gpu, &self.high, cached, lows, needs.clone(), self.opts.numerics) {
+                        Ok((pass, stats)) => {
+                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: None, gpu: Some((gpu.clone(), stats)) };
+                            return Ok((pass, served));
+                        }
+                        Err(e @ GpuError::Runtime { .. }) => {
+                            gpu.shrink_blocks();
+                            last = Some(e);
+                        }
+                        Err(e) => {
+                            last = Some(e);
+                            break;
+                        }
+                    }
+                }
+                let e = last.expect("an error ended the attempts");
+                Ok(cpu(Some(format!("GPU failed ({e}); the CPU reference served"))))
+            }
+        }
     }
 
     /// The original space.
@@ -111,7 +180,7 @@ impl Evaluator {
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
-        let pass = row_pass(&self.high, cached.as_deref(), lows, needs, self.opts.block_rows);
+        let (pass, served) = self.build(cached.as_deref(), lows, needs.clone())?;
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
                 let fresh = Arc::new(fresh);
@@ -147,21 +216,28 @@ impl Evaluator {
         let n = self.high.n();
         let resource_bytes = knn_high.as_ref().map_or(0, |k| k.bytes())
             + pass.lows.iter().map(|r| r.knn.as_ref().map_or(0, |k| k.bytes()) + r.cross.as_ref().map_or(0, |c| c.bytes())).sum::<usize>();
-        let served = ["knn_high", "knn_low", "cross_ranks", "measures"]
+        let posture = |b: &str| if b == "gpu" && served.numerics == Numerics::Fast { "fast" } else { "exact" };
+        let served_list = ["knn_high", "knn_low", "cross_ranks"]
             .iter()
-            .map(|o| Served { output: o.to_string(), backend: "cpu".into(), numerics: "exact".into() })
+            .map(|o| {
+                let b = if *o == "knn_high" && reused { "cpu" } else { served.backend };
+                ServedOutput { output: o.to_string(), backend: b.into(), numerics: posture(b).into() }
+            })
+            .chain(std::iter::once(ServedOutput { output: "measures".into(), backend: "cpu".into(), numerics: "exact".into() }))
             .collect();
         let run = RunReport {
             faithful_version: env!("CARGO_PKG_VERSION"),
-            backend_requested: "cpu".into(),
-            backend: "cpu".into(),
-            numerics: "exact".into(),
-            fallback_reason: None,
+            backend_requested: serde_json::to_value(self.opts.backend).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            backend: served.backend.into(),
+            numerics: posture(served.backend).into(),
+            fallback_reason: served.fallback_reason.clone(),
+            adapter: served.gpu.as_ref().map(|(g, _)| g.report.clone()),
+            gpu: served.gpu.as_ref().map(|(g, s)| GpuRun { device_start_s: g.start_s, stats: s.clone() }),
             threads: rayon::current_num_threads(),
             n,
             dim_high: self.high.dim(),
             dims_low: lows.iter().map(|l| l.dim()).collect(),
-            served,
+            served: served_list,
             plan: BlockPlan {
                 needs,
                 knn_high_reused: reused,

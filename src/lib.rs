@@ -13,10 +13,12 @@
 //! assert_eq!(scores[0].values[0].0, "trustworthiness");
 //! ```
 
+pub mod backend;
 pub mod data;
 pub mod error;
 pub mod evaluate;
 pub mod example;
+pub mod gpu;
 pub mod measures;
 pub mod reference;
 pub mod report;
@@ -24,6 +26,7 @@ pub mod resources;
 pub mod spec;
 pub mod sum;
 
+pub use backend::{BackendChoice, Numerics};
 pub use data::{Labels, Points};
 pub use error::{Error, FileProblem, Result};
 pub use evaluate::{Evaluator, Options};

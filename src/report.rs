@@ -105,6 +105,14 @@ pub struct Timings {
     pub total_s: f64,
 }
 
+/// The GPU part of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuRun {
+    /// Instance, adapter and device start-up (the first call of an evaluator only).
+    pub device_start_s: f64,
+    pub stats: crate::gpu::GpuStats,
+}
+
 /// What served a run: backend, posture, plan, work tallies and timings.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunReport {
@@ -113,6 +121,10 @@ pub struct RunReport {
     pub backend: String,
     pub numerics: String,
     pub fallback_reason: Option<String>,
+    /// The adapter that served, when the GPU did.
+    pub adapter: Option<crate::gpu::AdapterReport>,
+    /// GPU work: candidates, overlaps refined, rows recomputed, transfers and times.
+    pub gpu: Option<GpuRun>,
     pub threads: usize,
     pub n: usize,
     pub dim_high: usize,

@@ -38,3 +38,15 @@ pub fn distance_row(points: &Points, i: usize, out: &mut [f64]) {
         }
     }
 }
+
+/// `d(i, j)` for one pair, bit-identical to `distance_row(points, i, ..)[j]`.
+pub fn distance_pair(points: &Points, i: usize, j: usize) -> f64 {
+    let (xi, xj) = (points.row(i), points.row(j));
+    let t = xj[0] - xi[0];
+    let mut s = t * t;
+    for c in 1..xi.len() {
+        let t = xj[c] - xi[c];
+        s += t * t;
+    }
+    s.sqrt()
+}

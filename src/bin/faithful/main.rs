@@ -1,5 +1,6 @@
 //! The `faithful` command line.
 
+mod backend_args;
 mod measure;
 mod table;
 
@@ -36,7 +37,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("faithful: error: {e}");
-            ExitCode::from(2)
+            // 3: the GPU was asked for and cannot serve; 2: bad input.
+            ExitCode::from(if matches!(e, faithful::Error::Gpu(_)) { 3 } else { 2 })
         }
     }
 }

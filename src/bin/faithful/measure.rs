@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use faithful::evaluate::default_specs;
 use faithful::{example, data, Error, Evaluator, Options, Points, Result, Spec};
 
+use crate::backend_args::BackendArgs;
 use crate::table;
 
 #[derive(clap::Args)]
@@ -34,6 +35,8 @@ pub struct Args {
     /// Rows per task. Results are identical for any size.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
     block_rows: u64,
+    #[command(flatten)]
+    backend: BackendArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -60,7 +63,7 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?
     };
-    let opts = Options { threads: args.threads, block_rows: args.block_rows as usize, local: args.local };
+    let opts = args.backend.apply(Options { threads: args.threads, block_rows: args.block_rows as usize, local: args.local, ..Options::default() });
     let eval = Evaluator::new(high, opts);
     let lows: Vec<&Points> = lows.iter().collect();
     let result = eval.measure_many(&lows, labels.as_ref(), &specs)?;

@@ -1,0 +1,54 @@
+// Shared prelude of every certified kernel: parameters, point access, the f32 squared distance
+// and its proven error bound (docs/exactness.md, "The f32 error bound"). Concatenated in front
+// of each kernel by src/gpu/shaders.rs. CPU twin: src/gpu/bound.rs.
+
+struct Params {
+    n: u32,
+    dim: u32,
+    k: u32,          // kNN: neighbours wanted; ranks: queries per row
+    row0: u32,       // first row of this dispatch
+    cap: u32,        // kNN: candidate slots per row; ranks: overlap slots per row
+    kt: u32,         // kNN: per-thread list length ceil(k / WG)
+    _pad0: u32,
+    _pad1: u32,
+    inv_one_minus_gamma_d: f32,
+    gamma_d: f32,
+    alpha1: f32,
+    abs_a: f32,
+    inv_one_minus_u: f32,
+    u: f32,
+    gamma_ref: f32,
+    abs_e: f32,
+    safety: f32,
+    rel_margin: f32,
+    _pad2: f32,
+    _pad3: f32,
+}
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> pts: array<f32>;
+@group(0) @binding(2) var<storage, read> norms: array<f32>;
+
+const WG: u32 = 64u;
+const INF_BITS: u32 = 0x7f800000u;
+
+// s̃(i, j): Σ_c (y_ic - y_jc)² in f32, in whatever order and fusion the driver picks.
+fn sqdist(i: u32, j: u32) -> f32 {
+    var s = 0.0;
+    let a = i * P.dim;
+    let b = j * P.dim;
+    for (var c = 0u; c < P.dim; c++) {
+        let t = pts[a + c] - pts[b + c];
+        s = s + t * t;
+    }
+    return s;
+}
+
+// ε(i, j): |s̃ - s_ref| ≤ ε for the reference's f64 value s_ref (in scaled units).
+fn eps_of(s: f32, ni: f32, nj: f32) -> f32 {
+    let delta = sqrt(max(s, 0.0) * P.inv_one_minus_gamma_d);
+    let a = P.alpha1 * (ni + nj) + P.abs_a;
+    let t = (delta + a) * P.inv_one_minus_u;
+    let e = P.gamma_d * delta * delta + (P.u * t + a) * (delta + t) + P.gamma_ref * t * t + P.abs_e;
+    return P.safety * e + P.rel_margin * s;
+}

@@ -1,0 +1,99 @@
+// Certified rank counting for selected pairs (T&C, MRRE). One workgroup per row i; the row's
+// queries j_q (at most 128) sit in workgroup memory with their intervals [L_q, U_q]. Every l ≠ i
+// is compared with every query, a tile of 64 l at a time:
+//   U_l < L_q                 → l is certainly before j_q: certain[q] += 1
+//   otherwise L_l ≤ U_q, l≠j_q → too close to call: (q, l) into the row's overlap list
+// The host decides the overlaps in f64; a list longer than P.cap sends the row to the CPU.
+// `fast` counts, for the Fast posture, the overlaps that f32 alone puts before j_q.
+// CPU twin: src/gpu/twin.rs::rank_counts.
+
+@group(0) @binding(3) var<storage, read> queries: array<u32>;
+@group(0) @binding(4) var<storage, read_write> certain: array<u32>;
+@group(0) @binding(5) var<storage, read_write> fast: array<u32>;
+@group(0) @binding(6) var<storage, read_write> overlaps: array<vec2<u32>>;
+@group(0) @binding(7) var<storage, read_write> ocount: array<u32>;
+
+const KQ_MAX: u32 = 128u;
+const NONE: u32 = 0xffffffffu;
+
+var<workgroup> qj: array<u32, KQ_MAX>;
+var<workgroup> qs: array<f32, KQ_MAX>;
+var<workgroup> ql: array<f32, KQ_MAX>;
+var<workgroup> qu: array<f32, KQ_MAX>;
+var<workgroup> tl: array<u32, WG>;
+var<workgroup> ts: array<f32, WG>;
+var<workgroup> tlo: array<f32, WG>;
+var<workgroup> tup: array<f32, WG>;
+var<workgroup> n_ov: atomic<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+    let r = wg.x;
+    let i = P.row0 + r;
+    let ni = norms[i];
+    for (var q = tid; q < P.k; q += WG) {
+        let j = queries[r * P.k + q];
+        let s = sqdist(i, j);
+        let e = eps_of(s, ni, norms[j]);
+        qj[q] = j;
+        qs[q] = s;
+        ql[q] = s - e;
+        qu[q] = s + e;
+    }
+    if (tid == 0u) {
+        atomicStore(&n_ov, 0u);
+    }
+    workgroupBarrier();
+
+    var cnt0 = 0u;
+    var cnt1 = 0u;
+    var fst0 = 0u;
+    var fst1 = 0u;
+    let tiles = (P.n + WG - 1u) / WG;
+    for (var t = 0u; t < tiles; t++) {
+        let l = t * WG + tid;
+        if (l < P.n && l != i) {
+            let s = sqdist(i, l);
+            let e = eps_of(s, ni, norms[l]);
+            tl[tid] = l;
+            ts[tid] = s;
+            tlo[tid] = s - e;
+            tup[tid] = s + e;
+        } else {
+            tl[tid] = NONE;
+        }
+        workgroupBarrier();
+        for (var h = 0u; h < 2u; h++) {
+            let q = tid + h * WG;
+            if (q < P.k) {
+                var c = 0u;
+                var f = 0u;
+                for (var x = 0u; x < WG; x++) {
+                    let lx = tl[x];
+                    if (lx == NONE) { continue; }
+                    if (tup[x] < ql[q]) {
+                        c += 1u;
+                    } else if (tlo[x] <= qu[q] && lx != qj[q]) {
+                        let p = atomicAdd(&n_ov, 1u);
+                        if (p < P.cap) { overlaps[r * P.cap + p] = vec2<u32>(q, lx); }
+                        if (ts[x] < qs[q] || (ts[x] == qs[q] && lx < qj[q])) { f += 1u; }
+                    }
+                }
+                if (h == 0u) { cnt0 += c; fst0 += f; } else { cnt1 += c; fst1 += f; }
+            }
+        }
+        workgroupBarrier();
+    }
+    if (tid < P.k) {
+        certain[r * P.k + tid] = cnt0;
+        fast[r * P.k + tid] = fst0;
+    }
+    if (tid + WG < P.k) {
+        certain[r * P.k + tid + WG] = cnt1;
+        fast[r * P.k + tid + WG] = fst1;
+    }
+    workgroupBarrier();
+    if (tid == 0u) {
+        ocount[r] = atomicLoad(&n_ov);
+    }
+}

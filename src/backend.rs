@@ -1,0 +1,66 @@
+//! Backend and numerics choice: the one place that decides whether the CPU reference or the
+//! GPU serves a run, and says why. Measures never branch on the backend.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::gpu::{Gpu, GpuError, GpuRequest};
+
+/// Which backend the caller asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// The GPU for a hardware adapter and a job large enough to pay for start-up, else the CPU.
+    #[default]
+    Auto,
+    Cpu,
+    /// A wgpu adapter, or an error with the reason.
+    Gpu,
+}
+
+/// The numerics posture (docs/exactness.md §2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Numerics {
+    /// Neighbours and ranks identical to the reference (certified f32, refined in f64).
+    #[default]
+    Exact,
+    /// f32 on the device without refinement; the report counts the comparisons left to f32.
+    Fast,
+}
+
+/// Work (pairs of points per space) below which `auto` stays on the CPU: device start-up and
+/// pipeline compilation cost more than the CPU's whole run below it. Provisional: set from the
+/// CPU benchmark alone until a hardware-GPU receipt exists.
+pub const AUTO_MIN_PAIRS: f64 = 4.0e8;
+
+/// The backend that will serve, with the reason when it is not the one asked for.
+pub enum Selected {
+    Cpu { reason: Option<String> },
+    Gpu(Arc<Gpu>),
+}
+
+/// Decides the backend for a job of `n` points. `gpu` starts (or returns) the device.
+pub fn select(choice: BackendChoice, n: usize, gpu: impl FnOnce() -> Result<Arc<Gpu>, GpuError>) -> Result<Selected, GpuError> {
+    match choice {
+        BackendChoice::Cpu => Ok(Selected::Cpu { reason: None }),
+        BackendChoice::Gpu => gpu().map(Selected::Gpu),
+        BackendChoice::Auto => {
+            let pairs = n as f64 * n as f64;
+            if pairs < AUTO_MIN_PAIRS {
+                return Ok(Selected::Cpu { reason: Some(format!("auto: {n} points are below the GPU threshold ({AUTO_MIN_PAIRS:e} pairs)")) });
+            }
+            match gpu() {
+                Ok(g) if g.report.hardware => Ok(Selected::Gpu(g)),
+                Ok(g) => Ok(Selected::Cpu { reason: Some(format!("auto: adapter '{}' is not a hardware GPU", g.report.name)) }),
+                Err(e) => Ok(Selected::Cpu { reason: Some(format!("auto: {e}")) }),
+            }
+        }
+    }
+}
+
+/// Starts the GPU for `req`.
+pub fn start_gpu(req: &GpuRequest) -> Result<Arc<Gpu>, GpuError> {
+    Gpu::new(req).map(Arc::new)
+}

@@ -1,0 +1,178 @@
+//! [`Gpu`]: the one place that owns wgpu — instance (honouring `WGPU_BACKEND`), adapter choice
+//! (by name substring), device with the adapter's real limits, pipeline cache and readback.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+use super::shaders::Kernel;
+use super::GpuError;
+
+/// What the caller asks of the GPU.
+#[derive(Debug, Clone, Default)]
+pub struct GpuRequest {
+    /// Use the first adapter whose name contains this (case-insensitive).
+    pub adapter: Option<String>,
+    /// Cap on rows per dispatch (tests force small block plans with it).
+    pub max_rows_per_dispatch: Option<u32>,
+    /// Cap on the bytes of one output buffer (tests force small block plans with it).
+    pub max_buffer_bytes: Option<u64>,
+}
+
+/// One adapter as `faithful backends` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdapterReport {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub driver_info: String,
+    pub vendor: u32,
+    pub device: u32,
+    pub hardware: bool,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroup_storage_size: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub features: Vec<String>,
+}
+
+impl AdapterReport {
+    fn new(info: &wgpu::AdapterInfo, limits: &wgpu::Limits, features: wgpu::Features) -> Self {
+        AdapterReport {
+            name: info.name.clone(),
+            backend: format!("{:?}", info.backend),
+            device_type: format!("{:?}", info.device_type),
+            driver: info.driver.clone(),
+            driver_info: info.driver_info.clone(),
+            vendor: info.vendor,
+            device: info.device,
+            hardware: matches!(info.device_type, wgpu::DeviceType::DiscreteGpu | wgpu::DeviceType::IntegratedGpu),
+            max_storage_buffer_binding_size: u64::from(limits.max_storage_buffer_binding_size),
+            max_buffer_size: limits.max_buffer_size,
+            max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
+            max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+            max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            features: features.iter_names().map(|(n, _)| n.to_string()).collect(),
+        }
+    }
+}
+
+fn instance() -> wgpu::Instance {
+    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+/// Every adapter wgpu can see (after `WGPU_BACKEND`), for `faithful backends`.
+pub fn adapters_report() -> Vec<AdapterReport> {
+    let inst = instance();
+    pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()))
+        .iter()
+        .map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features()))
+        .collect()
+}
+
+/// A started device with its pipelines.
+pub struct Gpu {
+    pub report: AdapterReport,
+    pub limits: wgpu::Limits,
+    pub request: GpuRequest,
+    pub(super) device: wgpu::Device,
+    pub(super) queue: wgpu::Queue,
+    pipelines: Mutex<HashMap<Kernel, Arc<wgpu::ComputePipeline>>>,
+    /// Each step halves the rows per dispatch (after a device error).
+    shrink: AtomicU32,
+    /// Seconds spent starting the device.
+    pub start_s: f64,
+}
+
+impl Gpu {
+    /// Picks an adapter (by name substring, else wgpu's high-performance choice) and starts a
+    /// device with the adapter's own limits.
+    pub fn new(req: &GpuRequest) -> Result<Gpu, GpuError> {
+        let t0 = std::time::Instant::now();
+        let inst = instance();
+        let adapter = match &req.adapter {
+            Some(sub) => {
+                let all = pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()));
+                let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
+                let want = sub.to_lowercase();
+                all.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&want)).ok_or_else(|| {
+                    GpuError::NoAdapter(format!("no adapter name contains '{sub}' (adapters: {})", if names.is_empty() { "none".into() } else { names.join(", ") }))
+                })?
+            }
+            None => pollster::block_on(inst.request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            }))
+            .map_err(|e| GpuError::NoAdapter(e.to_string()))?,
+        };
+        let limits = adapter.limits();
+        let report = AdapterReport::new(&adapter.get_info(), &limits, adapter.features());
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("faithful"),
+            required_features: wgpu::Features::empty(),
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| GpuError::Device(e.to_string()))?;
+        Ok(Gpu {
+            report,
+            limits,
+            request: req.clone(),
+            device,
+            queue,
+            pipelines: Mutex::new(HashMap::new()),
+            shrink: AtomicU32::new(0),
+            start_s: t0.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// The compiled pipeline of `kernel` (compiled once, then cached).
+    pub(super) fn pipeline(&self, kernel: Kernel) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
+        if let Some(p) = self.pipelines.lock().expect("pipeline cache").get(&kernel) {
+            return Ok(p.clone());
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(kernel.name()),
+            source: wgpu::ShaderSource::Wgsl(kernel.source().into()),
+        });
+        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(kernel.name()),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Runtime { stage: "pipeline compilation", message: e.to_string() });
+        }
+        let p = Arc::new(pipeline);
+        self.pipelines.lock().expect("pipeline cache").insert(kernel, p.clone());
+        Ok(p)
+    }
+
+    /// Largest single output buffer to allocate.
+    pub(super) fn max_output_bytes(&self) -> u64 {
+        let lim = u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size).min(256 << 20);
+        self.request.max_buffer_bytes.map_or(lim, |m| m.min(lim))
+    }
+
+    /// Most rows one dispatch may cover.
+    pub(super) fn max_rows(&self) -> u32 {
+        let lim = self.limits.max_compute_workgroups_per_dimension;
+        let rows = self.request.max_rows_per_dispatch.map_or(lim, |m| m.min(lim));
+        (rows >> self.shrink.load(Ordering::Relaxed).min(31)).max(1)
+    }
+
+    /// Halves the rows per dispatch from now on (after an out-of-memory or lost-device error).
+    pub fn shrink_blocks(&self) {
+        self.shrink.fetch_add(1, Ordering::Relaxed);
+    }
+}

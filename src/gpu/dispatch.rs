@@ -1,0 +1,169 @@
+//! Uploads, dispatches and readbacks, with byte and time tallies.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use wgpu::util::DeviceExt;
+
+use super::bound::Params;
+use super::context::Gpu;
+use super::prepare::Prepared;
+use super::shaders::Kernel;
+use super::GpuError;
+
+/// A prepared space resident on the device.
+pub struct Space {
+    pub prep: Prepared,
+    pts: wgpu::Buffer,
+    norms: wgpu::Buffer,
+}
+
+/// Work counters of one GPU run, for the run report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Tally {
+    pub dispatches: u64,
+    pub bytes_uploaded: u64,
+    pub bytes_read_back: u64,
+    pub upload_s: f64,
+    pub kernel_and_readback_s: f64,
+}
+
+impl Tally {
+    pub fn add(&mut self, o: &Tally) {
+        self.dispatches += o.dispatches;
+        self.bytes_uploaded += o.bytes_uploaded;
+        self.bytes_read_back += o.bytes_read_back;
+        self.upload_s += o.upload_s;
+        self.kernel_and_readback_s += o.kernel_and_readback_s;
+    }
+}
+
+fn runtime(stage: &'static str) -> impl Fn(String) -> GpuError {
+    move |message| GpuError::Runtime { stage, message }
+}
+
+impl Gpu {
+    /// Uploads a prepared space, if it fits one storage binding.
+    pub(super) fn upload(&self, prep: Prepared, tally: &mut Tally) -> Result<Space, GpuError> {
+        let t0 = Instant::now();
+        let bytes = (prep.pts.len() * 4) as u64;
+        let limit = u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size);
+        if bytes > limit {
+            return Err(GpuError::Limits(format!("{bytes} bytes of points exceed the storage binding limit of {limit}")));
+        }
+        let make = |label, data: &[f32]| {
+            self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::cast_slice(data),
+                usage: wgpu::BufferUsages::STORAGE,
+            })
+        };
+        let pts = make("points", &prep.pts);
+        let norms = make("norms", &prep.norms);
+        tally.bytes_uploaded += bytes + (prep.norms.len() * 4) as u64;
+        tally.upload_s += t0.elapsed().as_secs_f64();
+        Ok(Space { prep, pts, norms })
+    }
+
+    /// Runs `kernel` over `groups` rows starting at `params.row0`, with extra read-only inputs
+    /// (bindings 3..) and outputs of the given byte sizes (the bindings after them); returns
+    /// the outputs' bytes.
+    pub(super) fn run(
+        &self,
+        kernel: Kernel,
+        params: &Params,
+        space: &Space,
+        inputs: &[&[u8]],
+        outputs: &[u64],
+        groups: u32,
+        tally: &mut Tally,
+    ) -> Result<Vec<Vec<u8>>, GpuError> {
+        let t0 = Instant::now();
+        let pipeline = self.pipeline(kernel)?;
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let invalid = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("params"),
+            contents: bytemuck::bytes_of(params),
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let ins: Vec<wgpu::Buffer> = inputs
+            .iter()
+            .map(|b| {
+                tally.bytes_uploaded += b.len() as u64;
+                self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("input"),
+                    contents: b,
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+            })
+            .collect();
+        let outs: Vec<wgpu::Buffer> = outputs
+            .iter()
+            .map(|&size| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("output"),
+                    size: size.max(4),
+                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        let staging: Vec<wgpu::Buffer> = outputs
+            .iter()
+            .map(|&size| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("readback"),
+                    size: size.max(4),
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        let mut entries = vec![
+            wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 1, resource: space.pts.as_entire_binding() },
+            wgpu::BindGroupEntry { binding: 2, resource: space.norms.as_entire_binding() },
+        ];
+        for (b, buf) in ins.iter().chain(outs.iter()).enumerate() {
+            entries.push(wgpu::BindGroupEntry { binding: 3 + b as u32, resource: buf.as_entire_binding() });
+        }
+        let bind = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel.name()),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(kernel.name()) });
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.name()), timestamp_writes: None });
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups(groups, 1, 1);
+        }
+        for (o, s) in outs.iter().zip(&staging) {
+            enc.copy_buffer_to_buffer(o, 0, s, 0, o.size());
+        }
+        self.queue.submit([enc.finish()]);
+        for s in &staging {
+            s.map_async(wgpu::MapMode::Read, .., |_| {});
+        }
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| runtime("wait")(e.to_string()))?;
+        if let Some(e) = pollster::block_on(invalid.pop()) {
+            return Err(runtime("dispatch")(e.to_string()));
+        }
+        if let Some(e) = pollster::block_on(oom.pop()) {
+            return Err(runtime("allocation")(e.to_string()));
+        }
+        let mut result = Vec::with_capacity(staging.len());
+        for (s, &size) in staging.iter().zip(outputs) {
+            let view = s.get_mapped_range(..).map_err(|e| runtime("readback")(e.to_string()))?;
+            result.push(view[..size as usize].to_vec());
+            drop(view);
+            s.unmap();
+            tally.bytes_read_back += size;
+        }
+        tally.dispatches += 1;
+        tally.kernel_and_readback_s += t0.elapsed().as_secs_f64();
+        Ok(result)
+    }
+}

@@ -1,0 +1,121 @@
+//! Host side of certified kNN: dispatch `knn_candidates` in row blocks, then refine each row's
+//! candidates with the reference's f64 keys (Exact) or take the f32 order (Fast).
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::bound::Params;
+use super::context::Gpu;
+use super::dispatch::{Space, Tally};
+use super::shaders::Kernel;
+use super::GpuError;
+use crate::data::Points;
+use crate::reference::{distance_pair, distance_row, key, select_knn};
+use crate::resources::Neighbours;
+use crate::Numerics;
+
+/// Threads per workgroup and the per-thread list length the kernel supports.
+const WG: usize = 64;
+const KT_MAX: usize = 8;
+
+/// Tallies of certified kNN.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct KnnStats {
+    pub rows: u64,
+    /// Candidates returned by the device (k per row at least).
+    pub candidates: u64,
+    /// Rows whose candidates overflowed their buffer, recomputed whole on the CPU.
+    pub rows_recomputed: u64,
+    /// Fast posture: candidates beyond k that f32 alone had to order (0 means certainly exact).
+    pub unresolved: u64,
+    pub rows_per_dispatch: u32,
+}
+
+/// Candidate slots per row.
+fn cap(k: usize) -> usize {
+    2 * k + 64
+}
+
+/// The exact kNN of every point of `points` (already resident as `space`).
+pub fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, numerics: Numerics, tally: &mut Tally) -> Result<(Neighbours, KnnStats), GpuError> {
+    let n = points.n();
+    let mut stats = KnnStats { rows: n as u64, ..Default::default() };
+    let mut idx = vec![0u32; n * k];
+    let mut dist = vec![0.0f64; n * k];
+    let kt = k.div_ceil(WG);
+    if kt > KT_MAX {
+        cpu_rows(points, k, 0..n, &mut idx, &mut dist);
+        stats.rows_recomputed = n as u64;
+        return Ok((Neighbours { k, idx, dist }, stats));
+    }
+    let cap = cap(k);
+    let rows_fit = (gpu.max_output_bytes() / (cap as u64 * 8)).max(1);
+    let per = (gpu.max_rows() as u64).min(rows_fit) as usize;
+    stats.rows_per_dispatch = per as u32;
+    let mut params = Params::new(n, points.dim());
+    params.k = k as u32;
+    params.kt = kt as u32;
+    params.cap = cap as u32;
+    for row0 in (0..n).step_by(per) {
+        let rows = per.min(n - row0);
+        params.row0 = row0 as u32;
+        let out = gpu.run(Kernel::KnnCandidates, &params, space, &[], &[rows as u64 * 4, (rows * cap) as u64 * 8], rows as u32, tally)?;
+        let counts: &[u32] = bytemuck::cast_slice(&out[0]);
+        let cands: &[[u32; 2]] = bytemuck::cast_slice(&out[1]);
+        let block_idx = &mut idx[row0 * k..(row0 + rows) * k];
+        let block_dist = &mut dist[row0 * k..(row0 + rows) * k];
+        let results: Vec<(u64, u64, u64)> = block_idx
+            .par_chunks_mut(k)
+            .zip(block_dist.par_chunks_mut(k))
+            .enumerate()
+            .map(|(r, (ir, dr))| {
+                let i = row0 + r;
+                let c = counts[r] as usize;
+                if c > cap || c < k {
+                    cpu_rows(points, k, i..i + 1, ir, dr);
+                    return (c.min(cap) as u64, 1, 0);
+                }
+                let row = &cands[r * cap..r * cap + c];
+                match numerics {
+                    Numerics::Exact => {
+                        let mut keys: Vec<u128> = row.iter().map(|&[j, _]| key(distance_pair(points, i, j as usize), j as usize)).collect();
+                        keys.sort_unstable();
+                        for (slot, kk) in keys.iter().take(k).enumerate() {
+                            let j = (kk & 0xFFFF_FFFF) as usize;
+                            ir[slot] = j as u32;
+                            dr[slot] = f64::from_bits((kk >> 32) as u64);
+                        }
+                    }
+                    Numerics::Fast => {
+                        let mut keys: Vec<(u32, u32)> = row.iter().map(|&[j, s]| (s, j)).collect();
+                        keys.sort_unstable();
+                        for (slot, &(s, j)) in keys.iter().take(k).enumerate() {
+                            ir[slot] = j;
+                            dr[slot] = f64::from(f32::from_bits(s)).sqrt() / space.prep.scale;
+                        }
+                    }
+                }
+                (c as u64, 0, (c - k) as u64)
+            })
+            .collect();
+        for (c, rec, unres) in results {
+            stats.candidates += c;
+            stats.rows_recomputed += rec;
+            if numerics == Numerics::Fast {
+                stats.unresolved += unres;
+            }
+        }
+    }
+    Ok((Neighbours { k, idx, dist }, stats))
+}
+
+/// Whole rows on the CPU reference (overflow, or k beyond the kernel's reach).
+fn cpu_rows(points: &Points, k: usize, rows: std::ops::Range<usize>, idx: &mut [u32], dist: &mut [f64]) {
+    let n = points.n();
+    let mut d = vec![0.0; n];
+    let mut scratch = Vec::new();
+    for (r, i) in rows.enumerate() {
+        distance_row(points, i, &mut d);
+        select_knn(&d, i, k, &mut scratch, &mut idx[r * k..(r + 1) * k], &mut dist[r * k..(r + 1) * k]);
+    }
+}

@@ -1,0 +1,100 @@
+//! The GPU counterpart of [`crate::resources::row_pass`]: the same resources, bit for bit,
+//! built from certified kernels and host refinement.
+
+use serde::Serialize;
+
+use super::context::Gpu;
+use super::dispatch::{Space, Tally};
+use super::knn::{certified_knn, KnnStats};
+use super::prepare::prepare;
+use super::ranks::{certified_ranks, RankStats};
+use super::GpuError;
+use crate::data::Points;
+use crate::resources::{CrossRanks, Needs, Neighbours, PassOutput, PassStats, ProjectionResources};
+use crate::Numerics;
+
+/// What the GPU did, for the run report.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GpuStats {
+    pub knn: KnnStats,
+    pub ranks: RankStats,
+    pub transfers: Tally,
+    /// Host refinement and CPU recomputation, seconds.
+    pub refine_s: f64,
+}
+
+impl GpuStats {
+    fn add_knn(&mut self, s: &KnnStats) {
+        self.knn.rows += s.rows;
+        self.knn.candidates += s.candidates;
+        self.knn.rows_recomputed += s.rows_recomputed;
+        self.knn.unresolved += s.unresolved;
+        self.knn.rows_per_dispatch = self.knn.rows_per_dispatch.max(s.rows_per_dispatch);
+    }
+    fn add_ranks(&mut self, s: &RankStats) {
+        self.ranks.queries += s.queries;
+        self.ranks.overlaps += s.overlaps;
+        self.ranks.rows_recomputed += s.rows_recomputed;
+        self.ranks.rows_per_dispatch = self.ranks.rows_per_dispatch.max(s.rows_per_dispatch);
+    }
+}
+
+/// First `kc` neighbours of every row, as a query list (n×kc).
+fn prefix(nb: &Neighbours, kc: usize) -> Vec<u32> {
+    (0..nb.n()).flat_map(|i| nb.row(i, kc).iter().copied()).collect()
+}
+
+/// Builds the resources of `needs` on the GPU (see [`crate::resources::row_pass`]).
+pub fn gpu_row_pass(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points], needs: Needs, numerics: Numerics) -> Result<(PassOutput, GpuStats), GpuError> {
+    let t0 = std::time::Instant::now();
+    let kh = needs.knn_high.max(needs.cross);
+    let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
+    let kc = if lows.is_empty() { 0 } else { needs.cross };
+    let cached = cached_high.filter(|c| kh > 0 && c.k >= kh);
+    let mut stats = GpuStats::default();
+    let mut tally = Tally::default();
+    let need_high_space = kc > 0 || (kh > 0 && cached.is_none());
+    let high_space: Option<Space> = if need_high_space { Some(gpu.upload(prepare(high), &mut tally)?) } else { None };
+    let fresh_high = match (cached, &high_space) {
+        (None, Some(space)) if kh > 0 => {
+            let (nb, s) = certified_knn(gpu, space, high, kh, numerics, &mut tally)?;
+            stats.add_knn(&s);
+            Some(nb)
+        }
+        _ => None,
+    };
+    let high_nb = cached.or(fresh_high.as_ref());
+    let mut out_lows = Vec::with_capacity(lows.len());
+    for low in lows {
+        if kl == 0 {
+            out_lows.push(ProjectionResources::default());
+            continue;
+        }
+        let space = gpu.upload(prepare(low), &mut tally)?;
+        let (knn, s) = certified_knn(gpu, &space, low, kl, numerics, &mut tally)?;
+        stats.add_knn(&s);
+        let cross = if kc > 0 {
+            let hs = high_space.as_ref().expect("uploaded when cross ranks are needed");
+            let hn = high_nb.expect("original kNN exists when cross ranks are needed");
+            let (r_hl, d_hl, s1) = certified_ranks(gpu, hs, high, &prefix(&knn, kc), kc, numerics, &mut tally)?;
+            let (r_lh, d_lh, s2) = certified_ranks(gpu, &space, low, &prefix(hn, kc), kc, numerics, &mut tally)?;
+            stats.add_ranks(&s1);
+            stats.add_ranks(&s2);
+            Some(CrossRanks { k: kc, rank_high_of_low: r_hl, rank_low_of_high: r_lh, dist_high_of_low: d_hl, dist_low_of_high: d_lh })
+        } else {
+            None
+        };
+        out_lows.push(ProjectionResources { knn: Some(knn), cross });
+    }
+    stats.transfers = tally;
+    stats.refine_s = (t0.elapsed().as_secs_f64() - stats.transfers.upload_s - stats.transfers.kernel_and_readback_s).max(0.0);
+    let pass = PassStats {
+        block_rows: stats.knn.rows_per_dispatch as usize,
+        blocks: stats.transfers.dispatches as usize,
+        distance_rows: 0,
+        ranks_from_knn: 0,
+        ranks_counted: stats.ranks.queries,
+        rank_scans: stats.ranks.rows_recomputed,
+    };
+    Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass }, stats))
+}

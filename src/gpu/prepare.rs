@@ -1,0 +1,40 @@
+//! Host preparation of a space for the GPU: centre in f64, scale by a power of two so that the
+//! coordinates are of order 1, round to f32, and bound each row's norm from above.
+
+use super::bound::f32_up;
+use crate::data::Points;
+
+/// A space as the kernels see it.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub n: usize,
+    pub dim: usize,
+    /// Row-major f32 coordinates y = fl32(2^e · fl64(x - μ)).
+    pub pts: Vec<f32>,
+    /// Upper bounds of ‖y_i‖₂, as f32.
+    pub norms: Vec<f32>,
+    /// The power of two 2^e.
+    pub scale: f64,
+}
+
+/// Centres, scales and rounds `points` (translation and power-of-two scaling leave the
+/// reference order unchanged; the bound accounts for every rounding here).
+pub fn prepare(points: &Points) -> Prepared {
+    let (n, dim) = (points.n(), points.dim());
+    let mut mean = vec![0.0f64; dim];
+    for i in 0..n {
+        for (m, v) in mean.iter_mut().zip(points.row(i)) {
+            *m += v;
+        }
+    }
+    mean.iter_mut().for_each(|m| *m /= n as f64);
+    let centred: Vec<f64> = (0..n).flat_map(|i| points.row(i).iter().zip(&mean).map(|(v, m)| v - m).collect::<Vec<_>>()).collect();
+    let max_abs = centred.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let scale = if max_abs > 0.0 { 2f64.powi(-(max_abs.log2().ceil() as i32)) } else { 1.0 };
+    let pts: Vec<f32> = centred.iter().map(|v| (v * scale) as f32).collect();
+    let norms = pts
+        .chunks_exact(dim)
+        .map(|r| f32_up(r.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt() * (1.0 + 1e-15)))
+        .collect();
+    Prepared { n, dim, pts, norms, scale }
+}

@@ -1,0 +1,115 @@
+//! CPU twins of the WGSL kernels: the same inputs, the same outputs, the same algorithm (the 64
+//! threads of a workgroup simulated in order), in f32. Raw f32 values may differ from a GPU's
+//! (drivers fuse and reorder), within the proven bound; what certification and refinement make
+//! of them must not. The twins are also the reference the GPU parity tests compare against.
+
+use super::bound::Params;
+use super::prepare::Prepared;
+
+const WG: usize = 64;
+const KT_MAX: usize = 8;
+const POOL: usize = 1024;
+
+/// `sqdist` in bound.wgsl: coordinate order, one rounding per operation.
+pub fn sqdist(prep: &Prepared, i: usize, j: usize) -> f32 {
+    let d = prep.dim;
+    let (a, b) = (&prep.pts[i * d..(i + 1) * d], &prep.pts[j * d..(j + 1) * d]);
+    let mut s = 0.0f32;
+    for c in 0..d {
+        let t = a[c] - b[c];
+        s += t * t;
+    }
+    s
+}
+
+/// Twin of `sqdist.wgsl` for one row: (s̃(i, ·), ε(i, ·)).
+pub fn sqdist_row(p: &Params, prep: &Prepared, i: usize) -> (Vec<f32>, Vec<f32>) {
+    (0..prep.n)
+        .map(|j| {
+            let s = sqdist(prep, i, j);
+            (s, p.eps_of(s, prep.norms[i], prep.norms[j]))
+        })
+        .unzip()
+}
+
+/// Twin of `knn_candidates.wgsl` for row i: the count and the first `p.cap` candidates (j, s̃).
+pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize) -> (u32, Vec<(u32, f32)>) {
+    let (n, k, kt) = (prep.n, p.k as usize, p.kt as usize);
+    let ni = prep.norms[i];
+    let up = |j: usize| {
+        let s = sqdist(prep, i, j);
+        (s, s + p.eps_of(s, ni, prep.norms[j]), s - p.eps_of(s, ni, prep.norms[j]))
+    };
+    let mut tau1 = 0.0f32;
+    for t in 0..WG {
+        let mut top = [f32::INFINITY; KT_MAX];
+        for j in (t..n).step_by(WG).filter(|&j| j != i) {
+            let u = up(j).1;
+            if u < top[kt - 1] {
+                let mut q = kt - 1;
+                while q > 0 && top[q - 1] > u {
+                    top[q] = top[q - 1];
+                    q -= 1;
+                }
+                top[q] = u;
+            }
+        }
+        tau1 = tau1.max(top[kt - 1]);
+    }
+    let pool: Vec<f32> = (0..n).filter(|&j| j != i).map(|j| up(j).1).filter(|&u| u <= tau1).collect();
+    let mut tau = tau1;
+    if pool.len() <= POOL {
+        for &x in &pool {
+            let less = pool.iter().filter(|&&y| y < x).count();
+            let leq = pool.iter().filter(|&&y| y <= x).count();
+            if less < k && leq >= k {
+                tau = tau.min(x);
+            }
+        }
+    }
+    let cands: Vec<(u32, f32)> = (0..n).filter(|&j| j != i).filter_map(|j| {
+        let (s, _, lo) = up(j);
+        (lo <= tau).then_some((j as u32, s))
+    }).collect();
+    let count = cands.len() as u32;
+    (count, cands.into_iter().take(p.cap as usize).collect())
+}
+
+/// What `rank_counts.wgsl` returns for one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankRow {
+    pub certain: Vec<u32>,
+    pub fast: Vec<u32>,
+    /// (query slot, l), at most `p.cap` of them.
+    pub overlaps: Vec<(u32, u32)>,
+    pub count: u32,
+}
+
+/// Twin of `rank_counts.wgsl` for row i and its queries.
+pub fn rank_counts(p: &Params, prep: &Prepared, i: usize, queries: &[u32]) -> RankRow {
+    let ni = prep.norms[i];
+    let iv = |j: usize| {
+        let s = sqdist(prep, i, j);
+        let e = p.eps_of(s, ni, prep.norms[j]);
+        (s, s - e, s + e)
+    };
+    let q: Vec<(f32, f32, f32)> = queries.iter().map(|&j| iv(j as usize)).collect();
+    let mut row = RankRow { certain: vec![0; queries.len()], fast: vec![0; queries.len()], overlaps: Vec::new(), count: 0 };
+    for l in (0..prep.n).filter(|&l| l != i) {
+        let (sl, lo, hi) = iv(l);
+        for (slot, (&j, &(sq, lq, uq))) in queries.iter().zip(&q).enumerate() {
+            if hi < lq {
+                row.certain[slot] += 1;
+            } else if lo <= uq && l as u32 != j {
+                if (row.count as usize) < p.cap as usize {
+                    row.overlaps.push((slot as u32, l as u32));
+                }
+                row.count += 1;
+                if sl < sq || (sl == sq && (l as u32) < j) {
+                    row.fast[slot] += 1;
+                }
+            }
+        }
+    }
+    row
+}
