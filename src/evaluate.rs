@@ -87,7 +87,7 @@ impl Evaluator {
     /// blocks, then falls back to the CPU, and says so.
     fn build(&self, cached: Option<&Neighbours>, lows: &[&Points], needs: Needs) -> Result<(PassOutput, Served)> {
         let cpu = |reason: Option<String>| {
-            let pass = row_pass(&self.high, cached, lows, needs, self.opts.block_rows);
+            let pass = row_pass(&self.high, cached, lows, needs.clone(), self.opts.block_rows);
             (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None })
         };
         match backend::select(self.opts.backend, self.high.n(), || self.gpu())? {

@@ -42,26 +42,13 @@ pub fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, numeri
     let mut stats = KnnStats { rows: n as u64, ..Default::default() };
     let mut idx = vec![0u32; n * k];
     let mut dist = vec![0.0f64; n * k];
-    let kt = k.div_ceil(WG);
-    if kt > KT_MAX {
+    if k.div_ceil(WG) > KT_MAX {
         cpu_rows(points, k, 0..n, &mut idx, &mut dist);
         stats.rows_recomputed = n as u64;
         return Ok((Neighbours { k, idx, dist }, stats));
     }
     let cap = cap(k);
-    let rows_fit = (gpu.max_output_bytes() / (cap as u64 * 8)).max(1);
-    let per = (gpu.max_rows() as u64).min(rows_fit) as usize;
-    stats.rows_per_dispatch = per as u32;
-    let mut params = Params::new(n, points.dim());
-    params.k = k as u32;
-    params.kt = kt as u32;
-    params.cap = cap as u32;
-    for row0 in (0..n).step_by(per) {
-        let rows = per.min(n - row0);
-        params.row0 = row0 as u32;
-        let out = gpu.run(Kernel::KnnCandidates, &params, space, &[], &[rows as u64 * 4, (rows * cap) as u64 * 8], rows as u32, tally)?;
-        let counts: &[u32] = bytemuck::cast_slice(&out[0]);
-        let cands: &[[u32; 2]] = bytemuck::cast_slice(&out[1]);
+    stats.rows_per_dispatch = for_each_block(gpu, space, k, tally, |row0, rows, counts, cands| {
         let block_idx = &mut idx[row0 * k..(row0 + rows) * k];
         let block_dist = &mut dist[row0 * k..(row0 + rows) * k];
         let results: Vec<(u64, u64, u64)> = block_idx
@@ -105,8 +92,51 @@ pub fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, numeri
                 stats.unresolved += unres;
             }
         }
-    }
+    })?;
     Ok((Neighbours { k, idx, dist }, stats))
+}
+
+/// Runs `knn_candidates` over all rows in blocks that fit the adapter's limits, handing each
+/// block's (first row, rows, counts, candidates) to `f`; returns the rows per dispatch.
+fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, mut f: impl FnMut(usize, usize, &[u32], &[[u32; 2]])) -> Result<u32, GpuError> {
+    let (n, cap) = (space.prep.n, cap(k));
+    let per = (gpu.max_rows() as u64).min((gpu.max_output_bytes() / (cap as u64 * 8)).max(1)) as usize;
+    let mut params = Params::new(n, space.prep.dim);
+    params.k = k as u32;
+    params.kt = k.div_ceil(WG) as u32;
+    params.cap = cap as u32;
+    for row0 in (0..n).step_by(per) {
+        let rows = per.min(n - row0);
+        params.row0 = row0 as u32;
+        let out = gpu.run(Kernel::KnnCandidates, &params, space, &[], &[rows as u64 * 4, (rows * cap) as u64 * 8], rows as u32, tally)?;
+        f(row0, rows, bytemuck::cast_slice(&out[0]), bytemuck::cast_slice(&out[1]));
+    }
+    Ok(per as u32)
+}
+
+/// The raw output of `knn_candidates` for every row: (count, the stored (j, s̃) pairs), for
+/// parity tests against [`super::twin::knn_candidates`]. Needs k ≤ 512.
+pub fn raw_candidates(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<(u32, Vec<(u32, f32)>)>, GpuError> {
+    let mut tally = Tally::default();
+    let space = gpu.upload(super::prepare::prepare(points), &mut tally)?;
+    let cap = cap(k);
+    let mut rows_out = Vec::with_capacity(points.n());
+    for_each_block(gpu, &space, k, &mut tally, |_, rows, counts, cands| {
+        for r in 0..rows {
+            let c = counts[r] as usize;
+            rows_out.push((counts[r], cands[r * cap..r * cap + c.min(cap)].iter().map(|&[j, s]| (j, f32::from_bits(s))).collect()));
+        }
+    })?;
+    Ok(rows_out)
+}
+
+/// The kernel parameters `certified_knn` uses (for the twin).
+pub fn knn_params(n: usize, dim: usize, k: usize) -> Params {
+    let mut params = Params::new(n, dim);
+    params.k = k as u32;
+    params.kt = k.div_ceil(WG) as u32;
+    params.cap = cap(k) as u32;
+    params
 }
 
 /// Whole rows on the CPU reference (overflow, or k beyond the kernel's reach).
