@@ -15,6 +15,8 @@ use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, GpuRun, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
 use crate::resources::{row_pass, Needs, Neighbours, PassOutput};
 use crate::spec::Spec;
+use crate::control::{Cancel, Control, ProgressFn};
+use crate::resources::{build_pairwise, plan_order, Budgets, PairwiseCache};
 
 /// How an evaluation runs.
 #[derive(Debug, Clone)]
@@ -31,6 +33,17 @@ pub struct Options {
     pub numerics: Numerics,
     /// Adapter choice and block limits for the GPU.
     pub gpu: GpuRequest,
+    /// Bytes the pair order may hold in memory (srho, nm_stress); beyond it, an external sort.
+    /// `None`: half the physical memory.
+    pub memory_budget: Option<u64>,
+    /// Bytes of temporary files the external sort may write; `None`: unlimited.
+    pub temp_budget: Option<u64>,
+    /// Where the external sort's workspace goes; `None`: the system's temporary directory.
+    pub temp_dir: Option<std::path::PathBuf>,
+    /// Called with the phase and progress of long all-pairs passes.
+    pub progress: Option<ProgressFn>,
+    /// Set it to stop a run: it ends with `Error::Interrupted` and removes its temporary files.
+    pub cancel: Option<Cancel>,
 }
 
 impl Default for Options {
@@ -42,6 +55,11 @@ impl Default for Options {
             backend: BackendChoice::Cpu,
             numerics: Numerics::Exact,
             gpu: GpuRequest::default(),
+            memory_budget: None,
+            temp_budget: None,
+            temp_dir: None,
+            progress: None,
+            cancel: None,
         }
     }
 }
@@ -61,6 +79,7 @@ pub struct Evaluator {
     opts: Options,
     knn_high: Mutex<Option<Arc<Neighbours>>>,
     gpu: Mutex<Option<Result<Arc<Gpu>, GpuError>>>,
+    pairwise: Mutex<PairwiseCache>,
 }
 
 /// Which backend built the resources, and how.
@@ -74,7 +93,7 @@ struct Served {
 impl Evaluator {
     /// An evaluator for the original space `high`.
     pub fn new(high: Points, opts: Options) -> Self {
-        Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(None) }
+        Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(None), pairwise: Mutex::default() }
     }
 
     /// The GPU, started on first use and kept for later calls.
@@ -178,6 +197,11 @@ impl Evaluator {
         let t_valid = t0.elapsed().as_secs_f64();
 
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
+        let o = &self.opts;
+        let budgets = Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() };
+        let ctl = Control { progress: o.progress.clone(), cancel: o.cancel.clone() };
+        let order_plan = plan_order(self.high.n(), &needs, &budgets)?;
+        let any_pairwise = needs.any_pairwise();
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
         let (pass, served) = self.build(cached.as_deref(), lows, needs.clone())?;
@@ -189,10 +213,12 @@ impl Evaluator {
             }
             None => cached.filter(|_| reused),
         };
+        let (pairwise, pairwise_report) =
+            build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
         let t_res = t0.elapsed().as_secs_f64();
 
         let mut projections = Vec::with_capacity(lows.len());
-        for (low, res) in lows.iter().zip(&pass.lows) {
+        for ((low, res), pw) in lows.iter().zip(&pass.lows).zip(&pairwise) {
             let ctx = Ctx {
                 high: &self.high,
                 low,
@@ -200,6 +226,7 @@ impl Evaluator {
                 knn_high: knn_high.as_deref(),
                 knn_low: res.knn.as_ref(),
                 cross: res.cross.as_ref(),
+                pairwise: Some(pw),
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
@@ -223,6 +250,7 @@ impl Evaluator {
                 let b = if *o == "knn_high" && reused { "cpu" } else { served.backend };
                 ServedOutput { output: o.to_string(), backend: b.into(), numerics: posture(b).into() }
             })
+            .chain(any_pairwise.then(|| ServedOutput { output: "pairwise".into(), backend: "cpu".into(), numerics: "exact".into() }))
             .chain(std::iter::once(ServedOutput { output: "measures".into(), backend: "cpu".into(), numerics: "exact".into() }))
             .collect();
         let run = RunReport {
@@ -245,6 +273,7 @@ impl Evaluator {
                 blocks: pass.stats.blocks,
                 scratch_bytes_per_worker: n * (8 + 8 + 16),
                 resource_bytes,
+                pairwise: any_pairwise.then_some(pairwise_report),
             },
             work: pass.stats,
             timings: Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end },

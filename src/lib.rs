@@ -14,6 +14,7 @@
 //! ```
 
 pub mod backend;
+pub mod control;
 pub mod data;
 pub mod error;
 pub mod evaluate;
@@ -27,6 +28,7 @@ pub mod spec;
 pub mod sum;
 
 pub use backend::{BackendChoice, Numerics};
+pub use control::{Cancel, Progress, ProgressFn};
 pub use data::{Labels, Points};
 pub use error::{Error, FileProblem, Result};
 pub use evaluate::{Evaluator, Options};

@@ -94,6 +94,8 @@ pub struct BlockPlan {
     pub scratch_bytes_per_worker: usize,
     /// O(n·k) resources held for the measures.
     pub resource_bytes: usize,
+    /// The all-pairs resources: pair-order plan (in memory or external) and cache reuse.
+    pub pairwise: Option<crate::resources::PairwiseReport>,
 }
 
 /// Wall-clock phases, in seconds.

@@ -9,26 +9,34 @@ mod centroids;
 mod ch_btw;
 mod dsc;
 mod delaunay;
+mod dtm;
 mod gi;
 mod ivm;
 mod keyed;
+mod kl_div;
 mod l_tnc;
 mod lcmc;
 mod mrre;
 mod nd;
 mod nh;
+mod nm_stress;
 mod numpy;
+mod pairwise;
 mod params;
+mod pr;
 mod proc;
 mod registry;
 mod rng;
+mod sn_stress;
+mod srho;
+mod stress;
 mod tnc;
 mod topo;
 
 pub use registry::{find, KRule, MeasureDef, ParamDef, ParamKind, Resolved, REGISTRY, ZADU_PENDING};
 
 use crate::data::{Labels, Points};
-use crate::resources::{CrossRanks, Neighbours};
+use crate::resources::{CrossRanks, Neighbours, Pairwise};
 
 /// What a measure reads: the two point sets, labels, and the resources it declared.
 pub struct Ctx<'a> {
@@ -38,6 +46,8 @@ pub struct Ctx<'a> {
     pub knn_high: Option<&'a Neighbours>,
     pub knn_low: Option<&'a Neighbours>,
     pub cross: Option<&'a CrossRanks>,
+    /// All-pairs resources: extents, pair sums, densities, pair order.
+    pub pairwise: Option<&'a Pairwise>,
 }
 
 impl Ctx<'_> {
@@ -53,6 +63,9 @@ impl Ctx<'_> {
     }
     fn cross(&self) -> &CrossRanks {
         self.cross.expect("planner provides cross ranks")
+    }
+    fn pairwise(&self) -> &Pairwise {
+        self.pairwise.expect("planner provides the all-pairs resources")
     }
     fn labels(&self) -> &Labels {
         self.labels.expect("labels were validated")

@@ -10,6 +10,8 @@ use crate::spec::{ParamValue, Spec};
 pub enum ParamKind {
     Int,
     Float,
+    /// A finite number > 0 (ZADU's `validate_positive_real`).
+    PositiveFloat,
     /// A string from a fixed set.
     Choice(&'static [&'static str]),
 }
@@ -51,6 +53,7 @@ pub struct MeasureDef {
 }
 
 const K: ParamDef = ParamDef { name: "k", kind: ParamKind::Int, default: "20" };
+const SIGMA: ParamDef = ParamDef { name: "sigma", kind: ParamKind::PositiveFloat, default: "0.1" };
 
 /// Every measure faithful implements.
 pub static REGISTRY: &[MeasureDef] = &[
@@ -206,19 +209,96 @@ pub static REGISTRY: &[MeasureDef] = &[
         compute: super::gi::compute,
         about: "Gap index: area distortion of the projection's Delaunay triangles (2-D projections)",
     },
+    MeasureDef {
+        id: "stress",
+        zadu_id: "stress",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["stress"],
+        local_keys: &[],
+        needs: |_| Needs::pair_sums(),
+        compute: super::stress::compute,
+        about: "Stress: √(Σ(d^X − d^Y)² / Σ(d^X)²) over all pairs",
+    },
+    MeasureDef {
+        id: "sn_stress",
+        zadu_id: "scale_normalized_stress",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["scale_normalized_stress"],
+        local_keys: &[],
+        needs: |_| Needs::pair_sums(),
+        compute: super::sn_stress::compute,
+        about: "Scale-normalised stress: the stress of the best scaling α·Y",
+    },
+    MeasureDef {
+        id: "nm_stress",
+        zadu_id: "non_metric_stress",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["non_metric_stress"],
+        local_keys: &[],
+        needs: |_| Needs::pair_isotonic(),
+        compute: super::nm_stress::compute,
+        about: "Non-metric stress: residual of the isotonic regression of d^Y on d^X over all pairs",
+    },
+    MeasureDef {
+        id: "pr",
+        zadu_id: "pearson_r",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["pearson_r"],
+        local_keys: &[],
+        needs: |_| Needs::pair_sums(),
+        compute: super::pr::compute,
+        about: "Pearson correlation of d^X and d^Y over all pairs",
+    },
+    MeasureDef {
+        id: "srho",
+        zadu_id: "spearman_rho",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["spearman_rho"],
+        local_keys: &[],
+        needs: |_| Needs::pair_ranks(),
+        compute: super::srho::compute,
+        about: "Spearman correlation (average ranks, ties averaged) of d^X and d^Y over all pairs",
+    },
+    MeasureDef {
+        id: "kl_div",
+        zadu_id: "kl_divergence",
+        params: &[SIGMA],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["kl_divergence"],
+        local_keys: &[],
+        needs: |r| Needs::density(r.float("sigma")),
+        compute: super::kl_div::compute,
+        about: "KL divergence of the Gaussian densities (bandwidth sigma) of X and Y",
+    },
+    MeasureDef {
+        id: "dtm",
+        zadu_id: "distance_to_measure",
+        params: &[SIGMA],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["distance_to_measure"],
+        local_keys: &[],
+        needs: |r| Needs::density(r.float("sigma")),
+        compute: super::dtm::compute,
+        about: "Distance to measure: Σ|p − q| of the Gaussian densities of X and Y",
+    },
 ];
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
 pub static ZADU_PENDING: &[(&str, &str)] = &[
-    ("dtm", "distance_to_measure"),
-    ("kl_div", "kl_divergence"),
-    ("pr", "pearson_r"),
-    ("srho", "spearman_rho"),
     ("c_evm", "clustering_and_external_validation_measure"),
     ("snc", "steadiness_cohesiveness"),
-    ("stress", "stress"),
-    ("sn_stress", "scale_normalized_stress"),
-    ("nm_stress", "non_metric_stress"),
     ("cadi", "class_angular_distortion_index"),
 ];
 
@@ -297,6 +377,14 @@ impl Resolved {
         }
     }
 
+    /// A float parameter (validated by [`Resolved::new`]).
+    pub fn float(&self, name: &str) -> f64 {
+        match self.params.iter().find(|(n, _)| n == name) {
+            Some((_, ParamValue::Float(f))) => *f,
+            other => panic!("{}: parameter {name} is a float, got {other:?}", self.def.id),
+        }
+    }
+
     /// What this measure needs from the planner.
     pub fn needs(&self) -> Needs {
         (self.def.needs)(self)
@@ -316,6 +404,9 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
         (ParamKind::Float, ParamValue::Int(i)) => Ok(ParamValue::Float(*i as f64)),
         (ParamKind::Float, ParamValue::Float(f)) if f.is_finite() => Ok(value.clone()),
         (ParamKind::Float, _) => Err(bad("must be a finite number")),
+        (ParamKind::PositiveFloat, ParamValue::Int(i)) if *i > 0 => Ok(ParamValue::Float(*i as f64)),
+        (ParamKind::PositiveFloat, ParamValue::Float(f)) if f.is_finite() && *f > 0.0 => Ok(value.clone()),
+        (ParamKind::PositiveFloat, _) => Err(bad("must be finite and greater than zero")),
         (ParamKind::Choice(options), v) => {
             let s = v.to_string();
             if options.contains(&s.as_str()) {

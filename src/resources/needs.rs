@@ -1,8 +1,9 @@
 //! [`Needs`]: what a measure asks of the planner.
 
-/// Neighbour counts a measure needs; 0 means "not needed". Merging takes the maximum, since a
-/// kNN list of k rows holds every smaller k as a prefix and ranks do not depend on k.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+/// What a measure needs; 0, `false` or empty means "not needed". Merging takes the maximum of
+/// the neighbour counts (a kNN list of k rows holds every smaller k as a prefix and ranks do
+/// not depend on k), ORs the flags and unites the density bandwidths.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Needs {
     /// kNN in the original space.
     pub knn_high: usize,
@@ -10,27 +11,67 @@ pub struct Needs {
     pub knn_low: usize,
     /// Ranks and distances across spaces of each space's first `cross` neighbours.
     pub cross: usize,
+    /// Sums over all pairs i < j (stress, scale-normalised stress, Pearson).
+    pub pair_sums: bool,
+    /// Gaussian densities of both spaces, one per bandwidth σ (sorted, distinct).
+    pub density_sigmas: Vec<f64>,
+    /// The pairs sorted by distance in each space, with average ranks in both (Spearman).
+    pub pair_ranks: bool,
+    /// The pairs sorted by original distance, with the isotonic fit (non-metric stress).
+    pub pair_isotonic: bool,
 }
 
 impl Needs {
     /// kNN in both spaces.
     pub fn knn_both(k: usize) -> Self {
-        Needs { knn_high: k, knn_low: k, cross: 0 }
+        Needs { knn_high: k, knn_low: k, ..Default::default() }
     }
     /// kNN in both spaces plus cross-space ranks and distances.
     pub fn cross(k: usize) -> Self {
-        Needs { knn_high: k, knn_low: k, cross: k }
+        Needs { knn_high: k, knn_low: k, cross: k, ..Default::default() }
     }
     /// kNN in the projection only.
     pub fn knn_low(k: usize) -> Self {
-        Needs { knn_high: 0, knn_low: k, cross: 0 }
+        Needs { knn_low: k, ..Default::default() }
+    }
+    /// Sums over all pairs.
+    pub fn pair_sums() -> Self {
+        Needs { pair_sums: true, ..Default::default() }
+    }
+    /// The densities of both spaces for bandwidth `sigma`.
+    pub fn density(sigma: f64) -> Self {
+        Needs { density_sigmas: vec![sigma], ..Default::default() }
+    }
+    /// The pair order with average ranks in both spaces.
+    pub fn pair_ranks() -> Self {
+        Needs { pair_ranks: true, ..Default::default() }
+    }
+    /// The pair order with the isotonic fit.
+    pub fn pair_isotonic() -> Self {
+        Needs { pair_isotonic: true, ..Default::default() }
     }
     /// The union of two needs.
     pub fn merge(self, o: Needs) -> Needs {
+        let mut sigmas = self.density_sigmas;
+        sigmas.extend(o.density_sigmas);
+        sigmas.sort_by(f64::total_cmp);
+        sigmas.dedup_by(|a, b| a.to_bits() == b.to_bits());
         Needs {
             knn_high: self.knn_high.max(o.knn_high),
             knn_low: self.knn_low.max(o.knn_low),
             cross: self.cross.max(o.cross),
+            pair_sums: self.pair_sums || o.pair_sums,
+            density_sigmas: sigmas,
+            pair_ranks: self.pair_ranks || o.pair_ranks,
+            pair_isotonic: self.pair_isotonic || o.pair_isotonic,
         }
+    }
+    /// Whether any all-pairs resource (sums, densities, order) is needed.
+    pub fn any_pairwise(&self) -> bool {
+        self.pair_sums || !self.density_sigmas.is_empty() || self.pair_order()
+    }
+    /// Whether the pairs must be sorted.
+    pub fn pair_order(&self) -> bool {
+        self.pair_ranks || self.pair_isotonic
     }
 }

@@ -1,0 +1,84 @@
+//! Progress reporting and cancellation of long runs.
+//!
+//! A library user passes a [`ProgressFn`] and/or a [`Cancel`] flag in [`crate::Options`]. The
+//! all-pairs passes and the external sort report their phase and how far they are, and stop at
+//! the next check once the flag is set, with [`crate::Error::Interrupted`]; temporary files are
+//! removed on the way out. The command line sets the same flag from its Ctrl-C handler.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// How far a phase of a run has come: `done` of `total` units (rows or pairs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// What is running, e.g. "pair sums", "densities", "pair order: sort", "pair order: merge".
+    pub phase: &'static str,
+    pub done: u64,
+    pub total: u64,
+}
+
+/// A progress callback, called from worker threads (so it must be cheap and thread-safe).
+#[derive(Clone)]
+pub struct ProgressFn(pub Arc<dyn Fn(Progress) + Send + Sync>);
+
+impl ProgressFn {
+    /// Wraps a closure.
+    pub fn new(f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        ProgressFn(Arc::new(f))
+    }
+}
+
+impl fmt::Debug for ProgressFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressFn")
+    }
+}
+
+/// A cancellation flag shared between a run and whoever may stop it (a signal handler, a UI).
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A flag that is not set.
+    pub fn new() -> Self {
+        Cancel::default()
+    }
+    /// Asks the run to stop; returns whether it had already been asked.
+    pub fn request(&self) -> bool {
+        self.0.swap(true, Ordering::SeqCst)
+    }
+    /// Whether a stop was asked.
+    pub fn is_requested(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// What a pass needs to report and to stop: built from the options.
+#[derive(Debug, Clone, Default)]
+pub struct Control {
+    pub progress: Option<ProgressFn>,
+    pub cancel: Option<Cancel>,
+}
+
+impl Control {
+    /// `Err(Interrupted)` once a stop was asked.
+    pub fn check(&self) -> Result<()> {
+        match &self.cancel {
+            Some(c) if c.is_requested() => Err(Error::Interrupted),
+            _ => Ok(()),
+        }
+    }
+    /// Whether a stop was asked.
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(Cancel::is_requested)
+    }
+    /// Reports progress, if anyone listens.
+    pub fn report(&self, phase: &'static str, done: u64, total: u64) {
+        if let Some(p) = &self.progress {
+            (p.0)(Progress { phase, done, total });
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! Stress (`stress`): `√(Σ_P (d^X − d^Y)² / Σ_P (d^X)²)` over all pairs i < j.
+//! Undefined (an error, as in ZADU) when every original distance is zero.
+
+use super::pairwise::{require_nonzero, HIGH};
+use super::{Ctx, Output, Resolved};
+use crate::error::Result;
+
+pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
+    let pw = ctx.pairwise();
+    let s = pw.sums.as_ref().expect("planner provides pair sums");
+    require_nonzero("stress", pw.high.expect("extent"), HIGH)?;
+    Ok(Output { values: vec![(s.sum_sq_diff / s.sum_xx).sqrt()], local: vec![] })
+}

@@ -1,0 +1,197 @@
+//! The all-pairs resources of a run, planned and built together: extents, [`PairSums`],
+//! densities and [`OrderStats`]. Each is built once per space and projection and shared by
+//! every measure that needs it; the original space's extent and densities are cached in the
+//! evaluator ([`PairwiseCache`]) and reused for every later projection.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::density::densities;
+use super::external_sort::{external, ExternalPlan};
+use super::pair_order::{in_memory, in_memory_bytes, OrderStats};
+use super::pairs::{pair_pass, Extent, PairSums};
+use super::Needs;
+use crate::control::Control;
+use crate::data::Points;
+use crate::error::Result;
+
+/// Memory and temporary-space limits of the pair order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Budgets {
+    /// Bytes of pair buffers; `None`: half the machine's physical memory.
+    pub memory: Option<u64>,
+    /// Bytes of temporary files; `None`: unlimited.
+    pub temp: Option<u64>,
+    /// Where the temporary workspace goes; `None`: the system's temporary directory.
+    pub temp_dir: Option<PathBuf>,
+}
+
+impl Budgets {
+    /// The memory budget in force.
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory.unwrap_or_else(default_memory_budget)
+    }
+}
+
+/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read.
+pub fn default_memory_budget() -> u64 {
+    let total_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
+        s.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok())
+    });
+    total_kib.map_or(4 << 30, |k| k * 1024 / 2)
+}
+
+/// How the pairs will be sorted, decided before any work starts.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "path", rename_all = "snake_case")]
+pub enum OrderPlan {
+    /// All pairs in memory: `bytes` of records and sort scratch.
+    InMemory { bytes: u64 },
+    /// An external merge sort.
+    External(ExternalPlan),
+}
+
+/// Plans the pair order for n points, or `None` when no measure needs it. Fails with
+/// [`crate::Error::Budget`] when the budgets cannot hold it.
+pub fn plan_order(n: usize, needs: &Needs, budgets: &Budgets) -> Result<Option<OrderPlan>> {
+    if !needs.pair_order() {
+        return Ok(None);
+    }
+    let pairs = (n as u64) * (n as u64 - 1) / 2;
+    let memory = budgets.memory_bytes();
+    let bytes = in_memory_bytes(pairs);
+    if bytes <= memory {
+        return Ok(Some(OrderPlan::InMemory { bytes }));
+    }
+    ExternalPlan::new(pairs, needs.pair_ranks, needs.pair_isotonic, memory, budgets.temp).map(|p| Some(OrderPlan::External(p)))
+}
+
+/// The original space's all-pairs resources, kept across calls of one evaluator.
+#[derive(Debug, Default)]
+pub struct PairwiseCache {
+    high_extent: Option<Extent>,
+    high_density: Vec<(u64, Arc<Vec<f64>>)>,
+}
+
+/// Densities of both spaces for one σ; `None` for a space whose distances are all zero.
+#[derive(Debug, Clone)]
+pub struct DensityPair {
+    pub sigma: f64,
+    pub high: Option<Arc<Vec<f64>>>,
+    pub low: Option<Vec<f64>>,
+}
+
+/// The all-pairs resources of one projection.
+#[derive(Debug, Clone, Default)]
+pub struct Pairwise {
+    /// Extents of the pair distances, when sums or densities were built.
+    pub high: Option<Extent>,
+    pub low: Option<Extent>,
+    pub sums: Option<PairSums>,
+    pub densities: Vec<DensityPair>,
+    pub order: Option<OrderStats>,
+}
+
+impl Pairwise {
+    /// The densities for `sigma`, when built.
+    pub fn density(&self, sigma: f64) -> Option<&DensityPair> {
+        self.densities.iter().find(|d| d.sigma.to_bits() == sigma.to_bits())
+    }
+}
+
+/// What the run report says about the all-pairs resources.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PairwiseReport {
+    /// The pair order's plan, when sorted.
+    pub order: Option<OrderPlan>,
+    /// The original space's extent came from an earlier call.
+    pub high_extent_reused: bool,
+    /// Densities of the original space that came from an earlier call.
+    pub high_densities_reused: usize,
+}
+
+/// Builds what `needs` asks for, for every projection in `lows`.
+#[allow(clippy::too_many_arguments)]
+pub fn build_pairwise(
+    high: &Points,
+    lows: &[&Points],
+    needs: &Needs,
+    order_plan: Option<&OrderPlan>,
+    budgets: &Budgets,
+    cache: &Mutex<PairwiseCache>,
+    block_rows: usize,
+    ctl: &Control,
+) -> Result<(Vec<Pairwise>, PairwiseReport)> {
+    let mut out: Vec<Pairwise> = vec![Pairwise::default(); lows.len()];
+    let mut report = PairwiseReport { order: order_plan.cloned(), ..Default::default() };
+    let sigmas = &needs.density_sigmas;
+    if needs.pair_sums || !sigmas.is_empty() {
+        let cached = cache.lock().expect("pairwise cache").high_extent;
+        report.high_extent_reused = cached.is_some();
+        let pass = pair_pass(high, lows, cached.is_none(), needs.pair_sums, block_rows, ctl)?;
+        let hx = match (cached, pass.high) {
+            (Some(c), _) => c,
+            (None, Some(h)) => {
+                cache.lock().expect("pairwise cache").high_extent = Some(h);
+                h
+            }
+            (None, None) => unreachable!("the pass measures the original space when it is not cached"),
+        };
+        for (o, (lx, sums)) in out.iter_mut().zip(pass.lows) {
+            o.high = Some(hx);
+            o.low = Some(lx);
+            o.sums = sums;
+        }
+        if !sigmas.is_empty() {
+            let high_dens = high_densities(high, hx, sigmas, cache, block_rows, ctl, &mut report)?;
+            for (o, low) in out.iter_mut().zip(lows) {
+                let lx = o.low.expect("extent measured");
+                let low_dens = if lx.max > 0.0 { Some(densities(low, lx.max, sigmas, block_rows, ctl, "densities (projection)")?) } else { None };
+                o.densities = sigmas
+                    .iter()
+                    .enumerate()
+                    .map(|(s, &sigma)| DensityPair { sigma, high: high_dens[s].clone(), low: low_dens.as_ref().map(|d| d[s].clone()) })
+                    .collect();
+            }
+        }
+    }
+    if let Some(plan) = order_plan {
+        for (o, low) in out.iter_mut().zip(lows) {
+            o.order = Some(match plan {
+                OrderPlan::InMemory { .. } => in_memory(high, low, needs.pair_ranks, needs.pair_isotonic, block_rows, ctl)?,
+                OrderPlan::External(p) => external(high, low, needs.pair_ranks, needs.pair_isotonic, p, budgets.temp_dir.as_deref(), ctl)?,
+            });
+        }
+    }
+    Ok((out, report))
+}
+
+/// The original space's densities for `sigmas`, from the cache or one pass for the missing ones.
+fn high_densities(
+    high: &Points,
+    hx: Extent,
+    sigmas: &[f64],
+    cache: &Mutex<PairwiseCache>,
+    block_rows: usize,
+    ctl: &Control,
+    report: &mut PairwiseReport,
+) -> Result<Vec<Option<Arc<Vec<f64>>>>> {
+    if hx.max <= 0.0 {
+        return Ok(vec![None; sigmas.len()]);
+    }
+    let lookup = |c: &PairwiseCache, s: f64| c.high_density.iter().find(|(b, _)| *b == s.to_bits()).map(|(_, d)| d.clone());
+    let missing: Vec<f64> = {
+        let c = cache.lock().expect("pairwise cache");
+        sigmas.iter().copied().filter(|&s| lookup(&c, s).is_none()).collect()
+    };
+    report.high_densities_reused = sigmas.len() - missing.len();
+    if !missing.is_empty() {
+        let fresh = densities(high, hx.max, &missing, block_rows, ctl, "densities (original)")?;
+        let mut c = cache.lock().expect("pairwise cache");
+        for (s, d) in missing.iter().zip(fresh) {
+            c.high_density.push((s.to_bits(), Arc::new(d)));
+        }
+    }
+    let c = cache.lock().expect("pairwise cache");
+    Ok(sigmas.iter().map(|&s| lookup(&c, s)).collect())
+}
