@@ -5,12 +5,23 @@
 //! compute distances themselves and never know which backend built their resources.
 
 mod ca_tnc;
+mod centroids;
+mod ch_btw;
+mod dsc;
+mod delaunay;
+mod gi;
+mod ivm;
+mod keyed;
+mod l_tnc;
 mod lcmc;
 mod mrre;
 mod nd;
 mod nh;
+mod numpy;
+mod params;
 mod proc;
 mod registry;
+mod rng;
 mod tnc;
 mod topo;
 

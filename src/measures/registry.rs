@@ -150,24 +150,76 @@ pub static REGISTRY: &[MeasureDef] = &[
         compute: super::topo::compute,
         about: "Topographic product of neighbour distance ratios",
     },
+    // Label and cluster measures: no kNN, they read the point sets and labels directly.
+    MeasureDef {
+        id: "l_tnc",
+        zadu_id: "label_trustworthiness_and_continuity",
+        params: &[
+            ParamDef { name: "cvm", kind: ParamKind::Choice(&["dsc", "ch_btw"]), default: "dsc" },
+            ParamDef { name: "random_seed", kind: ParamKind::Int, default: "0" },
+        ],
+        min_classes: 2,
+        k_rule: KRule::None,
+        keys: &["label_trustworthiness", "label_continuity"],
+        local_keys: &[],
+        needs: |_| Needs::default(),
+        compute: super::l_tnc::compute,
+        about: "Label T&C: per class pair, a cluster validation measure in X vs Y (random_seed: ch_btw shuffles only)",
+    },
+    MeasureDef {
+        id: "dsc",
+        zadu_id: "distance_consistency",
+        params: &[],
+        min_classes: 2,
+        k_rule: KRule::None,
+        keys: &["distance_consistency"],
+        local_keys: &[],
+        needs: |_| Needs::default(),
+        compute: super::dsc::compute,
+        about: "Distance consistency: share of points nearest to their own class centroid",
+    },
+    MeasureDef {
+        id: "ivm",
+        zadu_id: "internal_validation_measure",
+        params: &[ParamDef {
+            name: "measure",
+            kind: ParamKind::Choice(&["silhouette", "calinski_harabasz", "davies_bouldin"]),
+            default: "silhouette",
+        }],
+        min_classes: 2,
+        k_rule: KRule::None,
+        keys: &["silhouette"],
+        local_keys: &[],
+        needs: |_| Needs::default(),
+        compute: super::ivm::compute,
+        about: "Internal validation (scikit-learn) of the projection with the labels; key: the measure's name",
+    },
+    MeasureDef {
+        id: "gi",
+        zadu_id: "gap_index",
+        params: &[ParamDef { name: "metric", kind: ParamKind::Choice(&["euclidean"]), default: "euclidean" }],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["gap_index"],
+        local_keys: &[],
+        needs: |_| Needs::default(),
+        compute: super::gi::compute,
+        about: "Gap index: area distortion of the projection's Delaunay triangles (2-D projections)",
+    },
 ];
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
 pub static ZADU_PENDING: &[(&str, &str)] = &[
-    ("l_tnc", "label_trustworthiness_and_continuity"),
     ("dtm", "distance_to_measure"),
     ("kl_div", "kl_divergence"),
-    ("dsc", "distance_consistency"),
     ("pr", "pearson_r"),
     ("srho", "spearman_rho"),
-    ("ivm", "internal_validation_measure"),
     ("c_evm", "clustering_and_external_validation_measure"),
     ("snc", "steadiness_cohesiveness"),
     ("stress", "stress"),
     ("sn_stress", "scale_normalized_stress"),
     ("nm_stress", "non_metric_stress"),
     ("cadi", "class_angular_distortion_index"),
-    ("gi", "gap_index"),
 ];
 
 /// Finds a measure by alias or full ZADU id.
@@ -225,6 +277,8 @@ impl Resolved {
             Some((_, ParamValue::Int(k))) => *k,
             _ => 0,
         };
+        // ivm and c_evm name their output after their parameters.
+        let def = super::keyed::variant(def, &params);
         Ok(Resolved { def, params, k: k_given.max(0) as usize, k_given })
     }
 
