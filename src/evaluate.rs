@@ -240,9 +240,34 @@ impl Evaluator {
         }
         let t_end = t0.elapsed().as_secs_f64();
 
-        let n = self.high.n();
         let resource_bytes = knn_high.as_ref().map_or(0, |k| k.bytes())
             + pass.lows.iter().map(|r| r.knn.as_ref().map_or(0, |k| k.bytes()) + r.cross.as_ref().map_or(0, |c| c.bytes())).sum::<usize>();
+        let timings = Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
+        let run = self.report(lows, needs, reused, pass.stats, &served, resource_bytes, timings);
+        Ok(Evaluation { projections, run })
+    }
+
+    /// The exact kNN graph of the original space (ties by index, self excluded), with the
+    /// report of what served it. The result is also kept for later measure calls.
+    pub fn knn(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
+        let n = self.high.n();
+        if k < 1 || k >= n {
+            return Err(Error::KOutOfRange { id: "knn".into(), k: k as i64, n, rule: "1 <= k < n" });
+        }
+        let t0 = Instant::now();
+        let needs = Needs { knn_high: k, ..Needs::default() };
+        let (pass, served) = self.build(None, &[], needs.clone())?;
+        let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
+        *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
+        let t = t0.elapsed().as_secs_f64();
+        let timings = Timings { validate_s: 0.0, resources_s: t, measures_s: 0.0, total_s: t };
+        let run = self.report(&[], needs, false, pass.stats, &served, nb.bytes(), timings);
+        Ok((nb, run))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report(&self, lows: &[&Points], needs: Needs, reused: bool, work: crate::resources::PassStats, served: &Served, resource_bytes: usize, timings: Timings) -> RunReport {
+        let n = self.high.n();
         let posture = |b: &str| if b == "gpu" && served.numerics == Numerics::Fast { "fast" } else { "exact" };
         let served_list = ["knn_high", "knn_low", "cross_ranks"]
             .iter()
@@ -253,7 +278,7 @@ impl Evaluator {
             .chain(any_pairwise.then(|| ServedOutput { output: "pairwise".into(), backend: "cpu".into(), numerics: "exact".into() }))
             .chain(std::iter::once(ServedOutput { output: "measures".into(), backend: "cpu".into(), numerics: "exact".into() }))
             .collect();
-        let run = RunReport {
+        RunReport {
             faithful_version: env!("CARGO_PKG_VERSION"),
             backend_requested: serde_json::to_value(self.opts.backend).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             backend: served.backend.into(),
@@ -269,15 +294,14 @@ impl Evaluator {
             plan: BlockPlan {
                 needs,
                 knn_high_reused: reused,
-                block_rows: pass.stats.block_rows,
-                blocks: pass.stats.blocks,
+                block_rows: work.block_rows,
+                blocks: work.blocks,
                 scratch_bytes_per_worker: n * (8 + 8 + 16),
                 resource_bytes,
                 pairwise: any_pairwise.then_some(pairwise_report),
             },
-            work: pass.stats,
-            timings: Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end },
-        };
-        Ok(Evaluation { projections, run })
+            work,
+            timings,
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! The `faithful` command line.
 
 mod backend_args;
+mod backends;
+mod knn;
 mod measure;
 mod table;
 
@@ -22,12 +24,18 @@ enum Command {
     Measure(measure::Args),
     /// List the measures with their parameters and output keys.
     Measures,
+    /// The exact kNN graph of a dataset (ties by index, self excluded).
+    Knn(knn::Args),
+    /// Every backend and GPU adapter, with its status, limits and features.
+    Backends(backends::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Measure(args) => measure::run(args),
+        Command::Knn(args) => knn::run(args),
+        Command::Backends(args) => backends::run(args),
         Command::Measures => {
             print!("{}", table::measures_table());
             Ok(())

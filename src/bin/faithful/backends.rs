@@ -1,0 +1,55 @@
+//! `faithful backends`: every backend and adapter with its status, limits and features.
+
+use faithful::backend::AUTO_MIN_PAIRS;
+use faithful::gpu::adapters_report;
+use faithful::Result;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let adapters = adapters_report();
+    let env = std::env::var("WGPU_BACKEND").ok();
+    let gpu_status = if adapters.is_empty() {
+        format!(
+            "unavailable: wgpu found no adapter{} (install a Vulkan, Metal, DX12 or GL driver; on Linux without a GPU, Mesa's lavapipe: mesa-vulkan-drivers)",
+            env.as_ref().map(|e| format!(" for WGPU_BACKEND={e}")).unwrap_or_default()
+        )
+    } else {
+        "available".to_string()
+    };
+    if args.json {
+        let body = serde_json::json!({
+            "backends": [
+                {"backend": "cpu", "status": "available", "threads": rayon::current_num_threads(), "numerics": ["exact"]},
+                {"backend": "gpu", "status": gpu_status, "numerics": ["exact", "fast"], "adapters": adapters},
+            ],
+            "wgpu_backend_env": env,
+            "auto_policy": format!("gpu when the adapter is a hardware GPU and n² ≥ {AUTO_MIN_PAIRS:e}, else cpu"),
+        });
+        println!("{body}");
+        return Ok(());
+    }
+    println!("cpu   available, {} threads, exact", rayon::current_num_threads());
+    println!("gpu   {gpu_status}");
+    for a in &adapters {
+        println!(
+            "      - {} [{} {}, driver {} {}] hardware={} max storage binding {} MiB, max buffer {} MiB, workgroup memory {} KiB",
+            a.name,
+            a.backend,
+            a.device_type,
+            a.driver,
+            a.driver_info,
+            a.hardware,
+            a.max_storage_buffer_binding_size >> 20,
+            a.max_buffer_size >> 20,
+            a.max_compute_workgroup_storage_size >> 10
+        );
+    }
+    println!("auto  gpu when the adapter is a hardware GPU and n² ≥ {AUTO_MIN_PAIRS:e}, else cpu");
+    Ok(())
+}

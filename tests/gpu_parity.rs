@@ -1,0 +1,182 @@
+//! The GPU backend against the CPU reference on the adversarial corpus: identical neighbour
+//! lists, distances, ranks, local values and scores, in several block plans; the proven bound
+//! on every pair; the Fast posture's live report. Runs on lavapipe in CI.
+
+mod common;
+#[path = "common/gpu.rs"]
+mod gpu_common;
+
+use common::{corpus, points, Oracle, Rng};
+use faithful::gpu::{bound::Params, gpu_row_pass, knn, prepare::prepare, sqdist::bounded_sqdist, twin, GpuRequest};
+use faithful::resources::{row_pass, Needs};
+use faithful::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec};
+use gpu_common::gpu;
+
+/// The corpus plus cases that stress the GPU path: overflowing candidate lists (identical
+/// points, n = 300), larger D, and n beyond one workgroup's stride.
+fn gpu_corpus() -> Vec<(String, Points, Points)> {
+    let mut c = corpus();
+    let mut rng = Rng(11);
+    c.push(("identical_300".into(), points("s", 300, 3, |_, _| 2.0), points("sl", 300, 2, |i, _| (i % 3) as f64)));
+    c.push(("d50_n203".into(), points("h", 203, 50, |_, _| rng.uniform()), points("l", 203, 2, |i, c| ((i * (c + 3)) % 17) as f64)));
+    c
+}
+
+#[test]
+fn bound_holds_on_every_pair() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    for (name, high, low) in gpu_corpus() {
+        for p in [&high, &low] {
+            let n = p.n();
+            let (prep, s, e) = bounded_sqdist(&g, p, 0..n).unwrap();
+            let oracle = Oracle::new(p);
+            let mut worst = 0.0f64;
+            for i in 0..n {
+                for j in 0..n {
+                    let reference = oracle.d(i, j) * oracle.d(i, j) * prep.scale * prep.scale;
+                    let err = (f64::from(s[i * n + j]) - reference).abs();
+                    let eps = f64::from(e[i * n + j]);
+                    assert!(err <= eps, "{name}: |s̃ - s| = {err:e} > ε = {eps:e} at ({i},{j})");
+                    if eps > 0.0 {
+                        worst = worst.max(err / eps);
+                    }
+                }
+            }
+            eprintln!("{name} (D={}): max observed error / ε = {worst:.3}", p.dim());
+        }
+    }
+}
+
+fn compare_resources(g: &faithful::gpu::Gpu, tag: &str, high: &Points, low: &Points, k: usize) {
+    let needs = Needs::cross(k);
+    let cpu = row_pass(high, None, &[low], needs.clone(), 16);
+    let (gp, stats) = gpu_row_pass(g, high, None, &[low], needs, Numerics::Exact).unwrap();
+    let n = high.n();
+    let (ch, gh) = (cpu.high.as_ref().unwrap(), gp.high.as_ref().unwrap());
+    assert_eq!(gh.idx, ch.idx, "{tag}: original-space kNN");
+    let bits = |v: &[f64]| v.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&gh.dist), bits(&ch.dist), "{tag}: original-space kNN distances");
+    let (cl, gl) = (&cpu.lows[0], &gp.lows[0]);
+    assert_eq!(gl.knn.as_ref().unwrap().idx, cl.knn.as_ref().unwrap().idx, "{tag}: projection kNN");
+    assert_eq!(bits(&gl.knn.as_ref().unwrap().dist), bits(&cl.knn.as_ref().unwrap().dist), "{tag}: projection kNN distances");
+    let (cc, gc) = (cl.cross.as_ref().unwrap(), gl.cross.as_ref().unwrap());
+    assert_eq!(gc.rank_high_of_low, cc.rank_high_of_low, "{tag}: X ranks of Y neighbours");
+    assert_eq!(gc.rank_low_of_high, cc.rank_low_of_high, "{tag}: Y ranks of X neighbours");
+    assert_eq!(bits(&gc.dist_high_of_low), bits(&cc.dist_high_of_low), "{tag}: cross distances");
+    assert_eq!(bits(&gc.dist_low_of_high), bits(&cc.dist_low_of_high), "{tag}: cross distances");
+    assert!(stats.knn.candidates >= (2 * n * k) as u64 - stats.knn.rows_recomputed * k as u64, "{tag}: fewer candidates than neighbours");
+}
+
+#[test]
+fn resources_identical_to_cpu_in_several_block_plans() {
+    let plans = [
+        GpuRequest::default(),
+        GpuRequest { max_rows_per_dispatch: Some(7), ..Default::default() },
+        GpuRequest { max_rows_per_dispatch: Some(64), max_buffer_bytes: Some(4096), ..Default::default() },
+    ];
+    for plan in plans {
+        let Some(g) = gpu(plan.clone()) else { return };
+        for (name, high, low) in gpu_corpus() {
+            let n = high.n();
+            for k in [1, 5, n / 2 - 1] {
+                compare_resources(&g, &format!("{name} k={k} plan={plan:?}"), &high, &low, k);
+            }
+        }
+    }
+}
+
+#[test]
+fn overflowing_rows_are_recomputed_and_reported() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    let high = points("same", 300, 3, |_, _| 1.0);
+    let low = points("l", 300, 2, |i, _| i as f64);
+    let (_, stats) = gpu_row_pass(&g, &high, None, &[&low], Needs::cross(5), Numerics::Exact).unwrap();
+    assert!(stats.knn.rows_recomputed >= 300, "identical points overflow every candidate list: {stats:?}");
+    compare_resources(&g, "identical 300", &high, &low, 5);
+}
+
+#[test]
+fn scores_and_local_values_identical_to_cpu() {
+    let specs: Vec<Spec> = ["tnc:k=5", "mrre:k=5", "lcmc:k=5", "nh:k=5", "ca_tnc:k=5", "nd:k=5", "proc:k=5", "topo:k=5"].iter().map(|s| s.parse().unwrap()).collect();
+    let Some(_) = gpu(GpuRequest::default()) else { return };
+    for (name, high, low) in gpu_corpus() {
+        let labels = Labels::new((0..high.n() as i64).map(|i| i % 3).collect());
+        for spec in &specs {
+            let run = |backend| {
+                let eval = Evaluator::new(high.clone(), Options { backend, local: true, ..Default::default() });
+                eval.measure_many(&[&low], Some(&labels), std::slice::from_ref(spec))
+            };
+            let (cpu, gpu_run) = (run(BackendChoice::Cpu), run(BackendChoice::Gpu));
+            match (cpu, gpu_run) {
+                (Ok(c), Ok(g)) => {
+                    assert_eq!(g.run.backend, "gpu", "{name} {spec}: the GPU must serve");
+                    let js = |e: &faithful::Evaluation| serde_json::to_string(&e.projections).unwrap();
+                    assert_eq!(js(&g), js(&c), "{name} {spec}");
+                }
+                (Err(c), Err(g)) => assert_eq!(g.to_string(), c.to_string(), "{name} {spec}"),
+                (c, g) => panic!("{name} {spec}: cpu {:?} vs gpu {:?}", c.map(|_| ()), g.map(|_| ())),
+            }
+        }
+    }
+}
+
+#[test]
+fn fast_posture_reports_unresolved_comparisons_on_jittered_lattices() {
+    let Some(_) = gpu(GpuRequest::default()) else { return };
+    let mut rng = Rng(5);
+    let high = points("lat", 256, 4, |i, c| ((i >> (2 * c)) & 3) as f64 + 1e-9 * rng.uniform());
+    let low = points("latl", 256, 2, |i, c| ((i >> (3 * c)) & 7) as f64 + 1e-9 * rng.uniform());
+    let specs = vec!["tnc:k=10".parse::<Spec>().unwrap()];
+    let eval = Evaluator::new(high, Options { backend: BackendChoice::Gpu, numerics: Numerics::Fast, ..Default::default() });
+    let r = eval.measure_many(&[&low], None, &specs).unwrap();
+    assert_eq!(r.run.numerics, "fast");
+    let stats = &r.run.gpu.as_ref().unwrap().stats;
+    assert!(stats.knn.unresolved > 0, "Fast on a 1e-9 jittered lattice must report unresolved kNN comparisons: {stats:?}");
+    assert!(stats.ranks.overlaps > 0, "and unresolved rank comparisons: {stats:?}");
+}
+
+#[test]
+fn kernel_candidates_agree_with_the_cpu_twin_within_the_bound() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    for (name, high, _) in gpu_corpus() {
+        let (n, k) = (high.n(), 5);
+        let raw = knn::raw_candidates(&g, &high, k).unwrap();
+        let prep = prepare(&high);
+        let params = knn::knn_params(n, high.dim(), k);
+        let oracle = Oracle::new(&high);
+        for i in 0..n {
+            let (gc, gl) = &raw[i];
+            let (tc, tl) = twin::knn_candidates(&params, &prep, i);
+            if *gc as usize > gl.len() || tc as usize > tl.len() {
+                continue; // overflow: the row is recomputed on the CPU either way
+            }
+            for &j in oracle.knn(i, k) {
+                assert!(gl.iter().any(|&(c, _)| c == j), "{name} row {i}: GPU candidates miss true neighbour {j}");
+                assert!(tl.iter().any(|&(c, _)| c == j), "{name} row {i}: twin candidates miss true neighbour {j}");
+            }
+            for &(j, sg) in gl {
+                if let Some(&(_, st)) = tl.iter().find(|&&(c, _)| c == j) {
+                    let e = params.eps_of(st, prep.norms[i], prep.norms[j as usize]);
+                    assert!((sg - st).abs() <= 2.0 * e, "{name} ({i},{j}): GPU {sg} vs twin {st}, ε {e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn twin_bound_holds_without_a_gpu() {
+    for (name, high, _) in gpu_corpus() {
+        let n = high.n();
+        let prep = prepare(&high);
+        let params = Params::new(n, high.dim());
+        let oracle = Oracle::new(&high);
+        for i in 0..n {
+            let (s, e) = twin::sqdist_row(&params, &prep, i);
+            for j in 0..n {
+                let reference = oracle.d(i, j) * oracle.d(i, j) * prep.scale * prep.scale;
+                assert!((f64::from(s[j]) - reference).abs() <= f64::from(e[j]), "{name} twin ({i},{j})");
+            }
+        }
+    }
+}
