@@ -4,6 +4,7 @@ mod backend_args;
 mod backends;
 mod knn;
 mod measure;
+mod pair_args;
 mod table;
 
 use std::process::ExitCode;
@@ -46,7 +47,12 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("faithful: error: {e}");
             // 3: the GPU was asked for and cannot serve; 2: bad input.
-            ExitCode::from(if matches!(e, faithful::Error::Gpu(_)) { 3 } else { 2 })
+            // 130: interrupted (Ctrl-C), as shells report SIGINT.
+            ExitCode::from(match e {
+                faithful::Error::Gpu(_) => 3,
+                faithful::Error::Interrupted => 130,
+                _ => 2,
+            })
         }
     }
 }

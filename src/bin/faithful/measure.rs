@@ -6,6 +6,7 @@ use faithful::evaluate::default_specs;
 use faithful::{example, data, Error, Evaluator, Options, Points, Result, Spec};
 
 use crate::backend_args::BackendArgs;
+use crate::pair_args::{install_interrupt, progress_bar, PairArgs};
 use crate::table;
 
 #[derive(clap::Args)]
@@ -37,6 +38,8 @@ pub struct Args {
     block_rows: u64,
     #[command(flatten)]
     backend: BackendArgs,
+    #[command(flatten)]
+    pairs: PairArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -64,9 +67,19 @@ pub fn run(args: Args) -> Result<()> {
         args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?
     };
     let opts = args.backend.apply(Options { threads: args.threads, block_rows: args.block_rows as usize, local: args.local, ..Options::default() });
+    let mut opts = args.pairs.apply(opts);
+    let cancel = faithful::Cancel::new();
+    install_interrupt(cancel.clone());
+    opts.cancel = Some(cancel);
+    let bar = progress_bar();
+    opts.progress = bar.as_ref().map(|(_, f)| f.clone());
     let eval = Evaluator::new(high, opts);
     let lows: Vec<&Points> = lows.iter().collect();
-    let result = eval.measure_many(&lows, labels.as_ref(), &specs)?;
+    let result = eval.measure_many(&lows, labels.as_ref(), &specs);
+    if let Some((b, _)) = bar {
+        b.finish_and_clear();
+    }
+    let result = result?;
     if args.json {
         println!("{}", serde_json::to_string(&result).expect("results serialise"));
     } else {
