@@ -243,7 +243,8 @@ impl Evaluator {
         let resource_bytes = knn_high.as_ref().map_or(0, |k| k.bytes())
             + pass.lows.iter().map(|r| r.knn.as_ref().map_or(0, |k| k.bytes()) + r.cross.as_ref().map_or(0, |c| c.bytes())).sum::<usize>();
         let timings = Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
-        let run = self.report(lows, needs, reused, pass.stats, &served, resource_bytes, timings);
+        let pairwise_report = any_pairwise.then_some(pairwise_report);
+        let run = self.report(lows, needs, reused, pass.stats, &served, resource_bytes, timings, pairwise_report);
         Ok(Evaluation { projections, run })
     }
 
@@ -261,13 +262,24 @@ impl Evaluator {
         *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
         let t = t0.elapsed().as_secs_f64();
         let timings = Timings { validate_s: 0.0, resources_s: t, measures_s: 0.0, total_s: t };
-        let run = self.report(&[], needs, false, pass.stats, &served, nb.bytes(), timings);
+        let run = self.report(&[], needs, false, pass.stats, &served, nb.bytes(), timings, None);
         Ok((nb, run))
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn report(&self, lows: &[&Points], needs: Needs, reused: bool, work: crate::resources::PassStats, served: &Served, resource_bytes: usize, timings: Timings) -> RunReport {
+    fn report(
+        &self,
+        lows: &[&Points],
+        needs: Needs,
+        reused: bool,
+        work: crate::resources::PassStats,
+        served: &Served,
+        resource_bytes: usize,
+        timings: Timings,
+        pairwise: Option<crate::resources::PairwiseReport>,
+    ) -> RunReport {
         let n = self.high.n();
+        let any_pairwise = pairwise.is_some();
         let posture = |b: &str| if b == "gpu" && served.numerics == Numerics::Fast { "fast" } else { "exact" };
         let served_list = ["knn_high", "knn_low", "cross_ranks"]
             .iter()
@@ -298,7 +310,7 @@ impl Evaluator {
                 blocks: work.blocks,
                 scratch_bytes_per_worker: n * (8 + 8 + 16),
                 resource_bytes,
-                pairwise: any_pairwise.then_some(pairwise_report),
+                pairwise,
             },
             work,
             timings,
