@@ -357,8 +357,8 @@ fn unknown_spec_id() {
 #[test]
 fn zadu_id_not_implemented_yet() {
     let c = case();
-    expect_error(&c.args(&["--spec", "stress"]), &["'stress'", "does not implement"]);
-    expect_error(&c.args(&["--spec", "kl_divergence:sigma=0.1"]), &["'kl_divergence'", "does not implement"]);
+    expect_error(&c.args(&["--spec", "snc"]), &["'snc'", "does not implement"]);
+    expect_error(&c.args(&["--spec", "steadiness_cohesiveness:k=3"]), &["'steadiness_cohesiveness'", "does not implement"]);
 }
 
 #[test]
@@ -675,8 +675,8 @@ fn lib_spec_errors() {
     let (h, l) = (pts("high", 10, 4, 1), pts("low", 10, 2, 2));
     let e = measure_err(h.clone(), &l, None, &["foo"]);
     assert!(matches!(e, Error::UnknownMeasure { ref id, .. } if id == "foo"), "{e:?}");
-    let e = measure_err(h.clone(), &l, None, &["stress"]);
-    assert!(matches!(e, Error::NotImplemented { ref id } if id == "stress"), "{e:?}");
+    let e = measure_err(h.clone(), &l, None, &["snc"]);
+    assert!(matches!(e, Error::NotImplemented { ref id } if id == "snc"), "{e:?}");
     let e = measure_err(h.clone(), &l, None, &["tnc:sigma=1"]);
     assert!(matches!(e, Error::UnknownParam { ref param, .. } if param == "sigma"), "{e:?}");
     let e = measure_err(h, &l, None, &["tnc:k=2.5"]);

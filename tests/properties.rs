@@ -40,7 +40,7 @@ proptest! {
         let labels = Labels::new((0..n as i64).map(|i| i % 3).collect());
         let specs = specs(k, n);
         let run = |threads, block_rows| {
-            let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, local: true });
+            let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, local: true, ..Default::default() });
             json(&eval, &low, &labels, &specs)
         };
         let reference = run(1, 1);
