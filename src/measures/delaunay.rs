@@ -52,4 +52,29 @@ mod tests {
         assert!(triangulate(&[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).is_none(), "coincident");
         assert!(triangulate(&[0.0, 0.0, 1.0, 1.0]).is_none(), "two points");
     }
+
+    /// `scipy.spatial.Delaunay(points).simplices` on degenerate sets (duplicates on a lattice,
+    /// cocircular points, near-collinear points, a far offset): the same triangles in the same
+    /// order (tests/fixtures/seeded_zadu.json).
+    #[test]
+    fn equals_scipy_delaunay() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/seeded_zadu.json");
+        let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut compared = 0;
+        for rec in fixture["records"].as_array().unwrap().iter().filter(|r| r["kind"] == "delaunay") {
+            let xy: Vec<f64> = rec["points"].as_array().unwrap().iter().flat_map(|p| p.as_array().unwrap().iter().map(|v| v.as_f64().unwrap())).collect();
+            let want: Vec<[usize; 3]> = rec["simplices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    let t: Vec<usize> = t.as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+                    [t[0], t[1], t[2]]
+                })
+                .collect();
+            assert_eq!(triangulate(&xy).unwrap(), want, "{}", rec["name"]);
+            compared += 1;
+        }
+        assert_eq!(compared, 6);
+    }
 }

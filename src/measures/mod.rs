@@ -4,8 +4,11 @@
 //! resources it needs, and computes from a [`Ctx`] that holds those resources. Measures never
 //! compute distances themselves and never know which backend built their resources.
 
+mod c_evm;
 mod ca_tnc;
+mod cadi;
 mod centroids;
+mod contingency;
 mod ch_btw;
 mod dsc;
 mod delaunay;
@@ -13,6 +16,7 @@ mod dtm;
 mod gi;
 mod ivm;
 mod keyed;
+mod kmeans;
 mod kl_div;
 mod l_tnc;
 mod lcmc;

@@ -198,6 +198,36 @@ pub static REGISTRY: &[MeasureDef] = &[
         about: "Internal validation (scikit-learn) of the projection with the labels; key: the measure's name",
     },
     MeasureDef {
+        id: "c_evm",
+        zadu_id: "clustering_and_external_validation_measure",
+        params: &[
+            ParamDef { name: "measure", kind: ParamKind::Choice(&["arand", "ami", "nmi", "vmeasure"]), default: "arand" },
+            ParamDef { name: "clustering", kind: ParamKind::Choice(&["kmeans"]), default: "kmeans" },
+        ],
+        min_classes: 2,
+        k_rule: KRule::None,
+        keys: &["kmeans_arand"],
+        local_keys: &[],
+        needs: |_| Needs::default(),
+        compute: super::c_evm::compute,
+        about: "k-means (k = classes, k-means++ seeded as ZADU) on the projection vs the labels; key: {clustering}_{measure}",
+    },
+    MeasureDef {
+        id: "cadi",
+        zadu_id: "class_angular_distortion_index",
+        params: &[
+            ParamDef { name: "n_triplets", kind: ParamKind::Int, default: "0" },
+            ParamDef { name: "random_seed", kind: ParamKind::Int, default: "0" },
+        ],
+        min_classes: 2,
+        k_rule: KRule::None,
+        keys: &["class_angular_distortion_index"],
+        local_keys: &[],
+        needs: |_| Needs::default(),
+        compute: super::cadi::compute,
+        about: "Class angular distortion index over random class triplets (n_triplets=0: 10n)",
+    },
+    MeasureDef {
         id: "gi",
         zadu_id: "gap_index",
         params: &[ParamDef { name: "metric", kind: ParamKind::Choice(&["euclidean"]), default: "euclidean" }],
@@ -297,9 +327,7 @@ pub static REGISTRY: &[MeasureDef] = &[
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
 pub static ZADU_PENDING: &[(&str, &str)] = &[
-    ("c_evm", "clustering_and_external_validation_measure"),
     ("snc", "steadiness_cohesiveness"),
-    ("cadi", "class_angular_distortion_index"),
 ];
 
 /// Finds a measure by alias or full ZADU id.

@@ -1,0 +1,27 @@
+//! Clustering + external validation (`c_evm`): cluster the projection with k-means (k = the
+//! number of classes; scikit-learn's `KMeans(n_init="auto", random_state=0)` as ZADU runs it,
+//! see [`super::kmeans`]), then score the clustering against the labels with an external
+//! measure: `arand` (adjusted Rand), `ami` (adjusted mutual information), `nmi` (normalized
+//! mutual information) or `vmeasure`. The key is `{clustering}_{measure}`, as in ZADU.
+
+use super::contingency::Contingency;
+use super::kmeans::kmeans;
+use super::params::param_str;
+use super::{Ctx, Output, Resolved};
+use crate::error::Result;
+
+/// ZADU's default `random_state` for KMeans.
+const SEED: u32 = 0;
+
+pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
+    let labels = ctx.labels();
+    let clusters = kmeans(ctx.low, labels.classes(), SEED);
+    let table = Contingency::new(labels.codes(), &clusters);
+    let value = match param_str(r, "measure") {
+        "arand" => table.adjusted_rand(),
+        "ami" => table.adjusted_mutual_info(),
+        "nmi" => table.normalized_mutual_info(),
+        _ => table.v_measure(),
+    };
+    Ok(Output { values: vec![value], local: vec![] })
+}
