@@ -88,6 +88,8 @@ struct Served {
     numerics: Numerics,
     fallback_reason: Option<String>,
     gpu: Option<(Arc<Gpu>, crate::gpu::GpuStats)>,
+    /// The all-pairs statistics came from the GPU's Fast reductions.
+    pairwise_gpu: bool,
 }
 
 impl Evaluator {
@@ -107,7 +109,7 @@ impl Evaluator {
     fn build(&self, cached: Option<&Neighbours>, lows: &[&Points], needs: Needs) -> Result<(PassOutput, Served)> {
         let cpu = |reason: Option<String>| {
             let pass = row_pass(&self.high, cached, lows, needs.clone(), self.opts.block_rows);
-            (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None })
+            (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None, pairwise_gpu: false })
         };
         match backend::select(self.opts.backend, self.high.n(), || self.gpu())? {
             Selected::Cpu { reason } => {
@@ -122,7 +124,7 @@ impl Evaluator {
                 for _attempt in 0..2 {
                     match gpu_row_pass(&gpu, &self.high, cached, lows, needs.clone(), self.opts.numerics) {
                         Ok((pass, stats)) => {
-                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: None, gpu: Some((gpu.clone(), stats)) };
+                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: None, gpu: Some((gpu.clone(), stats)), pairwise_gpu: false };
                             return Ok((pass, served));
                         }
                         Err(e @ GpuError::Runtime { .. }) => {
@@ -204,7 +206,7 @@ impl Evaluator {
         let any_pairwise = needs.any_pairwise();
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
-        let (pass, served) = self.build(cached.as_deref(), lows, needs.clone())?;
+        let (pass, mut served) = self.build(cached.as_deref(), lows, needs.clone())?;
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
                 let fresh = Arc::new(fresh);
@@ -213,8 +215,24 @@ impl Evaluator {
             }
             None => cached.filter(|_| reused),
         };
-        let (pairwise, pairwise_report) =
-            build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
+        // Fast posture on a GPU: pair sums and densities from the device's f32 reductions.
+        let fast_gpu = match &served.gpu {
+            Some((g, _)) if served.numerics == Numerics::Fast && (needs.pair_sums || !needs.density_sigmas.is_empty()) => Some(g.clone()),
+            _ => None,
+        };
+        let cpu_needs = if fast_gpu.is_some() { Needs { pair_sums: false, density_sigmas: Vec::new(), ..needs.clone() } } else { needs.clone() };
+        let (mut pairwise, mut pairwise_report) =
+            build_pairwise(&self.high, lows, &cpu_needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
+        if let Some(g) = fast_gpu {
+            match crate::gpu::fast_pairwise(&g, &self.high, lows, &needs, &mut pairwise) {
+                Ok(()) => served.pairwise_gpu = true,
+                Err(e) => {
+                    let reason = format!("GPU pair reductions failed ({e}); the CPU served them in f64");
+                    served.fallback_reason = Some(served.fallback_reason.take().map_or(reason.clone(), |r| format!("{r}; {reason}")));
+                    (pairwise, pairwise_report) = build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
+                }
+            }
+        }
         let t_res = t0.elapsed().as_secs_f64();
 
         let mut projections = Vec::with_capacity(lows.len());
@@ -276,7 +294,10 @@ impl Evaluator {
                 let b = if *o == "knn_high" && reused { "cpu" } else { served.backend };
                 ServedOutput { output: o.to_string(), backend: b.into(), numerics: posture(b).into() }
             })
-            .chain(pairwise.is_some().then(|| ServedOutput { output: "pairwise".into(), backend: "cpu".into(), numerics: "exact".into() }))
+            .chain(pairwise.is_some().then(|| {
+                let (b, p) = if served.pairwise_gpu { ("gpu", "fast") } else { ("cpu", "exact") };
+                ServedOutput { output: "pairwise".into(), backend: b.into(), numerics: p.into() }
+            }))
             .chain(std::iter::once(ServedOutput { output: "measures".into(), backend: "cpu".into(), numerics: "exact".into() }))
             .collect();
         RunReport {

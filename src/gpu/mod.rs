@@ -8,8 +8,9 @@
 
 pub mod bound;
 pub mod context;
-mod dispatch;
+pub mod dispatch;
 pub mod knn;
+pub mod pair_stats;
 pub mod pass;
 pub mod prepare;
 pub mod ranks;
@@ -18,6 +19,12 @@ mod shaders;
 pub mod twin;
 
 pub use context::{adapters_report, AdapterReport, Gpu, GpuRequest};
+pub use pair_stats::fast_pairwise;
+
+/// A fresh transfer tally (for callers of the host-side kernel functions).
+pub fn dispatch_tally() -> dispatch::Tally {
+    dispatch::Tally::default()
+}
 pub use pass::{gpu_row_pass, GpuStats};
 
 /// Why the GPU could not serve.
