@@ -66,7 +66,7 @@ fn rows_per_dispatch(gpu: &Gpu, bytes_per_row: u64) -> usize {
 }
 
 /// Extents of both spaces and the pair sums, from the device's f32 sums.
-pub fn fast_pair_sums(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums), GpuError> {
+pub async fn fast_pair_sums_async(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums), GpuError> {
     let n = high.n();
     let space = gpu.upload(prepare(high), tally)?;
     let py = prepare(low);
@@ -81,7 +81,7 @@ pub fn fast_pair_sums(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally)
     for row0 in (0..n).step_by(per) {
         let rows = per.min(n - row0);
         params.row0 = row0 as u32;
-        let out = gpu.run(Kernel::PairStats, &params, &space, &[bytemuck::bytes_of(&q), bytemuck::cast_slice(&py.pts)], &[(rows * ROW_VALUES * 4) as u64], rows as u32, tally)?;
+        let out = gpu.run(Kernel::PairStats, &params, &space, &[bytemuck::bytes_of(&q), bytemuck::cast_slice(&py.pts)], &[(rows * ROW_VALUES * 4) as u64], rows as u32, tally).await?;
         rows_out.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[0]));
     }
     Ok(merge_rows(&rows_out, n, space.prep.scale))
@@ -102,7 +102,7 @@ pub fn merge_rows(rows_out: &[f32], n: usize, scale: f64) -> (Extent, Extent, Pa
 
 /// Normalised densities for each σ, from the device's f32 row sums. `max` is the space's largest
 /// pair distance (original units, > 0).
-pub fn fast_densities(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<Vec<Vec<f64>>, GpuError> {
+pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<Vec<Vec<f64>>, GpuError> {
     let n = points.n();
     let space: Space = gpu.upload(prepare(points), tally)?;
     let mut out: Vec<Vec<f64>> = Vec::with_capacity(sigmas.len());
@@ -118,7 +118,7 @@ pub fn fast_densities(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tall
         for row0 in (0..n).step_by(per) {
             let rows = per.min(n - row0);
             params.row0 = row0 as u32;
-            let o = gpu.run(Kernel::Density, &params, &space, &[bytemuck::bytes_of(&q)], &[(rows * m * 4) as u64], rows as u32, tally)?;
+            let o = gpu.run(Kernel::Density, &params, &space, &[bytemuck::bytes_of(&q)], &[(rows * m * 4) as u64], rows as u32, tally).await?;
             raw.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&o[0]));
         }
         for s in 0..m {
@@ -132,11 +132,11 @@ pub fn fast_densities(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tall
 
 /// Fills the pair sums, extents and densities of `out` (one per projection) from the GPU's Fast
 /// reductions; the pair order (srho, nm_stress) stays the CPU's.
-pub fn fast_pairwise(gpu: &Gpu, high: &Points, lows: &[&Points], needs: &crate::resources::Needs, out: &mut [crate::resources::Pairwise]) -> Result<(), GpuError> {
+pub async fn fast_pairwise_async(gpu: &Gpu, high: &Points, lows: &[&Points], needs: &crate::resources::Needs, out: &mut [crate::resources::Pairwise]) -> Result<(), GpuError> {
     let mut tally = Tally::default();
     let mut high_dens: Option<Vec<Vec<f64>>> = None;
     for (o, low) in out.iter_mut().zip(lows) {
-        let (hx, lx, sums) = fast_pair_sums(gpu, high, low, &mut tally)?;
+        let (hx, lx, sums) = fast_pair_sums_async(gpu, high, low, &mut tally).await?;
         o.high = Some(hx);
         o.low = Some(lx);
         if needs.pair_sums {
@@ -144,9 +144,9 @@ pub fn fast_pairwise(gpu: &Gpu, high: &Points, lows: &[&Points], needs: &crate::
         }
         if !needs.density_sigmas.is_empty() {
             if high_dens.is_none() && hx.max > 0.0 {
-                high_dens = Some(fast_densities(gpu, high, hx.max, &needs.density_sigmas, &mut tally)?);
+                high_dens = Some(fast_densities_async(gpu, high, hx.max, &needs.density_sigmas, &mut tally).await?);
             }
-            let low_dens = if lx.max > 0.0 { Some(fast_densities(gpu, low, lx.max, &needs.density_sigmas, &mut tally)?) } else { None };
+            let low_dens = if lx.max > 0.0 { Some(fast_densities_async(gpu, low, lx.max, &needs.density_sigmas, &mut tally).await?) } else { None };
             o.densities = needs
                 .density_sigmas
                 .iter()
@@ -160,4 +160,16 @@ pub fn fast_pairwise(gpu: &Gpu, high: &Points, lows: &[&Points], needs: &crate::
         }
     }
     Ok(())
+}
+
+/// [`fast_pair_sums_async`], blocking.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn fast_pair_sums(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums), GpuError> {
+    super::block_on(fast_pair_sums_async(gpu, high, low, tally))
+}
+
+/// [`fast_densities_async`], blocking.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn fast_densities(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<Vec<Vec<f64>>, GpuError> {
+    super::block_on(fast_densities_async(gpu, points, max, sigmas, tally))
 }
