@@ -37,3 +37,5 @@ cargo test --locked --all-targets
 cargo test --locked --doc
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
 WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli
+# The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.
+./scripts/test_wasm.sh

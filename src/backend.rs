@@ -42,16 +42,16 @@ pub enum Selected {
 }
 
 /// Decides the backend for a job of `n` points. `gpu` starts (or returns) the device.
-pub fn select(choice: BackendChoice, n: usize, gpu: impl FnOnce() -> Result<Arc<Gpu>, GpuError>) -> Result<Selected, GpuError> {
+pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>(choice: BackendChoice, n: usize, gpu: impl FnOnce() -> F) -> Result<Selected, GpuError> {
     match choice {
         BackendChoice::Cpu => Ok(Selected::Cpu { reason: None }),
-        BackendChoice::Gpu => gpu().map(Selected::Gpu),
+        BackendChoice::Gpu => gpu().await.map(Selected::Gpu),
         BackendChoice::Auto => {
             let pairs = n as f64 * n as f64;
             if pairs < AUTO_MIN_PAIRS {
                 return Ok(Selected::Cpu { reason: Some(format!("auto: {n} points are below the GPU threshold ({AUTO_MIN_PAIRS:e} pairs)")) });
             }
-            match gpu() {
+            match gpu().await {
                 Ok(g) if g.report.hardware => Ok(Selected::Gpu(g)),
                 Ok(g) => Ok(Selected::Cpu { reason: Some(format!("auto: adapter '{}' is not a hardware GPU", g.report.name)) }),
                 Err(e) => Ok(Selected::Cpu { reason: Some(format!("auto: {e}")) }),
@@ -61,6 +61,6 @@ pub fn select(choice: BackendChoice, n: usize, gpu: impl FnOnce() -> Result<Arc<
 }
 
 /// Starts the GPU for `req`.
-pub fn start_gpu(req: &GpuRequest) -> Result<Arc<Gpu>, GpuError> {
-    Gpu::new(req).map(Arc::new)
+pub async fn start_gpu(req: &GpuRequest) -> Result<Arc<Gpu>, GpuError> {
+    Gpu::new_async(req).await.map(Arc::new)
 }

@@ -5,11 +5,11 @@
 //! ZADU's `measure_many`), then runs each measure on the shared resources.
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use web_time::Instant;
 
 use crate::backend::{self, BackendChoice, Numerics, Selected};
 use crate::data::{Labels, Points};
-use crate::gpu::{gpu_row_pass, Gpu, GpuError, GpuRequest};
+use crate::gpu::{gpu_row_pass_async, Gpu, GpuError, GpuRequest};
 use crate::error::{Error, Result};
 use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, GpuRun, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
@@ -88,6 +88,8 @@ struct Served {
     numerics: Numerics,
     fallback_reason: Option<String>,
     gpu: Option<(Arc<Gpu>, crate::gpu::GpuStats)>,
+    /// The all-pairs statistics came from the GPU's Fast reductions.
+    pairwise_gpu: bool,
 }
 
 impl Evaluator {
@@ -103,19 +105,24 @@ impl Evaluator {
     }
 
     /// The GPU, started on first use and kept for later calls.
-    fn gpu(&self) -> Result<Arc<Gpu>, GpuError> {
-        let mut slot = self.gpu.lock().expect("gpu lock");
-        slot.get_or_insert_with(|| backend::start_gpu(&self.opts.gpu)).clone()
+    async fn gpu(&self) -> Result<Arc<Gpu>, GpuError> {
+        if let Some(started) = self.gpu.lock().expect("gpu lock").clone() {
+            return started;
+        }
+        let started = backend::start_gpu(&self.opts.gpu).await;
+        *self.gpu.lock().expect("gpu lock") = Some(started.clone());
+        started
     }
+
 
     /// Builds the resources on the selected backend; a GPU failure retries with smaller
     /// blocks, then falls back to the CPU, and says so.
-    fn build(&self, cached: Option<&Neighbours>, lows: &[&Points], needs: Needs) -> Result<(PassOutput, Served)> {
+    async fn build(&self, cached: Option<&Neighbours>, lows: &[&Points], needs: Needs) -> Result<(PassOutput, Served)> {
         let cpu = |reason: Option<String>| {
             let pass = row_pass(&self.high, cached, lows, needs.clone(), self.opts.block_rows);
-            (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None })
+            (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None, pairwise_gpu: false })
         };
-        match backend::select(self.opts.backend, self.high.n(), || self.gpu())? {
+        match backend::select(self.opts.backend, self.high.n(), || self.gpu()).await? {
             Selected::Cpu { reason } => {
                 let reason = match (reason, self.opts.numerics) {
                     (r, Numerics::Fast) => Some(r.map_or(String::new(), |r| r + "; ") + "the CPU reference is always exact (Fast applies to GPU work)"),
@@ -126,9 +133,9 @@ impl Evaluator {
             Selected::Gpu(gpu) => {
                 let mut last = None;
                 for _attempt in 0..2 {
-                    match gpu_row_pass(&gpu, &self.high, cached, lows, needs.clone(), self.opts.numerics) {
+                    match gpu_row_pass_async(&gpu, &self.high, cached, lows, needs.clone(), self.opts.numerics).await {
                         Ok((pass, stats)) => {
-                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: None, gpu: Some((gpu.clone(), stats)) };
+                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: None, gpu: Some((gpu.clone(), stats)), pairwise_gpu: false };
                             return Ok((pass, served));
                         }
                         Err(e @ GpuError::Runtime { .. }) => {
@@ -153,22 +160,31 @@ impl Evaluator {
     }
 
     /// Evaluates `specs` on one projection.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn measure(&self, low: &Points, labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Score>> {
         Ok(self.measure_many(&[low], labels, specs)?.projections.remove(0).scores)
     }
 
     /// Evaluates `specs` on each projection, sharing every resource that can be shared.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
+        let run = || crate::gpu::block_on(self.run(lows, labels, specs));
         match self.opts.threads {
-            None => self.run(lows, labels, specs),
+            None => run(),
             Some(t) => {
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(t.max(1))
                     .build()
                     .map_err(|e| Error::Option(format!("cannot start {t} threads: {e}")))?;
-                pool.install(|| self.run(lows, labels, specs))
+                pool.install(run)
             }
         }
+    }
+
+    /// [`Evaluator::measure_many`] for async callers (the browser, where GPU readback must be
+    /// awaited); `threads` does not apply.
+    pub async fn measure_many_async(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
+        self.run(lows, labels, specs).await
     }
 
     fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
@@ -197,7 +213,7 @@ impl Evaluator {
         Ok(resolved)
     }
 
-    fn run(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
+    async fn run(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
         let t0 = Instant::now();
         let resolved = self.validate(lows, labels, specs)?;
         let t_valid = t0.elapsed().as_secs_f64();
@@ -210,7 +226,7 @@ impl Evaluator {
         let any_pairwise = needs.any_pairwise();
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
-        let (pass, served) = self.build(cached.as_deref(), lows, needs.clone())?;
+        let (pass, mut served) = self.build(cached.as_deref(), lows, needs.clone()).await?;
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
                 let fresh = Arc::new(fresh);
@@ -219,8 +235,24 @@ impl Evaluator {
             }
             None => cached.filter(|_| reused),
         };
-        let (pairwise, pairwise_report) =
-            build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
+        // Fast posture on a GPU: pair sums and densities from the device's f32 reductions.
+        let fast_gpu = match &served.gpu {
+            Some((g, _)) if served.numerics == Numerics::Fast && (needs.pair_sums || !needs.density_sigmas.is_empty()) => Some(g.clone()),
+            _ => None,
+        };
+        let cpu_needs = if fast_gpu.is_some() { Needs { pair_sums: false, density_sigmas: Vec::new(), ..needs.clone() } } else { needs.clone() };
+        let (mut pairwise, mut pairwise_report) =
+            build_pairwise(&self.high, lows, &cpu_needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
+        if let Some(g) = fast_gpu {
+            match crate::gpu::fast_pairwise_async(&g, &self.high, lows, &needs, &mut pairwise).await {
+                Ok(()) => served.pairwise_gpu = true,
+                Err(e) => {
+                    let reason = format!("GPU pair reductions failed ({e}); the CPU served them in f64");
+                    served.fallback_reason = Some(served.fallback_reason.take().map_or(reason.clone(), |r| format!("{r}; {reason}")));
+                    (pairwise, pairwise_report) = build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
+                }
+            }
+        }
         let t_res = t0.elapsed().as_secs_f64();
 
         let mut projections = Vec::with_capacity(lows.len());
@@ -256,14 +288,20 @@ impl Evaluator {
 
     /// The exact kNN graph of the original space (ties by index, self excluded), with the
     /// report of what served it. The result is also kept for later measure calls.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn knn(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
+        crate::gpu::block_on(self.knn_async(k))
+    }
+
+    /// [`Evaluator::knn`] for async callers.
+    pub async fn knn_async(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
         let n = self.high.n();
         if k < 1 || k >= n {
             return Err(Error::KOutOfRange { id: "knn".into(), k: k as i64, n, rule: "1 <= k < n" });
         }
         let t0 = Instant::now();
         let needs = Needs { knn_high: k, ..Needs::default() };
-        let (pass, served) = self.build(None, &[], needs.clone())?;
+        let (pass, served) = self.build(None, &[], needs.clone()).await?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
         *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
         let t = t0.elapsed().as_secs_f64();
@@ -282,7 +320,10 @@ impl Evaluator {
                 let b = if *o == "knn_high" && reused { "cpu" } else { served.backend };
                 ServedOutput { output: o.to_string(), backend: b.into(), numerics: posture(b).into() }
             })
-            .chain(pairwise.is_some().then(|| ServedOutput { output: "pairwise".into(), backend: "cpu".into(), numerics: "exact".into() }))
+            .chain(pairwise.is_some().then(|| {
+                let (b, p) = if served.pairwise_gpu { ("gpu", "fast") } else { ("cpu", "exact") };
+                ServedOutput { output: "pairwise".into(), backend: b.into(), numerics: p.into() }
+            }))
             .chain(std::iter::once(ServedOutput { output: "measures".into(), backend: "cpu".into(), numerics: "exact".into() }))
             .collect();
         RunReport {

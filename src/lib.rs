@@ -27,6 +27,8 @@ pub mod report;
 pub mod resources;
 pub mod spec;
 pub mod sum;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
 
 pub use backend::{BackendChoice, Numerics};
 pub use control::{Cancel, Progress, ProgressFn};

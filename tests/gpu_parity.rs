@@ -180,3 +180,51 @@ fn twin_bound_holds_without_a_gpu() {
         }
     }
 }
+
+fn rel_close(a: f64, b: f64, tol: f64) -> bool {
+    (a - b).abs() <= tol * a.abs().max(b.abs()).max(1e-300)
+}
+
+#[test]
+fn fast_pair_reductions_agree_with_twin_and_with_exact_scores() {
+    use faithful::gpu::{dispatch_tally, pair_stats};
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    for (name, high, low) in gpu_corpus() {
+        let n = high.n();
+        // Device sums against the CPU twin's, both merged in f64.
+        let (px, py) = (prepare(&high), prepare(&low));
+        let ratio = (px.scale / py.scale) as f32;
+        let twin_rows: Vec<f32> = (0..n).flat_map(|i| twin::pair_stats_row(&px, &py, ratio, i)).collect();
+        let (_, _, want) = pair_stats::merge_rows(&twin_rows, n, px.scale);
+        let (hx, _, got) = pair_stats::fast_pair_sums(&g, &high, &low, &mut dispatch_tally()).unwrap();
+        for (what, a, b) in [("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff), ("Σx²", got.sum_xx, want.sum_xx), ("Σy²", got.sum_yy, want.sum_yy), ("Σxy", got.sum_xy, want.sum_xy), ("m2x", got.m2_x, want.m2_x)] {
+            assert!(rel_close(a, b, 1e-4) || (a - b).abs() <= 1e-6 * want.sum_xx.max(want.sum_yy), "{name} {what}: GPU {a} twin {b}");
+        }
+        if hx.max > 0.0 {
+            let sigmas = [0.1, 1.0];
+            let dev = pair_stats::fast_densities(&g, &high, hx.max, &sigmas, &mut dispatch_tally()).unwrap();
+            let inv = (1.0 / (hx.max * px.scale)) as f32;
+            for (s, &sigma) in sigmas.iter().enumerate() {
+                let raw: Vec<f64> = (0..n).map(|i| f64::from(twin::density_row(&px, inv, &[sigma as f32], i)[0])).collect();
+                let total: f64 = raw.iter().sum();
+                for i in 0..n {
+                    assert!(rel_close(dev[s][i], raw[i] / total, 1e-4), "{name} density σ={sigma} row {i}: {} vs {}", dev[s][i], raw[i] / total);
+                }
+            }
+        }
+        // Fast scores against the exact CPU scores.
+        let specs: Vec<Spec> = ["stress", "sn_stress", "pr", "kl_div", "dtm", "kl_div:sigma=1"].iter().map(|s| s.parse().unwrap()).collect();
+        for spec in &specs {
+            let run = |backend, numerics| Evaluator::new(high.clone(), Options { backend, numerics, ..Default::default() }).measure_many(&[&low], None, std::slice::from_ref(spec));
+            match (run(BackendChoice::Cpu, Numerics::Exact), run(BackendChoice::Gpu, Numerics::Fast)) {
+                (Ok(c), Ok(f)) => {
+                    assert!(f.run.served.iter().any(|s| s.output == "pairwise" && s.backend == "gpu" && s.numerics == "fast"), "{name} {spec}: {:?}", f.run.served);
+                    let (a, b) = (c.projections[0].scores[0].values[0].1, f.projections[0].scores[0].values[0].1);
+                    assert!(rel_close(a, b, 1e-3) || (a - b).abs() < 1e-6, "{name} {spec}: exact {a} fast {b}");
+                }
+                (Err(c), Err(f)) => assert_eq!(c.to_string(), f.to_string(), "{name} {spec}"),
+                (c, f) => panic!("{name} {spec}: exact {:?} fast {:?}", c.map(|_| ()), f.map(|_| ())),
+            }
+        }
+    }
+}

@@ -66,12 +66,15 @@ fn instance() -> wgpu::Instance {
 }
 
 /// Every adapter wgpu can see (after `WGPU_BACKEND`), for `faithful backends`.
-pub fn adapters_report() -> Vec<AdapterReport> {
+pub async fn adapters_report_async() -> Vec<AdapterReport> {
     let inst = instance();
-    pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()))
-        .iter()
-        .map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features()))
-        .collect()
+    inst.enumerate_adapters(wgpu::Backends::all()).await.iter().map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features())).collect()
+}
+
+/// Every adapter wgpu can see (blocking).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn adapters_report() -> Vec<AdapterReport> {
+    super::block_on(adapters_report_async())
 }
 
 /// A started device with its pipelines.
@@ -91,34 +94,35 @@ pub struct Gpu {
 impl Gpu {
     /// Picks an adapter (by name substring, else wgpu's high-performance choice) and starts a
     /// device with the adapter's own limits.
-    pub fn new(req: &GpuRequest) -> Result<Gpu, GpuError> {
-        let t0 = std::time::Instant::now();
+    pub async fn new_async(req: &GpuRequest) -> Result<Gpu, GpuError> {
+        let t0 = web_time::Instant::now();
         let inst = instance();
         let adapter = match &req.adapter {
             Some(sub) => {
-                let all = pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()));
+                let all = inst.enumerate_adapters(wgpu::Backends::all()).await;
                 let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
                 let want = sub.to_lowercase();
                 all.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&want)).ok_or_else(|| {
                     GpuError::NoAdapter(format!("no adapter name contains '{sub}' (adapters: {})", if names.is_empty() { "none".into() } else { names.join(", ") }))
                 })?
             }
-            None => pollster::block_on(inst.request_adapter(&wgpu::RequestAdapterOptions {
-                power_preference: wgpu::PowerPreference::HighPerformance,
-                ..Default::default()
-            }))
-            .map_err(|e| GpuError::NoAdapter(e.to_string()))?,
+            None => inst
+                .request_adapter(&wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() })
+                .await
+                .map_err(|e| GpuError::NoAdapter(e.to_string()))?,
         };
         let limits = adapter.limits();
         let report = AdapterReport::new(&adapter.get_info(), &limits, adapter.features());
-        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
             label: Some("faithful"),
             required_features: wgpu::Features::empty(),
             required_limits: limits.clone(),
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
-        }))
+        })
+        .await
         .map_err(|e| GpuError::Device(e.to_string()))?;
         Ok(Gpu {
             report,
@@ -132,8 +136,14 @@ impl Gpu {
         })
     }
 
+    /// [`Gpu::new_async`], blocking.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new(req: &GpuRequest) -> Result<Gpu, GpuError> {
+        super::block_on(Self::new_async(req))
+    }
+
     /// The compiled pipeline of `kernel` (compiled once, then cached).
-    pub(super) fn pipeline(&self, kernel: Kernel) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
+    pub(super) async fn pipeline(&self, kernel: Kernel) -> Result<Arc<wgpu::ComputePipeline>, GpuError> {
         if let Some(p) = self.pipelines.lock().expect("pipeline cache").get(&kernel) {
             return Ok(p.clone());
         }
@@ -150,7 +160,7 @@ impl Gpu {
             compilation_options: Default::default(),
             cache: None,
         });
-        if let Some(e) = pollster::block_on(scope.pop()) {
+        if let Some(e) = scope.pop().await {
             return Err(GpuError::Runtime { stage: "pipeline compilation", message: e.to_string() });
         }
         let p = Arc::new(pipeline);

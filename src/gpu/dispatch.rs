@@ -1,6 +1,6 @@
 //! Uploads, dispatches and readbacks, with byte and time tallies.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use serde::Serialize;
 use wgpu::util::DeviceExt;
@@ -68,7 +68,7 @@ impl Gpu {
     /// Runs `kernel` over `groups` rows starting at `params.row0`, with extra read-only inputs
     /// (bindings 3..) and outputs of the given byte sizes (the bindings after them); returns
     /// the outputs' bytes.
-    pub(super) fn run(
+    pub(super) async fn run(
         &self,
         kernel: Kernel,
         params: &Params,
@@ -79,7 +79,7 @@ impl Gpu {
         tally: &mut Tally,
     ) -> Result<Vec<Vec<u8>>, GpuError> {
         let t0 = Instant::now();
-        let pipeline = self.pipeline(kernel)?;
+        let pipeline = self.pipeline(kernel).await?;
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let invalid = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let uniform = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -144,15 +144,32 @@ impl Gpu {
             enc.copy_buffer_to_buffer(o, 0, s, 0, o.size());
         }
         self.queue.submit([enc.finish()]);
-        for s in &staging {
-            s.map_async(wgpu::MapMode::Read, .., |_| {});
-        }
+        let mapped: Vec<_> = staging
+            .iter()
+            .map(|s| {
+                let (tx, rx) = futures_channel::oneshot::channel();
+                s.map_async(wgpu::MapMode::Read, .., move |r| {
+                    let _ = tx.send(r);
+                });
+                rx
+            })
+            .collect();
+        // Native: block until the GPU is done and the callbacks ran. Browser: a no-op; the
+        // callbacks arrive from the event loop while we await them below.
+        #[cfg(not(target_arch = "wasm32"))]
         self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| runtime("wait")(e.to_string()))?;
-        if let Some(e) = pollster::block_on(invalid.pop()) {
+        if let Some(e) = invalid.pop().await {
             return Err(runtime("dispatch")(e.to_string()));
         }
-        if let Some(e) = pollster::block_on(oom.pop()) {
+        if let Some(e) = oom.pop().await {
             return Err(runtime("allocation")(e.to_string()));
+        }
+        for rx in mapped {
+            match rx.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(runtime("readback")(e.to_string())),
+                Err(_) => return Err(runtime("readback")("the map callback was dropped (device lost?)".into())),
+            }
         }
         let mut result = Vec::with_capacity(staging.len());
         for (s, &size) in staging.iter().zip(outputs) {

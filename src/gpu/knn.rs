@@ -37,7 +37,7 @@ fn cap(k: usize) -> usize {
 }
 
 /// The exact kNN of every point of `points` (already resident as `space`).
-pub fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, numerics: Numerics, tally: &mut Tally) -> Result<(Neighbours, KnnStats), GpuError> {
+pub async fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, numerics: Numerics, tally: &mut Tally) -> Result<(Neighbours, KnnStats), GpuError> {
     let n = points.n();
     let mut stats = KnnStats { rows: n as u64, ..Default::default() };
     let mut idx = vec![0u32; n * k];
@@ -92,13 +92,14 @@ pub fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, numeri
                 stats.unresolved += unres;
             }
         }
-    })?;
+    })
+    .await?;
     Ok((Neighbours { k, idx, dist }, stats))
 }
 
 /// Runs `knn_candidates` over all rows in blocks that fit the adapter's limits, handing each
 /// block's (first row, rows, counts, candidates) to `f`; returns the rows per dispatch.
-fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, mut f: impl FnMut(usize, usize, &[u32], &[[u32; 2]])) -> Result<u32, GpuError> {
+async fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, mut f: impl FnMut(usize, usize, &[u32], &[[u32; 2]])) -> Result<u32, GpuError> {
     let (n, cap) = (space.prep.n, cap(k));
     let per = (gpu.max_rows() as u64).min((gpu.max_output_bytes() / (cap as u64 * 8)).max(1)) as usize;
     let mut params = Params::new(n, space.prep.dim);
@@ -108,7 +109,7 @@ fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, mut f: 
     for row0 in (0..n).step_by(per) {
         let rows = per.min(n - row0);
         params.row0 = row0 as u32;
-        let out = gpu.run(Kernel::KnnCandidates, &params, space, &[], &[rows as u64 * 4, (rows * cap) as u64 * 8], rows as u32, tally)?;
+        let out = gpu.run(Kernel::KnnCandidates, &params, space, &[], &[rows as u64 * 4, (rows * cap) as u64 * 8], rows as u32, tally).await?;
         f(row0, rows, bytemuck::cast_slice(&out[0]), bytemuck::cast_slice(&out[1]));
     }
     Ok(per as u32)
@@ -116,7 +117,7 @@ fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, mut f: 
 
 /// The raw output of `knn_candidates` for every row: (count, the stored (j, s̃) pairs), for
 /// parity tests against [`super::twin::knn_candidates`]. Needs k ≤ 512.
-pub fn raw_candidates(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<(u32, Vec<(u32, f32)>)>, GpuError> {
+pub async fn raw_candidates_async(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<(u32, Vec<(u32, f32)>)>, GpuError> {
     let mut tally = Tally::default();
     let space = gpu.upload(super::prepare::prepare(points), &mut tally)?;
     let cap = cap(k);
@@ -126,8 +127,15 @@ pub fn raw_candidates(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<(u32, 
             let c = counts[r] as usize;
             rows_out.push((counts[r], cands[r * cap..r * cap + c.min(cap)].iter().map(|&[j, s]| (j, f32::from_bits(s))).collect()));
         }
-    })?;
+    })
+    .await?;
     Ok(rows_out)
+}
+
+/// [`raw_candidates_async`], blocking.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn raw_candidates(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<(u32, Vec<(u32, f32)>)>, GpuError> {
+    super::block_on(raw_candidates_async(gpu, points, k))
 }
 
 /// The kernel parameters `certified_knn` uses (for the twin).

@@ -8,8 +8,9 @@
 
 pub mod bound;
 pub mod context;
-mod dispatch;
+pub mod dispatch;
 pub mod knn;
+pub mod pair_stats;
 pub mod pass;
 pub mod prepare;
 pub mod ranks;
@@ -17,8 +18,25 @@ pub mod sqdist;
 mod shaders;
 pub mod twin;
 
-pub use context::{adapters_report, AdapterReport, Gpu, GpuRequest};
-pub use pass::{gpu_row_pass, GpuStats};
+#[cfg(not(target_arch = "wasm32"))]
+pub use context::adapters_report;
+pub use context::{adapters_report_async, AdapterReport, Gpu, GpuRequest};
+pub use pair_stats::fast_pairwise_async;
+
+/// A fresh transfer tally (for callers of the host-side kernel functions).
+pub fn dispatch_tally() -> dispatch::Tally {
+    dispatch::Tally::default()
+}
+#[cfg(not(target_arch = "wasm32"))]
+pub use pass::gpu_row_pass;
+pub use pass::{gpu_row_pass_async, GpuStats};
+
+/// Runs a future to completion on this thread (native only: the GPU work inside is driven by
+/// `device.poll`, so the futures are ready when awaited).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    pollster::block_on(f)
+}
 
 /// Why the GPU could not serve.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -45,8 +45,8 @@ fn prefix(nb: &Neighbours, kc: usize) -> Vec<u32> {
 }
 
 /// Builds the resources of `needs` on the GPU (see [`crate::resources::row_pass`]).
-pub fn gpu_row_pass(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points], needs: Needs, numerics: Numerics) -> Result<(PassOutput, GpuStats), GpuError> {
-    let t0 = std::time::Instant::now();
+pub async fn gpu_row_pass_async(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points], needs: Needs, numerics: Numerics) -> Result<(PassOutput, GpuStats), GpuError> {
+    let t0 = web_time::Instant::now();
     let kh = needs.knn_high.max(needs.cross);
     let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
     let kc = if lows.is_empty() { 0 } else { needs.cross };
@@ -57,7 +57,7 @@ pub fn gpu_row_pass(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, 
     let high_space: Option<Space> = if need_high_space { Some(gpu.upload(prepare(high), &mut tally)?) } else { None };
     let fresh_high = match (cached, &high_space) {
         (None, Some(space)) if kh > 0 => {
-            let (nb, s) = certified_knn(gpu, space, high, kh, numerics, &mut tally)?;
+            let (nb, s) = certified_knn(gpu, space, high, kh, numerics, &mut tally).await?;
             stats.add_knn(&s);
             Some(nb)
         }
@@ -71,13 +71,13 @@ pub fn gpu_row_pass(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, 
             continue;
         }
         let space = gpu.upload(prepare(low), &mut tally)?;
-        let (knn, s) = certified_knn(gpu, &space, low, kl, numerics, &mut tally)?;
+        let (knn, s) = certified_knn(gpu, &space, low, kl, numerics, &mut tally).await?;
         stats.add_knn(&s);
         let cross = if kc > 0 {
             let hs = high_space.as_ref().expect("uploaded when cross ranks are needed");
             let hn = high_nb.expect("original kNN exists when cross ranks are needed");
-            let (r_hl, d_hl, s1) = certified_ranks(gpu, hs, high, &prefix(&knn, kc), kc, numerics, &mut tally)?;
-            let (r_lh, d_lh, s2) = certified_ranks(gpu, &space, low, &prefix(hn, kc), kc, numerics, &mut tally)?;
+            let (r_hl, d_hl, s1) = certified_ranks(gpu, hs, high, &prefix(&knn, kc), kc, numerics, &mut tally).await?;
+            let (r_lh, d_lh, s2) = certified_ranks(gpu, &space, low, &prefix(hn, kc), kc, numerics, &mut tally).await?;
             stats.add_ranks(&s1);
             stats.add_ranks(&s2);
             Some(CrossRanks { k: kc, rank_high_of_low: r_hl, rank_low_of_high: r_lh, dist_high_of_low: d_hl, dist_low_of_high: d_lh })
@@ -97,4 +97,10 @@ pub fn gpu_row_pass(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, 
         rank_scans: stats.ranks.rows_recomputed,
     };
     Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass }, stats))
+}
+
+/// [`gpu_row_pass_async`], blocking.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn gpu_row_pass(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points], needs: Needs, numerics: Numerics) -> Result<(PassOutput, GpuStats), GpuError> {
+    super::block_on(gpu_row_pass_async(gpu, high, cached_high, lows, needs, numerics))
 }

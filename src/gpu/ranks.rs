@@ -32,7 +32,7 @@ fn cap(kq: usize) -> usize {
 }
 
 /// Ranks (and exact distances) in `points` of the `kq` queries per row in `queries` (n×kq).
-pub fn certified_ranks(gpu: &Gpu, space: &Space, points: &Points, queries: &[u32], kq: usize, numerics: Numerics, tally: &mut Tally) -> Result<(Vec<u32>, Vec<f64>, RankStats), GpuError> {
+pub async fn certified_ranks(gpu: &Gpu, space: &Space, points: &Points, queries: &[u32], kq: usize, numerics: Numerics, tally: &mut Tally) -> Result<(Vec<u32>, Vec<f64>, RankStats), GpuError> {
     let n = points.n();
     let mut stats = RankStats { queries: (n * kq) as u64, ..Default::default() };
     let mut ranks = vec![0u32; n * kq];
@@ -54,7 +54,7 @@ pub fn certified_ranks(gpu: &Gpu, space: &Space, points: &Points, queries: &[u32
         params.row0 = row0 as u32;
         let q_block: &[u8] = bytemuck::cast_slice(&queries[row0 * kq..(row0 + rows) * kq]);
         let sizes = [(rows * kq * 4) as u64, (rows * kq * 4) as u64, (rows * cap * 8) as u64, (rows * 4) as u64];
-        let out = gpu.run(Kernel::RankCounts, &params, space, &[q_block], &sizes, rows as u32, tally)?;
+        let out = gpu.run(Kernel::RankCounts, &params, space, &[q_block], &sizes, rows as u32, tally).await?;
         let certain: &[u32] = bytemuck::cast_slice(&out[0]);
         let fast: &[u32] = bytemuck::cast_slice(&out[1]);
         let overlaps: &[[u32; 2]] = bytemuck::cast_slice(&out[2]);

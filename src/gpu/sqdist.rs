@@ -10,7 +10,7 @@ use crate::data::Points;
 
 /// For rows `rows` of `points`: the prepared space, and s̃(i, j), ε(i, j) for every j
 /// (row-major, `rows.len()` × n). For tests and benchmarks: it is n per row, not O(k).
-pub fn bounded_sqdist(gpu: &Gpu, points: &Points, rows: std::ops::Range<usize>) -> Result<(Prepared, Vec<f32>, Vec<f32>), GpuError> {
+pub async fn bounded_sqdist_async(gpu: &Gpu, points: &Points, rows: std::ops::Range<usize>) -> Result<(Prepared, Vec<f32>, Vec<f32>), GpuError> {
     let mut tally = Tally::default();
     let n = points.n();
     let space = gpu.upload(prepare(points), &mut tally)?;
@@ -21,9 +21,15 @@ pub fn bounded_sqdist(gpu: &Gpu, points: &Points, rows: std::ops::Range<usize>) 
         let count = per.min(rows.end - row0);
         params.row0 = row0 as u32;
         let bytes = (count * n * 4) as u64;
-        let out = gpu.run(Kernel::SqDist, &params, &space, &[], &[bytes, bytes], count as u32, &mut tally)?;
+        let out = gpu.run(Kernel::SqDist, &params, &space, &[], &[bytes, bytes], count as u32, &mut tally).await?;
         s.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[0]));
         e.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[1]));
     }
     Ok((space.prep, s, e))
+}
+
+/// [`bounded_sqdist_async`], blocking.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn bounded_sqdist(gpu: &Gpu, points: &Points, rows: std::ops::Range<usize>) -> Result<(Prepared, Vec<f32>, Vec<f32>), GpuError> {
+    super::block_on(bounded_sqdist_async(gpu, points, rows))
 }

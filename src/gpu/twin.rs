@@ -113,3 +113,51 @@ pub fn rank_counts(p: &Params, prep: &Prepared, i: usize, queries: &[u32]) -> Ra
     }
     row
 }
+
+/// Twin of `pair_stats.wgsl` for row i: the 14 values, with the projection's distances in the
+/// original space's scaled units (`y_to_x`).
+pub fn pair_stats_row(px: &Prepared, py: &Prepared, y_to_x: f32, i: usize) -> [f32; 14] {
+    let n = px.n;
+    let d: Vec<(f32, f32)> = (i + 1..n).map(|j| (sqdist(px, i, j).sqrt(), sqdist(py, i, j).sqrt() * y_to_x)).collect();
+    let count = d.len().max(1) as f32;
+    let (sx, sy) = d.iter().fold((0.0f32, 0.0f32), |a, &(x, y)| (a.0 + x, a.1 + y));
+    let (mx, my) = (sx / count, sy / count);
+    let mut v = [0.0f32; 14];
+    v[0] = sx;
+    v[1] = sy;
+    for &(x, y) in &d {
+        v[2] += x * x;
+        v[3] += y * y;
+        v[4] += x * y;
+        v[5] += (x - y) * (x - y);
+        v[7] += (x - mx) * (x - mx);
+        v[8] += (y - my) * (y - my);
+        v[9] += (x - mx) * (y - my);
+    }
+    v[6] = if v[3] > 0.0 {
+        let alpha = v[4] / v[3];
+        d.iter().map(|&(x, y)| (x - alpha * y) * (x - alpha * y)).sum()
+    } else {
+        v[2]
+    };
+    v[10] = d.iter().fold(0.0f32, |m, &(x, _)| m.max(x));
+    v[11] = d.iter().fold(0.0f32, |m, &(_, y)| m.max(y));
+    v[12] = d.iter().fold(f32::INFINITY, |m, &(x, _)| m.min(x));
+    v[13] = d.iter().fold(f32::INFINITY, |m, &(_, y)| m.min(y));
+    v
+}
+
+/// Twin of `density.wgsl` for row i: Σ_j exp(−(d/max)²/σ) for each σ (max in scaled units).
+pub fn density_row(prep: &Prepared, inv_max: f32, sigmas: &[f32], i: usize) -> Vec<f32> {
+    sigmas
+        .iter()
+        .map(|&sigma| {
+            (0..prep.n)
+                .map(|j| {
+                    let t = sqdist(prep, i, j).sqrt() * inv_max;
+                    (t * t / -sigma).exp()
+                })
+                .sum()
+        })
+        .collect()
+}

@@ -20,6 +20,6 @@ pub use external_sort::{ExternalPlan, MIN_MEMORY};
 pub use needs::Needs;
 pub use neighbours::Neighbours;
 pub use pair_order::{in_memory_bytes, OrderPath, OrderStats, RankMoments};
-pub use pairs::{pair_pass, Extent, PairPassOutput, PairSums};
+pub use pairs::{pair_pass, tree, Extent, PairPassOutput, PairSums};
 pub use pairwise::{build_pairwise, default_memory_budget, plan_order, Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport};
 pub use pass::{row_pass, PassOutput, PassStats, ProjectionResources};

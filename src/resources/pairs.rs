@@ -62,7 +62,7 @@ pub struct PairSums {
 
 impl PairSums {
     /// Merges two disjoint sets of pairs (Chan et al.'s pairwise update).
-    fn merge(a: PairSums, b: PairSums) -> PairSums {
+    pub fn merge(a: PairSums, b: PairSums) -> PairSums {
         if a.count == 0 {
             return b;
         }
@@ -129,7 +129,7 @@ impl PairSums {
 }
 
 /// Merges per-row statistics by a binary tree whose shape depends only on their number.
-fn tree<T: Copy>(v: &[T], empty: T, merge: &impl Fn(T, T) -> T) -> T {
+pub fn tree<T: Copy>(v: &[T], empty: T, merge: &impl Fn(T, T) -> T) -> T {
     match v.len() {
         0 => empty,
         1 => v[0],

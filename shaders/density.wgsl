@@ -1,0 +1,39 @@
+// Fast-posture Gaussian densities: for row i and each bandwidth σ_s (at most 8),
+// Σ_j exp(−(d(i,j)/max)² / σ_s) over every j (j = i included), in f32. `max` is the space's
+// largest pair distance in its scaled units. The host normalises in f64.
+// CPU twin: src/gpu/twin.rs::density_row.
+
+struct DensityParams {
+    inv_max: f32,
+    sigmas: u32,
+    _pad0: u32,
+    _pad1: u32,
+    neg_sigma: array<vec4<f32>, 2>,
+}
+
+@group(0) @binding(3) var<storage, read> Q: DensityParams;
+@group(0) @binding(4) var<storage, read_write> out_rows: array<f32>;
+
+var<workgroup> red: array<array<f32, 64>, 8>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+    let r = wg.x;
+    let i = P.row0 + r;
+    let keep = norms[i] * 0.0;
+    var acc = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    for (var j = tid; j < P.n; j += WG) {
+        let t = sqrt(sqdist(i, j)) * Q.inv_max;
+        let q = t * t;
+        for (var s = 0u; s < Q.sigmas; s++) {
+            acc[s] += exp(q / Q.neg_sigma[s / 4u][s % 4u]);
+        }
+    }
+    for (var s = 0u; s < 8u; s++) { red[s][tid] = acc[s]; }
+    workgroupBarrier();
+    if (tid < Q.sigmas) {
+        var total = keep;
+        for (var t = 0u; t < WG; t++) { total += red[tid][t]; }
+        out_rows[r * Q.sigmas + tid] = total;
+    }
+}
