@@ -104,26 +104,26 @@ impl PairSums {
         if c == 0 {
             return PairSums::default();
         }
-        let mut sum = |f: &dyn Fn(usize) -> f64| {
+        fn sum(t: &mut Vec<f64>, x: &[f64], y: &[f64], f: impl Fn(f64, f64) -> f64) -> f64 {
             t.clear();
-            t.extend((0..c).map(f));
+            t.extend(x.iter().zip(y).map(|(&a, &b)| f(a, b)));
             pairwise_sum(t)
-        };
-        let sum_xx = sum(&|j| x[j] * x[j]);
-        let sum_yy = sum(&|j| y[j] * y[j]);
-        let sum_xy = sum(&|j| x[j] * y[j]);
-        let sum_sq_diff = sum(&|j| (x[j] - y[j]) * (x[j] - y[j]));
+        }
+        let sum_xx = sum(t, x, y, |a, _| a * a);
+        let sum_yy = sum(t, x, y, |_, b| b * b);
+        let sum_xy = sum(t, x, y, |a, b| a * b);
+        let sum_sq_diff = sum(t, x, y, |a, b| (a - b) * (a - b));
         let scaled_residual = if sum_yy > 0.0 {
             let alpha = sum_xy / sum_yy;
-            sum(&|j| (x[j] - alpha * y[j]) * (x[j] - alpha * y[j]))
+            sum(t, x, y, |a, b| (a - alpha * b) * (a - alpha * b))
         } else {
             sum_xx
         };
-        let mean_x = sum(&|j| x[j]) / c as f64;
-        let mean_y = sum(&|j| y[j]) / c as f64;
-        let m2_x = sum(&|j| (x[j] - mean_x) * (x[j] - mean_x));
-        let m2_y = sum(&|j| (y[j] - mean_y) * (y[j] - mean_y));
-        let co_moment = sum(&|j| (x[j] - mean_x) * (y[j] - mean_y));
+        let mean_x = sum(t, x, y, |a, _| a) / c as f64;
+        let mean_y = sum(t, x, y, |_, b| b) / c as f64;
+        let m2_x = sum(t, x, y, |a, _| (a - mean_x) * (a - mean_x));
+        let m2_y = sum(t, x, y, |_, b| (b - mean_y) * (b - mean_y));
+        let co_moment = sum(t, x, y, |a, b| (a - mean_x) * (b - mean_y));
         PairSums { count: c as u64, sum_sq_diff, sum_xx, sum_yy, sum_xy, scaled_residual, mean_x, mean_y, m2_x, m2_y, co_moment }
     }
 }
