@@ -98,6 +98,12 @@ impl Evaluator {
         Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(None), pairwise: Mutex::default() }
     }
 
+    /// An evaluator that uses an already started GPU (benchmarks: a warm device and compiled
+    /// pipelines, but no cached resources).
+    pub fn with_gpu(high: Points, opts: Options, gpu: Arc<Gpu>) -> Self {
+        Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(Some(Ok(gpu))), pairwise: Mutex::default() }
+    }
+
     /// The GPU, started on first use and kept for later calls.
     async fn gpu(&self) -> Result<Arc<Gpu>, GpuError> {
         if let Some(started) = self.gpu.lock().expect("gpu lock").clone() {

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod backend;
+pub mod bench;
 pub mod control;
 pub mod data;
 pub mod error;

@@ -30,6 +30,7 @@ use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
 use crate::reference::distance_row;
+use crate::sum::pairwise_sum;
 
 /// Centred co-moments of the doubled average ranks a (d^X) and b (d^Y), exact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +159,18 @@ impl PavaStack {
         Ok(self.mem.last().copied())
     }
     /// Adds a pooled group and merges while the order is violated (sklearn's PAVA).
+    #[inline]
     fn add(&mut self, w: u64, mean: f64, raw: &mut Compensated) -> Result<()> {
+        if let Some(&t) = self.mem.last() {
+            if unpack(t).1 <= mean && self.mem.len() < self.cap {
+                self.mem.push(pack(w, mean));
+                return Ok(());
+            }
+        }
+        self.add_slow(w, mean, raw)
+    }
+
+    fn add_slow(&mut self, w: u64, mean: f64, raw: &mut Compensated) -> Result<()> {
         let (mut w, mut mean) = (w, mean);
         while let Some(t) = self.top()? {
             let (tw, tmean) = unpack(t);
@@ -194,6 +206,8 @@ pub(super) struct Ended {
     pub a: u64,
 }
 
+const SQUARES_CHUNK: usize = 4096;
+
 /// Scan 1 over the records in (d^X, d^Y) order.
 pub(super) struct Scan1 {
     rank: bool,
@@ -209,6 +223,7 @@ pub(super) struct Scan1 {
     stack: PavaStack,
     raw: Compensated,
     norm: Compensated,
+    squares: Vec<f64>,
     sxx: u128,
     low: Extent,
 }
@@ -229,6 +244,7 @@ impl Scan1 {
             stack,
             raw: Compensated::default(),
             norm: Compensated::default(),
+            squares: Vec::with_capacity(SQUARES_CHUNK),
             sxx: 0,
             low: Extent { min: f64::INFINITY, max: f64::NEG_INFINITY },
         }
@@ -270,15 +286,32 @@ impl Scan1 {
         }
         self.g_count += 1;
         if self.nm {
-            let d = y - self.g_mean;
-            self.g_mean += d / self.g_count as f64;
-            self.g_m2 += d * (y - self.g_mean);
-            self.norm.add(y * y);
+            if self.g_count == 1 {
+                // Welford's first step, exactly: mean = y, m2 = 0.
+                self.g_mean = y;
+            } else {
+                let d = y - self.g_mean;
+                self.g_mean += d / self.g_count as f64;
+                self.g_m2 += d * (y - self.g_mean);
+            }
+            self.squares.push(y * y);
+            if self.squares.len() == SQUARES_CHUNK {
+                self.flush_squares();
+            }
         }
         self.low.min = self.low.min.min(y);
         self.low.max = self.low.max.max(y);
         self.pos += 1;
         Ok(ended)
+    }
+
+    /// Σ (d^Y)² in chunks of [`SQUARES_CHUNK`] consecutive records: NumPy's pairwise sum
+    /// within a chunk, a compensated sum across chunks. The chunks depend only on the sequence.
+    fn flush_squares(&mut self) {
+        if !self.squares.is_empty() {
+            self.norm.add(pairwise_sum(&self.squares));
+            self.squares.clear();
+        }
     }
 
     fn close(&mut self) -> Result<Ended> {
@@ -288,7 +321,10 @@ impl Scan1 {
             self.sxx += c as u128 * a as u128 * a as u128;
         }
         if self.nm {
-            self.raw.add(self.g_m2);
+            if self.g_m2 != 0.0 {
+                // (Adding 0 to a compensated sum changes nothing.)
+                self.raw.add(self.g_m2);
+            }
             self.stack.add(c, self.g_mean, &mut self.raw)?;
         }
         Ok(Ended { start: s, count: c, a })
@@ -296,6 +332,7 @@ impl Scan1 {
 
     /// Ends the last group.
     pub fn finish(&mut self) -> Result<Option<Ended>> {
+        self.flush_squares();
         if self.open {
             self.open = false;
             return self.close().map(Some);

@@ -2,25 +2,26 @@
 //!
 //! Records are `u128`s compared as integers (the pair order packs two distances' IEEE bit
 //! patterns, which for finite non-negative f64 order like the values). Each level finds the
-//! highest bit in which the keys of a bucket differ and distributes on the 11 bits below it,
-//! so equal prefixes (tie-heavy data) cost nothing and a bucket of identical keys is done at
-//! once. The sorted output is the unique ascending arrangement of the keys, whatever the
-//! thread count: every consumer sees the same sequence.
+//! highest bit in which the keys of a bucket differ and distributes on the bits below it (11
+//! at most, fewer for small buckets), so equal prefixes (tie-heavy data) cost nothing and a
+//! bucket of identical keys is done at once. Levels alternate between the array and the
+//! scratch buffer, so no level copies back. The sorted output is the unique ascending
+//! arrangement of the keys, whatever the thread count: every consumer sees the same sequence.
 
 use rayon::prelude::*;
 
-const BITS: u32 = 11;
-const BUCKETS: usize = 1 << BITS;
-const MASK: u128 = (BUCKETS - 1) as u128;
+const MAX_BITS: u32 = 11;
+/// Buckets up to this size are sorted by insertion.
+const TINY: usize = 24;
 /// Buckets up to this size are sorted by comparison.
-const SMALL: usize = 192;
+const SMALL: usize = 64;
 /// Buckets from this size up are distributed with several threads.
 const PARALLEL: usize = 1 << 17;
 
 /// Sorts `v` ascending; `buf` is scratch of the same length.
 pub fn sort(v: &mut [u128], buf: &mut [u128]) {
     assert_eq!(v.len(), buf.len());
-    sort_rec(v, buf);
+    sort_in_place(v, buf);
 }
 
 /// The highest bit in which the keys differ, or `None` when all are equal.
@@ -34,9 +35,24 @@ fn highest_difference(v: &[u128]) -> Option<u32> {
     (diff != 0).then(|| 127 - diff.leading_zeros())
 }
 
-#[inline(always)]
-fn digit(x: u128, shift: u32) -> usize {
-    ((x >> shift) & MASK) as usize
+fn insertion(v: &mut [u128]) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && v[j - 1] > x {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+fn small_sort(v: &mut [u128]) {
+    if v.len() <= TINY {
+        insertion(v);
+    } else {
+        v.sort_unstable();
+    }
 }
 
 /// A raw pointer that may cross threads: each thread writes disjoint positions.
@@ -45,88 +61,118 @@ struct SendPtr(*mut u128);
 unsafe impl Send for SendPtr {}
 unsafe impl Sync for SendPtr {}
 
-fn sort_rec(v: &mut [u128], buf: &mut [u128]) {
+/// Sorts `v` (result in `v`), `buf` scratch.
+fn sort_in_place(v: &mut [u128], buf: &mut [u128]) {
     if v.len() <= SMALL {
-        v.sort_unstable();
+        small_sort(v);
         return;
     }
     let Some(top) = highest_difference(v) else { return };
-    let shift = (top + 1).saturating_sub(BITS);
-    let mut starts = vec![0usize; BUCKETS + 1];
-    if v.len() >= PARALLEL {
-        let chunk = v.len().div_ceil(rayon::current_num_threads().max(1) * 4).max(1 << 14);
-        let hists: Vec<Vec<usize>> = v
+    let starts = scatter(v, buf, top);
+    for_buckets(buf, v, &starts, |b, s| sort_into(b, s));
+}
+
+/// Sorts the keys of `src` into `dst` (`src` is clobbered).
+fn sort_into(src: &mut [u128], dst: &mut [u128]) {
+    if src.len() <= SMALL {
+        dst.copy_from_slice(src);
+        small_sort(dst);
+        return;
+    }
+    let Some(top) = highest_difference(src) else {
+        dst.copy_from_slice(src);
+        return;
+    };
+    let starts = scatter(src, dst, top);
+    for_buckets(dst, src, &starts, |d, s| sort_in_place(d, s));
+}
+
+/// Runs `f` on each bucket (as slices of `a` and `b`), in parallel when the range is large.
+fn for_buckets(a: &mut [u128], b: &mut [u128], starts: &[usize], f: impl Fn(&mut [u128], &mut [u128]) + Sync) {
+    let total = a.len();
+    let mut parts: Vec<(&mut [u128], &mut [u128])> = Vec::new();
+    let (mut ra, mut rb) = (a, b);
+    for w in starts.windows(2) {
+        let len = w[1] - w[0];
+        let (ha, ta) = std::mem::take(&mut ra).split_at_mut(len);
+        let (hb, tb) = std::mem::take(&mut rb).split_at_mut(len);
+        if len > 0 {
+            parts.push((ha, hb));
+        }
+        ra = ta;
+        rb = tb;
+    }
+    if total >= PARALLEL {
+        parts.into_par_iter().for_each(|(a, b)| f(a, b));
+    } else {
+        for (a, b) in parts {
+            f(a, b);
+        }
+    }
+}
+
+/// Distributes `src` into `dst` by the digit below bit `top`; returns the bucket starts.
+fn scatter(src: &[u128], dst: &mut [u128], top: u32) -> Vec<usize> {
+    let len = src.len();
+    let bits = if len >= 1 << 14 { MAX_BITS } else { (usize::BITS - len.leading_zeros()).saturating_sub(3).clamp(3, MAX_BITS) };
+    let bits = bits.min(top + 1);
+    let shift = top + 1 - bits;
+    let buckets = 1usize << bits;
+    let mask = (buckets - 1) as u128;
+    let digit = move |x: u128| ((x >> shift) & mask) as usize;
+    let mut starts = vec![0usize; buckets + 1];
+    if len >= PARALLEL {
+        let chunk = len.div_ceil(rayon::current_num_threads().max(1) * 4).max(1 << 14);
+        let hists: Vec<Vec<usize>> = src
             .par_chunks(chunk)
             .map(|c| {
-                let mut h = vec![0usize; BUCKETS];
+                let mut h = vec![0usize; buckets];
                 for &x in c {
-                    h[digit(x, shift)] += 1;
+                    h[digit(x)] += 1;
                 }
                 h
             })
             .collect();
-        // Offsets per chunk and bucket: bucket-major, chunk order within a bucket.
-        let mut offsets = vec![vec![0usize; BUCKETS]; hists.len()];
+        let mut offsets = vec![vec![0usize; buckets]; hists.len()];
         let mut pos = 0;
-        for b in 0..BUCKETS {
+        for b in 0..buckets {
             starts[b] = pos;
             for (c, h) in hists.iter().enumerate() {
                 offsets[c][b] = pos;
                 pos += h[b];
             }
         }
-        starts[BUCKETS] = pos;
-        let out = SendPtr(buf.as_mut_ptr());
-        v.par_chunks(chunk).zip(offsets.into_par_iter()).for_each(|(c, mut off)| {
+        starts[buckets] = pos;
+        let out = SendPtr(dst.as_mut_ptr());
+        src.par_chunks(chunk).zip(offsets.into_par_iter()).for_each(|(c, mut off)| {
             let out = out;
             for &x in c {
-                let d = digit(x, shift);
-                // SAFETY: the offsets give every (chunk, bucket) a disjoint range of `buf`,
+                let d = digit(x);
+                // SAFETY: the offsets give every (chunk, bucket) a disjoint range of `dst`,
                 // exactly as long as the chunk's count in that bucket.
                 unsafe { *out.0.add(off[d]) = x };
                 off[d] += 1;
             }
         });
-        v.par_chunks_mut(1 << 16).zip(buf.par_chunks(1 << 16)).for_each(|(a, b)| a.copy_from_slice(b));
     } else {
-        let mut counts = [0usize; BUCKETS];
-        for &x in v.iter() {
-            counts[digit(x, shift)] += 1;
+        let mut counts = vec![0usize; buckets];
+        for &x in src {
+            counts[digit(x)] += 1;
         }
         let mut pos = 0;
-        for b in 0..BUCKETS {
+        for b in 0..buckets {
             starts[b] = pos;
             pos += counts[b];
         }
-        starts[BUCKETS] = pos;
-        let mut next: Vec<usize> = starts[..BUCKETS].to_vec();
-        for &x in v.iter() {
-            let d = digit(x, shift);
-            buf[next[d]] = x;
+        starts[buckets] = pos;
+        let mut next: Vec<usize> = starts[..buckets].to_vec();
+        for &x in src {
+            let d = digit(x);
+            dst[next[d]] = x;
             next[d] += 1;
         }
-        v.copy_from_slice(buf);
     }
-    // Recurse into the buckets, in parallel when they are large.
-    let mut parts: Vec<(&mut [u128], &mut [u128])> = Vec::new();
-    let (mut rv, mut rb) = (v, buf);
-    for b in 0..BUCKETS {
-        let len = starts[b + 1] - starts[b];
-        let (hv, tv) = std::mem::take(&mut rv).split_at_mut(len);
-        let (hb, tb) = std::mem::take(&mut rb).split_at_mut(len);
-        if len > 1 {
-            parts.push((hv, hb));
-        }
-        rv = tv;
-        rb = tb;
-    }
-    if starts[BUCKETS] >= PARALLEL {
-        parts.into_par_iter().for_each(|(a, b)| sort_rec(a, b));
-    } else {
-        for (a, b) in parts {
-            sort_rec(a, b);
-        }
-    }
+    starts
 }
 
 #[cfg(test)]
@@ -154,6 +200,8 @@ mod tests {
         check((0..300_000).map(|_| (((next() % 5) as u128) << 64) | (next() % 3) as u128).collect());
         check((0..1000).map(|_| 7u128 << 70).collect());
         check((0..5000).map(|_| (((1.0f64 + (next() % 100) as f64).sqrt().to_bits() as u128) << 64) | (next() >> 40) as u128).collect());
+        check((0..3000).map(|_| (next() % 7) as u128).collect());
+        check((0..200).map(|_| (next() % 4) as u128 + (1u128 << 127)).collect());
         check(vec![]);
         check(vec![3]);
     }

@@ -2,6 +2,7 @@
 
 mod backend_args;
 mod backends;
+mod bench;
 mod knn;
 mod measure;
 mod pair_args;
@@ -29,6 +30,8 @@ enum Command {
     Knn(knn::Args),
     /// Every backend and GPU adapter, with its status, limits and features.
     Backends(backends::Args),
+    /// Benchmark the kernels on the CPU and every GPU adapter, cold and warm, with parity checks.
+    Bench(bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -37,6 +40,7 @@ fn main() -> ExitCode {
         Command::Measure(args) => measure::run(args),
         Command::Knn(args) => knn::run(args),
         Command::Backends(args) => backends::run(args),
+        Command::Bench(args) => bench::run(args),
         Command::Measures => {
             print!("{}", table::measures_table());
             Ok(())

@@ -1,0 +1,211 @@
+//! `faithful bench`: the kernel suite (distances, kNN, ranks, pair statistics, a whole
+//! evaluation) on the CPU reference and every GPU adapter, cold and warm, each GPU result checked
+//! against the CPU reference; a table on stdout and a JSON receipt.
+
+mod receipt;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use faithful::bench::kernels::{self, parity, work, Backend, Case, Check, Kernel, Outcome};
+use faithful::bench::{blobs, machine, peaks};
+use faithful::gpu::{adapters_report, GpuError};
+use faithful::{Error, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use receipt::{AdapterEntry, Receipt, Row, Settings};
+
+/// Which backends to benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Which {
+    All,
+    Cpu,
+    Gpu,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Numbers of points, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1000,2000", value_parser = clap::value_parser!(u64).range(3..))]
+    sizes: Vec<u64>,
+    /// Dimensions of the original space, comma-separated (the projection is its first 2 coordinates).
+    #[arg(long, value_delimiter = ',', default_value = "20", value_parser = clap::value_parser!(u64).range(2..))]
+    dims: Vec<u64>,
+    /// Neighbours for knn, ranks and the evaluation (1 <= k < n).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    k: u64,
+    /// all: the CPU and every GPU adapter; cpu; gpu (every adapter, or exit 3 when there is none).
+    #[arg(long, value_enum, default_value_t = Which::All)]
+    backend: Which,
+    /// Only adapters whose name contains this (case-insensitive).
+    #[arg(long, value_name = "SUBSTR")]
+    adapter: Option<String>,
+    /// Kernels to run, comma-separated (default: all).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    kernels: Vec<Kernel>,
+    /// Warm runs per row; the warm time is their median.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    repeat: u64,
+    /// Seed of the blobs data.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Write the JSON receipt here.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = s.len() / 2;
+    if s.len() % 2 == 1 { s[m] } else { 0.5 * (s[m - 1] + s[m]) }
+}
+
+/// The adapters to run: by name filter, one per name (`GpuRequest::adapter` selects by name, so
+/// a second adapter of the same name could not be started; it is listed with the reason).
+fn adapters(args: &Args) -> Vec<AdapterEntry> {
+    let want = args.adapter.as_ref().map(|s| s.to_lowercase());
+    let mut seen: Vec<String> = Vec::new();
+    adapters_report()
+        .into_iter()
+        .map(|a| {
+            let skipped = if want.as_ref().is_some_and(|w| !a.name.to_lowercase().contains(w)) {
+                Some(format!("name does not contain '{}'", args.adapter.as_deref().unwrap_or_default()))
+            } else if seen.contains(&a.name) {
+                Some("same name as an adapter listed before it (adapters are chosen by name; run with WGPU_BACKEND=<api> to bench this one)".to_string())
+            } else {
+                seen.push(a.name.clone());
+                None
+            };
+            AdapterEntry { known_peak_tflops: peaks::peak_tflops(&a.name), benchmarked: skipped.is_none(), skipped, report: a }
+        })
+        .collect()
+}
+
+fn progress(total: u64) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    bar.set_style(ProgressStyle::with_template("{msg:>36} [{bar:40}] {pos}/{len} ({elapsed})").expect("template").progress_chars("=> "));
+    Some(bar)
+}
+
+/// Cold run, then `repeat` warm runs on the same backend.
+fn runs(kernel: Kernel, backend: &mut Backend, case: &Case, repeat: u64, bar: Option<&ProgressBar>) -> Result<Vec<Outcome>> {
+    let mut out = Vec::with_capacity(repeat as usize + 1);
+    for _ in 0..=repeat {
+        out.push(kernels::run(kernel, backend, case)?);
+        if let Some(b) = bar {
+            b.inc(1);
+        }
+    }
+    Ok(out)
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let kernel_list: Vec<Kernel> = if args.kernels.is_empty() { Kernel::ALL.to_vec() } else { args.kernels.clone() };
+    let machine = machine::Machine::detect();
+    let adapters = if args.backend == Which::Cpu { Vec::new() } else { adapters(&args) };
+    let gpus: Vec<&AdapterEntry> = adapters.iter().filter(|a| a.benchmarked).collect();
+    if args.backend == Which::Gpu && gpus.is_empty() {
+        let what = args.adapter.as_ref().map_or(String::new(), |a| format!(" whose name contains '{a}'"));
+        return Err(GpuError::NoAdapter(format!("wgpu found no adapter{what} (see `faithful backends`)")).into());
+    }
+    for &n in &args.sizes {
+        if args.k >= n {
+            return Err(Error::KOutOfRange { id: "bench".into(), k: args.k as i64, n: n as usize, rule: "1 <= k < n" });
+        }
+    }
+    let cpu_label = machine.cpu_model.clone().unwrap_or_else(|| "cpu".into());
+    // (label, adapter name for the request) per backend; the CPU first, so it is the reference.
+    let mut targets: Vec<(String, Option<String>, Option<f64>)> = Vec::new();
+    if args.backend != Which::Gpu {
+        targets.push((cpu_label.clone(), None, None));
+    }
+    for a in &gpus {
+        targets.push((a.report.name.clone(), Some(a.report.name.clone()), a.known_peak_tflops));
+    }
+    let steps = (args.sizes.len() * args.dims.len() * kernel_list.len() * targets.len()) as u64 * (args.repeat + 1);
+    let bar = progress(steps);
+    let k = args.k as usize;
+    let mut rows = Vec::new();
+    for &n in &args.sizes {
+        for &dim in &args.dims {
+            let data = blobs(n as usize, dim as usize, args.seed);
+            let case = Case::new(&data, k);
+            for &kernel in &kernel_list {
+                let mut reference: Option<Check> = None;
+                if args.backend == Which::Gpu && kernel != Kernel::Distances {
+                    reference = Some(kernels::run(kernel, &mut Backend::Cpu, &case)?.check);
+                }
+                for (label, adapter, peak) in &targets {
+                    let gpu = adapter.is_some();
+                    if let Some(b) = &bar {
+                        b.set_message(format!("{} {} n={n} D={dim}", if gpu { "gpu" } else { "cpu" }, kernel.name()));
+                    }
+                    let mut backend = if gpu { Backend::gpu(adapter.clone()) } else { Backend::Cpu };
+                    let rss_reset = machine::reset_peak_rss();
+                    let result = runs(kernel, &mut backend, &case, args.repeat, bar.as_ref());
+                    let peak_rss = machine::peak_rss_bytes();
+                    let api = backend.device().map(|g| g.report.backend.clone());
+                    drop(backend);
+                    let mut row = Row::new(if gpu { "gpu" } else { "cpu" }, label, api, kernel, n as usize, dim as usize, data.low.dim(), k);
+                    row.peak_rss_bytes = peak_rss;
+                    row.peak_rss_per_row = rss_reset;
+                    row.peak_tflops = *peak;
+                    match result {
+                        Ok(outs) => {
+                            if !gpu {
+                                reference = Some(outs[0].check);
+                            }
+                            let parities: Vec<&str> = outs.iter().map(|o| parity(!gpu, o.check, reference)).collect();
+                            let warm: Vec<f64> = outs[1..].iter().map(|o| o.seconds).collect();
+                            row.fill(
+                                outs[0].seconds,
+                                median(&warm),
+                                warm,
+                                outs[0].device_start_s,
+                                work(kernel, gpu, n as usize, dim as usize, data.low.dim()),
+                                parities.iter().find(|p| **p == "differs").unwrap_or(&parities[0]),
+                                outs[0].served.clone(),
+                            );
+                        }
+                        Err(e) => {
+                            row.parity = "error".into();
+                            row.error = Some(e.to_string());
+                            if let Some(b) = &bar {
+                                b.inc(args.repeat + 1);
+                            }
+                        }
+                    }
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let settings = Settings {
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        sizes: args.sizes.iter().map(|&n| n as usize).collect(),
+        dims: args.dims.iter().map(|&d| d as usize).collect(),
+        low_dim: 2,
+        k,
+        repeat: args.repeat as usize,
+        seed: args.seed,
+        kernels: kernel_list.iter().map(|k| k.name()).collect(),
+        distance_block_pairs: kernels::DISTANCE_BLOCK_PAIRS,
+    };
+    let receipt = Receipt::new(machine, adapters, settings, rows);
+    print!("{}", receipt.table());
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&receipt).expect("receipt serialises") + "\n";
+        std::fs::write(path, text).map_err(|e| Error::File { path: path.clone(), problem: faithful::FileProblem::Io(e) })?;
+    }
+    if receipt.rows.iter().any(|r| r.parity == "differs" || r.parity == "error") {
+        eprintln!("faithful bench: some GPU results differ from the CPU reference or failed (see the parity column)");
+    }
+    Ok(())
+}

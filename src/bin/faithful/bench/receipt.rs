@@ -1,0 +1,191 @@
+//! The benchmark receipt (JSON) and its table (Markdown).
+
+use std::fmt::Write;
+
+use faithful::bench::kernels::{Kernel, Work};
+use faithful::bench::machine::{self, Machine};
+use faithful::gpu::AdapterReport;
+use serde::Serialize;
+
+/// One adapter wgpu listed, whether it was benchmarked, and its known f32 peak.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdapterEntry {
+    #[serde(flatten)]
+    pub report: AdapterReport,
+    pub known_peak_tflops: Option<f64>,
+    pub benchmarked: bool,
+    pub skipped: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub command: String,
+    pub sizes: Vec<usize>,
+    pub dims: Vec<usize>,
+    pub low_dim: usize,
+    pub k: usize,
+    pub repeat: usize,
+    pub seed: u64,
+    pub kernels: Vec<&'static str>,
+    pub distance_block_pairs: usize,
+}
+
+/// One (backend, adapter, kernel, n, D) measurement.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub backend: &'static str,
+    pub adapter: String,
+    pub api: Option<String>,
+    pub kernel: &'static str,
+    pub n: usize,
+    pub d: usize,
+    pub low_d: usize,
+    pub k: usize,
+    pub cold_s: Option<f64>,
+    pub warm_s: Option<f64>,
+    pub warm_runs_s: Vec<f64>,
+    pub device_start_s: Option<f64>,
+    pub pairs: Option<f64>,
+    pub flops: Option<f64>,
+    pub pairs_per_s: Option<f64>,
+    pub gflops: Option<f64>,
+    pub peak_tflops: Option<f64>,
+    pub peak_share: Option<f64>,
+    pub parity: String,
+    pub served: Option<String>,
+    pub peak_rss_bytes: Option<u64>,
+    /// Whether the peak RSS was reset before this row (else it is the process's peak so far).
+    pub peak_rss_per_row: bool,
+    pub error: Option<String>,
+}
+
+impl Row {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(backend: &'static str, adapter: &str, api: Option<String>, kernel: Kernel, n: usize, d: usize, low_d: usize, k: usize) -> Self {
+        Row {
+            backend,
+            adapter: adapter.to_string(),
+            api,
+            kernel: kernel.name(),
+            n,
+            d,
+            low_d,
+            k,
+            cold_s: None,
+            warm_s: None,
+            warm_runs_s: Vec::new(),
+            device_start_s: None,
+            pairs: None,
+            flops: None,
+            pairs_per_s: None,
+            gflops: None,
+            peak_tflops: None,
+            peak_share: None,
+            parity: String::new(),
+            served: None,
+            peak_rss_bytes: None,
+            peak_rss_per_row: false,
+            error: None,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn fill(&mut self, cold: f64, warm: f64, warm_runs: Vec<f64>, start: Option<f64>, w: Work, parity: &str, served: String) {
+        self.cold_s = Some(cold);
+        self.warm_s = Some(warm);
+        self.warm_runs_s = warm_runs;
+        self.device_start_s = start;
+        self.pairs = Some(w.pairs);
+        self.flops = Some(w.flops);
+        self.pairs_per_s = Some(w.pairs / warm);
+        let gflops = w.flops / warm / 1e9;
+        self.gflops = Some(gflops);
+        self.peak_share = self.peak_tflops.map(|p| gflops / (p * 1e3));
+        self.parity = parity.to_string();
+        self.served = Some(served);
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Receipt {
+    pub schema: &'static str,
+    pub created_unix_s: u64,
+    pub machine: Machine,
+    pub adapters: Vec<AdapterEntry>,
+    pub settings: Settings,
+    pub data: &'static str,
+    pub timing: &'static str,
+    pub work: &'static str,
+    pub parity_rule: &'static str,
+    pub rows: Vec<Row>,
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl Receipt {
+    pub fn new(machine: Machine, adapters: Vec<AdapterEntry>, settings: Settings, rows: Vec<Row>) -> Self {
+        Receipt {
+            schema: "faithful-bench/1",
+            created_unix_s: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            machine,
+            adapters,
+            settings,
+            data: "blobs: 5 Gaussian clusters (unit variance) around centres uniform in [-10,10]^D, SplitMix64 + Box-Muller from the seed; projection = the first 2 coordinates",
+            timing: "wall clock (std::time::Instant) around each kernel call; cold = the first run with a fresh evaluator and, on a GPU, a fresh device (instance, adapter, device start and pipeline compilation inside the clock; drivers may keep their own on-disk shader caches); warm = the median of `repeat` further runs on the same device. GPU timestamp queries are not used: GPU times include uploads, readbacks and host refinement",
+            work: "pairs = logical point pairs (distances: rows x n; knn, ranks, evaluation: n^2; pairs: n(n-1)/2); flops = 3*dim per distance evaluation actually made (CPU: one distance row per point and space; GPU kNN: 3 passes; GPU rank counts: 1 pass per space; the pair pass computes whole rows in both spaces)",
+            parity_rule: "cpu rows are the reference; a GPU row is identical when every run (cold and warm) gives the CPU reference's output bit for bit (neighbour indices, f64 distances, ranks, scores); for distances, when every f32 squared distance lies within its proven bound of the f64 reference (the certificate the exact kernels rely on; raw f32 values are not meant to equal f64)",
+            rows,
+            peak_rss_bytes: machine::peak_rss_bytes(),
+        }
+    }
+
+    /// The rows as a Markdown table, with the machine in a header line.
+    pub fn table(&self) -> String {
+        let m = &self.machine;
+        let mut s = String::new();
+        let gib = |b: Option<u64>| b.map_or("?".into(), |b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64));
+        let _ = writeln!(
+            s,
+            "machine: {} · {} · {} logical CPUs ({} threads) · {} · faithful {} · wgpu {}",
+            m.os,
+            m.cpu_model.as_deref().unwrap_or("?"),
+            m.cores,
+            m.threads,
+            gib(m.memory_bytes),
+            m.faithful_version,
+            m.wgpu_version.as_deref().unwrap_or("?")
+        );
+        for a in &self.adapters {
+            let state = a.skipped.as_deref().map_or("benchmarked".to_string(), |r| format!("skipped: {r}"));
+            let _ = writeln!(s, "adapter: {} [{} {}, {}] {state}", a.report.name, a.report.backend, a.report.device_type, a.report.driver_info);
+        }
+        let _ = writeln!(s, "k = {}, warm = median of {} runs, wall-clock times (no GPU timestamp queries)\n", self.settings.k, self.settings.repeat);
+        let _ = writeln!(s, "| backend | adapter | kernel | n | D | k | cold s | warm s | Mpairs/s | GFLOP/s | % of f32 peak | peak RSS MiB | parity | served |");
+        let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|");
+        for r in &self.rows {
+            let f = |v: Option<f64>, p: usize| v.map_or("–".into(), |v| format!("{v:.p$}"));
+            let adapter = match &r.api {
+                Some(api) => format!("{} ({api})", r.adapter),
+                None => r.adapter.clone(),
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                r.backend,
+                adapter,
+                r.kernel,
+                r.n,
+                r.d,
+                r.k,
+                f(r.cold_s, 4),
+                f(r.warm_s, 4),
+                f(r.pairs_per_s.map(|p| p / 1e6), 1),
+                f(r.gflops, 2),
+                f(r.peak_share.map(|p| p * 100.0), 1),
+                r.peak_rss_bytes.map_or("–".into(), |b| format!("{:.0}", b as f64 / (1u64 << 20) as f64)),
+                r.parity,
+                r.error.as_deref().map_or_else(|| r.served.clone().unwrap_or_default(), |e| format!("error: {e}")),
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,73 @@
+//! `faithful bench`: the receipt's required keys, parity "reference" on the CPU and, where an
+//! adapter exists (always under CI=true, on lavapipe), parity "identical" on the GPU.
+
+mod common;
+#[path = "common/gpu.rs"]
+mod gpu_common;
+
+use std::process::Command;
+
+use faithful::gpu::GpuRequest;
+use serde_json::Value;
+
+const KERNELS: [&str; 5] = ["distances", "knn", "ranks", "pairs", "evaluation"];
+
+fn bench(backend: &str, json: &std::path::Path) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_faithful"))
+        .args(["bench", "--sizes", "300", "--dims", "8", "--k", "5", "--repeat", "1", "--backend", backend, "--json"])
+        .arg(json)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("| backend | adapter | kernel |"), "{table}");
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+fn check_receipt(r: &Value, backend: &str, parity: &str) {
+    let m = &r["machine"];
+    for key in ["os", "cpu_model", "cores", "memory_bytes", "faithful_version", "wgpu_version"] {
+        assert!(m.get(key).is_some(), "machine.{key} missing: {m}");
+    }
+    assert!(m["cores"].as_u64().unwrap() >= 1);
+    assert!(r["adapters"].is_array());
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), KERNELS.len() * if backend == "cpu" { 1 } else { rows.len() / KERNELS.len() });
+    for kernel in KERNELS {
+        assert!(rows.iter().any(|row| row["kernel"] == kernel), "no {kernel} row");
+    }
+    for row in rows {
+        assert_eq!(row["backend"], backend, "{row}");
+        assert!(row["adapter"].is_string());
+        assert_eq!((row["n"].as_u64(), row["d"].as_u64(), row["k"].as_u64()), (Some(300), Some(8), Some(5)));
+        for key in ["cold_s", "warm_s"] {
+            assert!(row[key].as_f64().is_some_and(|s| s >= 0.0), "{key}: {row}");
+        }
+        assert_eq!(row["parity"], parity, "{row}");
+        assert!(row["gflops"].as_f64().is_some_and(|g| g > 0.0), "{row}");
+    }
+}
+
+#[test]
+fn bench_cpu_receipt() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = bench("cpu", &dir.path().join("cpu.json"));
+    check_receipt(&r, "cpu", "reference");
+    assert_eq!(r["adapters"].as_array().unwrap().len(), 0, "--backend cpu lists no adapters");
+    assert!(r["peak_rss_bytes"].as_u64().is_some_and(|b| b > 0));
+}
+
+#[test]
+fn bench_gpu_receipt_identical() {
+    if gpu_common::gpu(GpuRequest::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = bench("gpu", &dir.path().join("gpu.json"));
+    check_receipt(&r, "gpu", "identical");
+    let adapters = r["adapters"].as_array().unwrap();
+    assert!(adapters.iter().any(|a| a["benchmarked"] == true && a["max_storage_buffer_binding_size"].as_u64().is_some()), "{adapters:?}");
+    let rows = r["rows"].as_array().unwrap();
+    assert!(rows.iter().filter(|row| row["kernel"] != "pairs").all(|row| row["served"] == "gpu"), "{rows:?}");
+}
