@@ -99,7 +99,7 @@ impl Evaluator {
     }
 
     /// An evaluator that uses an already started GPU (benchmarks: a warm device and compiled
-    /// pipelines, but no cached resources).
+    /// pipelines, but no cached resources; the browser: a device started asynchronously).
     pub fn with_gpu(high: Points, opts: Options, gpu: Arc<Gpu>) -> Self {
         Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(Some(Ok(gpu))), pairwise: Mutex::default() }
     }
@@ -112,12 +112,6 @@ impl Evaluator {
         let started = backend::start_gpu(&self.opts.gpu).await;
         *self.gpu.lock().expect("gpu lock") = Some(started.clone());
         started
-    }
-
-    /// Uses an already started GPU (for example one started asynchronously in a browser).
-    pub fn with_gpu(self, gpu: Arc<Gpu>) -> Self {
-        *self.gpu.lock().expect("gpu lock") = Some(Ok(gpu));
-        self
     }
 
     /// Builds the resources on the selected backend; a GPU failure retries with smaller

@@ -106,10 +106,11 @@ pub async fn evaluate(request: JsValue) -> Result<String, JsValue> {
             Err(e) => fallback = Some(format!("WebGPU unavailable ({e}); the wasm CPU reference served")),
         }
     }
-    let mut eval = Evaluator::new(high, opts);
-    if let Some(g) = gpu {
-        eval = eval.with_gpu(g);
-    }
+    // A GPU started asynchronously here (the browser cannot block on it).
+    let eval = match gpu {
+        Some(g) => Evaluator::with_gpu(high, opts, g),
+        None => Evaluator::new(high, opts),
+    };
     let refs: Vec<&Points> = lows.iter().collect();
     let mut result = eval.measure_many_async(&refs, labels.as_ref(), &specs).await.map_err(fail)?;
     result.run.backend_requested = backend;
