@@ -31,6 +31,11 @@ struct Params {
 
 const WG: u32 = 64u;
 const INF_BITS: u32 = 0x7f800000u;
+// +∞ as a runtime value. A const-expression may not evaluate to ∞ (WGSL §const-expressions:
+// Chrome's Tint rejects `bitcast<f32>(INF_BITS)`, naga accepts it), so the bits are read from a
+// private variable.
+var<private> inf_bits_rt: u32 = INF_BITS;
+fn f32_inf() -> f32 { return bitcast<f32>(inf_bits_rt); }
 
 // s̃(i, j): Σ_c (y_ic - y_jc)² in f32, in whatever order and fusion the driver picks.
 fn sqdist(i: u32, j: u32) -> f32 {
