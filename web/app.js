@@ -82,6 +82,12 @@ function clearError() {
   $('error').hidden = true;
 }
 
+/** Results on screen that no longer match the loaded data are dimmed, with a note. */
+function markStale(stale) {
+  for (const id of ['results-card', 'scatter-card', 'curve-card']) $(id).classList.toggle('stale', stale && !!state.result);
+  $('stale-note').hidden = !(stale && state.result);
+}
+
 function dataMessage(text, kind = 'error') {
   const div = document.createElement('div');
   div.className = `msg ${kind}`;
@@ -134,6 +140,7 @@ function loadExample() {
   $('data-msg').innerHTML = '';
   renderData();
   applyDefaultChecks();
+  markStale(true);
 }
 
 async function addFiles(role, files) {
@@ -163,6 +170,7 @@ async function addFiles(role, files) {
   }
   renderData();
   if (hadLabels !== !!state.labels) applyDefaultChecks();
+  markStale(true);
 }
 
 function renderData() {
@@ -204,6 +212,7 @@ function removeData(role, index) {
   if (state.source === 'example') state.source = 'files';
   renderData();
   if (role === 'labels') applyDefaultChecks();
+  markStale(true);
 }
 
 function wireDrops() {
@@ -325,6 +334,7 @@ function request(specs, local) {
 async function evaluate(specs, local) {
   clearError();
   setStatus('running');
+  $('results-json').textContent = '';
   const backend = $('backend').value === 'cpu' ? 'the CPU (WebAssembly)' : 'WebGPU';
   setBusy(true, `Evaluating ${specs.length ? specs.join(', ') : 'the default measures'} on ${backend}…`);
   const snapshot = { lows: [...state.lows], labels: state.labels };
@@ -335,11 +345,12 @@ async function evaluate(specs, local) {
     state.run = snapshot;
     $('results-json').textContent = value;
     renderResults(ms);
+    markStale(false);
     $('run-status').innerHTML = `<span>Done in ${(ms / 1000).toFixed(2)} s.</span>`;
     return true;
   } catch (e) {
     showError(e.message);
-    $('run-status').innerHTML = '<span>Failed — see the message on the right.</span>';
+    $('run-status').innerHTML = `<span class="msg error">${esc(e.message)}</span>`;
     return false;
   } finally {
     setBusy(false);
@@ -391,7 +402,9 @@ function renderResults(ms) {
   $('run-info').innerHTML = chips.join('');
 
   if (run.fallback_reason && run.backend_requested !== 'cpu') {
-    showNotice(`<b>WebGPU was not used.</b> ${esc(run.fallback_reason)}. The numbers are the same — faithful's CPU reference is exact — it is just slower.`);
+    showNotice('<b>WebGPU was not used: the CPU (WebAssembly) served this run.</b> The numbers are the same — faithful\'s CPU reference is exact — it is just slower. ' +
+      'Chrome or Edge 113+ (and Firefox or Safari with WebGPU on) use the GPU; WebGPU also needs a secure context (https or localhost). ' +
+      `<details><summary>Why</summary>${esc(run.fallback_reason)}</details>`);
   }
 
   // Score table: a group row per spec, a row per output key, a column per projection.
