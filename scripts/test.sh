@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, installing what it needs. README.md's test command; .ci/run calls it.
 #
-# Needs: a Rust toolchain (cargo) and a C compiler (build.rs builds the vendored Qhull for gi).
-# Everything else comes from crates.io through Cargo.lock.
+# Needs: a Rust toolchain (cargo). Everything else comes from crates.io through Cargo.lock.
 # The golden fixtures under tests/fixtures/golden are committed; regenerating them
 # (tests/fixtures/generate.py, Python + ZADU 0.5.4) is not part of the test run.
 set -euo pipefail

@@ -1,5 +1,7 @@
 //! Golden parity with ZADU 0.5.4: every score and every local value within 1e-12 on the
 //! fixtures of `tests/fixtures/generate.py` (blobs and tie-heavy data, n = 500 and 2000).
+//!
+//! One exception, [`arbitrary_triangulation`]: `gi` on the tie-heavy fixtures.
 
 use std::path::Path;
 
@@ -27,6 +29,42 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= TOL * b.abs().max(1.0)
 }
 
+/// The only exception to golden parity: `gi` on the `ties_*` fixtures. Their projection is a 5×5
+/// integer lattice with duplicates, so every lattice square has four cocircular corners and the
+/// Delaunay triangulation is not unique: ZADU gets scipy's (Qhull's) choice, faithful spade's,
+/// and the gap index depends on that choice (docs/measures.md, "what differs from ZADU"). On
+/// blobs (general position) gi is held to the same 1e-12 as everything else.
+fn arbitrary_triangulation(dir: &Path, id: &str) -> bool {
+    id == "gi" && dir.file_name().unwrap().to_str().unwrap().starts_with("ties_")
+}
+
+/// faithful's own gi on the `ties_*` fixtures (its triangulation's choice on the cocircular
+/// lattice squares), pinned so that a change of triangulation shows up here.
+const FAITHFUL_GI_TIES: &[(&str, f64)] = &[("ties_500", 0.41991002637678093), ("ties_2000", 0.3725869129002965)];
+
+/// For [`arbitrary_triangulation`]: instead of ZADU's value, faithful's value must lie in [0, 1],
+/// be bit-identical across fresh evaluators and thread counts, and equal the pinned value.
+fn check_arbitrary_gi(dir: &Path, spec: &Spec, got: f64, zadu: f64, problems: &mut Vec<String>) {
+    let tag = format!("{} {spec} (cocircular projection: faithful {got}, ZADU/scipy {zadu})", dir.display());
+    if !(0.0..=1.0).contains(&got) {
+        problems.push(format!("{tag}: outside [0, 1]"));
+    }
+    let high = data::read_points(dir.join("hd.npy")).unwrap();
+    let low = data::read_points(dir.join("ld.npy")).unwrap();
+    for threads in [None, Some(1), Some(3)] {
+        let eval = Evaluator::new(high.clone(), Options { threads, ..Default::default() });
+        let again = eval.measure(&low, None, std::slice::from_ref(spec)).unwrap()[0].value("gap_index").unwrap();
+        if again.to_bits() != got.to_bits() {
+            problems.push(format!("{tag}: {again} with threads {threads:?}"));
+        }
+    }
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    match FAITHFUL_GI_TIES.iter().find(|(n, _)| *n == name) {
+        Some((_, pinned)) if close(got, *pinned) => {}
+        pinned => problems.push(format!("{tag}: pinned {pinned:?}")),
+    }
+}
+
 fn check_dataset(dir: &Path) -> usize {
     let high = data::read_points(dir.join("hd.npy")).unwrap();
     let low = data::read_points(dir.join("ld.npy")).unwrap();
@@ -42,10 +80,19 @@ fn check_dataset(dir: &Path) -> usize {
     let mut problems = Vec::new();
     let mut bit_identical = 0;
     let mut compared = 0;
+    let mut excepted = 0;
     for (r, score) in ok.iter().zip(&scores) {
         let tag = format!("{} {}", dir.display(), spec_of(r));
         for (key, want) in r["values"].as_object().unwrap() {
             let want = want.as_f64().unwrap();
+            if arbitrary_triangulation(dir, r["id"].as_str().unwrap()) {
+                match score.value(key) {
+                    Some(got) => check_arbitrary_gi(dir, &spec_of(r), got, want, &mut problems),
+                    None => problems.push(format!("{tag} {key}: no value")),
+                }
+                excepted += 1;
+                continue;
+            }
             match score.value(key) {
                 Some(got) if close(got, want) => {
                     compared += 1;
@@ -76,7 +123,9 @@ fn check_dataset(dir: &Path) -> usize {
     assert!(problems.is_empty(), "{} mismatches:\n{}", problems.len(), problems.join("\n"));
     // Every fixture result of an implemented measure was checked: values, locals or the error.
     assert_eq!(ok.len() + failing.len(), results.len());
-    eprintln!("{}: {} specs, {compared} values within {TOL}, {bit_identical} bit-identical", dir.display(), results.len());
+    // The exception covers exactly gi's one score on the ties fixtures, nothing else.
+    assert_eq!(excepted, usize::from(arbitrary_triangulation(dir, "gi")), "{}", dir.display());
+    eprintln!("{}: {} specs, {compared} values within {TOL}, {bit_identical} bit-identical, {excepted} excepted (gi, cocircular)", dir.display(), results.len());
     results.len()
 }
 

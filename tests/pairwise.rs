@@ -330,3 +330,16 @@ fn bad_input_gets_typed_errors() {
     }
     assert!(es.measure(&line, None, &specs(&["stress", "sn_stress", "nm_stress"])).is_ok());
 }
+
+#[test]
+fn the_fused_pass_gives_the_same_pair_order() {
+    // With pair sums or densities also asked for, the sums' pass writes the pair order's
+    // records; alone, the pair order fills them itself. Same bits either way.
+    for (high, low) in [generic(211, 14), tied(190, 15)] {
+        let eval = Evaluator::new(high, Options::default());
+        let alone = values(&eval, &low, &["srho", "nm_stress"]);
+        let fused = values(&eval, &low, &["stress", "srho", "kl_div", "nm_stress"]);
+        let picked: Vec<_> = fused.into_iter().filter(|(k, _)| k == "spearman_rho" || k == "non_metric_stress").collect();
+        assert_eq!(picked, alone);
+    }
+}

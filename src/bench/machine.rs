@@ -17,6 +17,8 @@ pub struct Machine {
     pub faithful_version: &'static str,
     pub wgpu_version: Option<String>,
     pub git_commit: Option<String>,
+    /// /proc/loadavg when the run started (other work on the machine skews timings).
+    pub load_average: Option<String>,
 }
 
 fn read(path: &str) -> Option<String> {
@@ -62,6 +64,7 @@ impl Machine {
             faithful_version: env!("CARGO_PKG_VERSION"),
             wgpu_version: locked_version("wgpu"),
             git_commit,
+            load_average: read("/proc/loadavg").map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")),
         }
     }
 }

@@ -453,13 +453,19 @@ pub(super) fn fill(high: &Points, low: &Points, rows: Range<usize>, out: &mut [u
         for i in rows {
             distance_row(high, i, &mut dx);
             distance_row(low, i, &mut dy);
-            for (slot, (&x, &y)) in out[o..o + n - 1 - i].iter_mut().zip(dx[i + 1..].iter().zip(&dy[i + 1..])) {
-                *slot = ((x.to_bits() as u128) << 64) | y.to_bits() as u128;
-            }
+            write_records(&dx[i + 1..], &dy[i + 1..], &mut out[o..o + n - 1 - i]);
             o += n - 1 - i;
         }
         Ok(())
     })
+}
+
+/// The records `(bits(d^X) << 64) | bits(d^Y)` of one row's pairs.
+#[inline]
+pub(super) fn write_records(dx: &[f64], dy: &[f64], out: &mut [u128]) {
+    for (slot, (&x, &y)) in out.iter_mut().zip(dx.iter().zip(dy)) {
+        *slot = ((x.to_bits() as u128) << 64) | y.to_bits() as u128;
+    }
 }
 
 /// Bytes the in-memory path holds: the records and the sort's scratch.
@@ -470,12 +476,16 @@ pub fn in_memory_bytes(pairs: u64) -> u64 {
 /// Sorts all pairs in memory and scans them.
 pub fn in_memory(high: &Points, low: &Points, rank: bool, nm: bool, block_rows: usize, ctl: &Control) -> Result<OrderStats> {
     let n = high.n();
-    let p = n * (n - 1) / 2;
+    let mut v = vec![0u128; n * (n - 1) / 2];
+    fill(high, low, 0..n, &mut v, block_rows, ctl)?;
+    sort_and_scan(v, rank, nm, ctl)
+}
+
+/// Sorts the records of all pairs (in [`fill`]'s layout, already written) and scans them.
+pub fn sort_and_scan(mut v: Vec<u128>, rank: bool, nm: bool, ctl: &Control) -> Result<OrderStats> {
+    let p = v.len();
     const PHASE: &str = "pair order";
     let steps = if rank { 5 } else { 3 };
-    ctl.report(PHASE, 0, steps);
-    let mut v = vec![0u128; p];
-    fill(high, low, 0..n, &mut v, block_rows, ctl)?;
     ctl.report(PHASE, 1, steps);
     let mut buf = vec![0u128; p];
     radix::sort(&mut v, &mut buf);

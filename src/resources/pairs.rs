@@ -157,17 +157,42 @@ struct RowOut {
 }
 
 /// One sweep over the rows: the extent of each space's pair distances (the original space's
-/// only when `high_extent`) and, when `sums`, the [`PairSums`] of each projection.
-pub fn pair_pass(high: &Points, lows: &[&Points], high_extent: bool, sums: bool, block_rows: usize, ctl: &Control) -> Result<PairPassOutput> {
+/// only when `high_extent`) and, when `sums`, the [`PairSums`] of each projection. With
+/// `records` (one projection only), it also writes the pair-order records of every pair
+/// (`pair_order::fill`'s layout), sparing the pair order its own sweep.
+pub fn pair_pass(
+    high: &Points,
+    lows: &[&Points],
+    high_extent: bool,
+    sums: bool,
+    block_rows: usize,
+    ctl: &Control,
+    records: Option<&mut [u128]>,
+) -> Result<PairPassOutput> {
     let n = high.n();
-    let need_dx = high_extent || sums;
+    let with_records = records.is_some();
+    assert!(!with_records || lows.len() == 1, "records are written for one projection");
+    let need_dx = high_extent || sums || with_records;
     let block_rows = block_rows.max(1);
     let blocks: Vec<Rows<usize>> = (0..n).step_by(block_rows).map(|s| s..(s + block_rows).min(n)).collect();
+    let mut slices: Vec<&mut [u128]> = Vec::with_capacity(blocks.len());
+    if let Some(recs) = records {
+        let mut rest = recs;
+        for b in &blocks {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(super::pair_order::pairs_in(n, b.clone()));
+            slices.push(head);
+            rest = tail;
+        }
+    } else {
+        slices.resize_with(blocks.len(), Default::default);
+    }
     let done = std::sync::atomic::AtomicU64::new(0);
     let per_block: Vec<Vec<Vec<RowOut>>> = blocks
         .par_iter()
-        .map(|rows| {
+        .zip(slices.into_par_iter())
+        .map(|(rows, recs)| {
             ctl.check()?;
+            let mut o = 0;
             let mut dx = vec![0.0; if need_dx { n } else { 0 }];
             let mut dy = vec![0.0; n];
             let mut t = Vec::with_capacity(n);
@@ -184,6 +209,11 @@ pub fn pair_pass(high: &Points, lows: &[&Points], high_extent: bool, sums: bool,
                 }
                 for (p, low) in lows.iter().enumerate() {
                     distance_row(low, i, &mut dy);
+                    if with_records {
+                        let m = n - 1 - i;
+                        super::pair_order::write_records(&dx[i + 1..], &dy[i + 1..], &mut recs[o..o + m]);
+                        o += m;
+                    }
                     let s = if sums { PairSums::of_row(&dx[i + 1..], &dy[i + 1..], &mut t) } else { PairSums::default() };
                     out[p].push(RowOut { high: hx, low: Extent::of(&dy[i + 1..]), sums: s });
                 }

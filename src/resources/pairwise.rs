@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::density::densities;
 use super::external_sort::{external, ExternalPlan};
-use super::pair_order::{in_memory, in_memory_bytes, OrderStats};
+use super::pair_order::{in_memory, in_memory_bytes, sort_and_scan, OrderStats};
 use super::pairs::{pair_pass, Extent, PairSums};
 use super::Needs;
 use crate::control::Control;
@@ -125,10 +125,17 @@ pub fn build_pairwise(
     let mut out: Vec<Pairwise> = vec![Pairwise::default(); lows.len()];
     let mut report = PairwiseReport { order: order_plan.cloned(), ..Default::default() };
     let sigmas = &needs.density_sigmas;
+    // With one projection, sorted in memory, the pass that measures the pairs also writes the
+    // pair order's records.
+    let mut records: Option<Vec<u128>> = None;
     if needs.pair_sums || !sigmas.is_empty() {
         let cached = cache.lock().expect("pairwise cache").high_extent;
         report.high_extent_reused = cached.is_some();
-        let pass = pair_pass(high, lows, cached.is_none(), needs.pair_sums, block_rows, ctl)?;
+        if lows.len() == 1 && matches!(order_plan, Some(OrderPlan::InMemory { .. })) {
+            let n = high.n();
+            records = Some(vec![0u128; n * (n - 1) / 2]);
+        }
+        let pass = pair_pass(high, lows, cached.is_none(), needs.pair_sums, block_rows, ctl, records.as_deref_mut())?;
         let hx = match (cached, pass.high) {
             (Some(c), _) => c,
             (None, Some(h)) => {
@@ -158,6 +165,7 @@ pub fn build_pairwise(
     if let Some(plan) = order_plan {
         for (o, low) in out.iter_mut().zip(lows) {
             o.order = Some(match plan {
+                OrderPlan::InMemory { .. } if records.is_some() => sort_and_scan(records.take().expect("records"), needs.pair_ranks, needs.pair_isotonic, ctl)?,
                 OrderPlan::InMemory { .. } => in_memory(high, low, needs.pair_ranks, needs.pair_isotonic, block_rows, ctl)?,
                 OrderPlan::External(p) => external(high, low, needs.pair_ranks, needs.pair_isotonic, p, budgets.temp_dir.as_deref(), ctl)?,
             });

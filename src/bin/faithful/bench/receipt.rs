@@ -145,13 +145,15 @@ impl Receipt {
         let gib = |b: Option<u64>| b.map_or("?".into(), |b| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64));
         let _ = writeln!(
             s,
-            "machine: {} · {} · {} logical CPUs ({} threads) · {} · faithful {} · wgpu {}",
+            "machine: {} · {} · {} logical CPUs ({} threads) · {} · load {} · faithful {} ({}) · wgpu {}",
             m.os,
             m.cpu_model.as_deref().unwrap_or("?"),
             m.cores,
             m.threads,
             gib(m.memory_bytes),
+            m.load_average.as_deref().unwrap_or("?"),
             m.faithful_version,
+            m.git_commit.as_deref().unwrap_or("?"),
             m.wgpu_version.as_deref().unwrap_or("?")
         );
         for a in &self.adapters {
