@@ -2,6 +2,8 @@
 # The whole test suite, installing what it needs. README.md's test command; .ci/run calls it.
 #
 # Needs: a Rust toolchain (cargo). Everything else comes from crates.io through Cargo.lock.
+# The browser test at the end (scripts/test_browser.sh) installs Chromium, node packages from
+# tests/browser/package-lock.json, the wasm target and wasm-bindgen-cli.
 # The golden fixtures under tests/fixtures/golden are committed; regenerating them
 # (tests/fixtures/generate.py, Python + ZADU 0.5.4) is not part of the test run.
 set -euo pipefail
@@ -39,3 +41,5 @@ cargo test --locked --doc
 WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli
 # The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.
 ./scripts/test_wasm.sh
+# The browser page (web/) end to end in headless Chromium: WebGPU and wasm CPU vs the native CLI.
+./scripts/test_browser.sh

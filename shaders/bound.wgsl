@@ -31,6 +31,9 @@ struct Params {
 
 const WG: u32 = 64u;
 const INF_BITS: u32 = 0x7f800000u;
+// The "no value yet" sentinel, above any U the kernels compute (a constant inf is a WGSL error,
+// and some translators print f32::MAX as a literal that no longer fits).
+const F32_MAX: f32 = 1.0e38;
 
 // s̃(i, j): Σ_c (y_ic - y_jc)² in f32, in whatever order and fusion the driver picks.
 fn sqdist(i: u32, j: u32) -> f32 {

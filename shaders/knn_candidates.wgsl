@@ -33,7 +33,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 
     var top: array<f32, KT_MAX>;
     for (var t = 0u; t < KT_MAX; t++) {
-        top[t] = bitcast<f32>(INF_BITS);
+        top[t] = F32_MAX;
     }
     for (var j = tid; j < P.n; j += WG) {
         if (j == i) { continue; }

@@ -47,7 +47,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     let keep = norms[i] * 0.0;
 
     var sx = 0.0; var sy = 0.0; var mxx = 0.0; var mxy = 0.0;
-    var mnx = bitcast<f32>(INF_BITS); var mny = bitcast<f32>(INF_BITS);
+    var mnx = F32_MAX; var mny = F32_MAX;
     for (var j = i + 1u + tid; j < P.n; j += WG) {
         let d = dists(i, j);
         sx += d.x; sy += d.y;

@@ -14,6 +14,7 @@
 //! ```
 
 pub mod backend;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
 pub mod control;
 pub mod data;

@@ -42,7 +42,7 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize) -> (u32, Vec<(u32, 
     };
     let mut tau1 = 0.0f32;
     for t in 0..WG {
-        let mut top = [f32::INFINITY; KT_MAX];
+        let mut top = [1.0e38f32; KT_MAX];
         for j in (t..n).step_by(WG).filter(|&j| j != i) {
             let u = up(j).1;
             if u < top[kt - 1] {
@@ -142,8 +142,8 @@ pub fn pair_stats_row(px: &Prepared, py: &Prepared, y_to_x: f32, i: usize) -> [f
     };
     v[10] = d.iter().fold(0.0f32, |m, &(x, _)| m.max(x));
     v[11] = d.iter().fold(0.0f32, |m, &(_, y)| m.max(y));
-    v[12] = d.iter().fold(f32::INFINITY, |m, &(x, _)| m.min(x));
-    v[13] = d.iter().fold(f32::INFINITY, |m, &(_, y)| m.min(y));
+    v[12] = d.iter().fold(1.0e38f32, |m, &(x, _)| m.min(x));
+    v[13] = d.iter().fold(1.0e38f32, |m, &(_, y)| m.min(y));
     v
 }
 

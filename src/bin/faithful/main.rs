@@ -1,62 +1,27 @@
-//! The `faithful` command line.
+//! The `faithful` binary: the command line on native targets. In a browser the crate is used
+//! through its wasm API (`faithful::wasm`), so on wasm32 this binary is an empty shell.
 
+#[cfg(not(target_arch = "wasm32"))]
 mod backend_args;
+#[cfg(not(target_arch = "wasm32"))]
 mod backends;
+#[cfg(not(target_arch = "wasm32"))]
 mod bench;
+#[cfg(not(target_arch = "wasm32"))]
 mod knn;
+#[cfg(not(target_arch = "wasm32"))]
 mod measure;
+#[cfg(not(target_arch = "wasm32"))]
 mod pair_args;
+#[cfg(not(target_arch = "wasm32"))]
 mod table;
+#[cfg(not(target_arch = "wasm32"))]
+mod cli;
 
-use std::process::ExitCode;
-
-use clap::{Parser, Subcommand};
-
-/// Exact, fast measures of how faithfully a projection keeps the structure of high-dimensional data.
-#[derive(Parser)]
-#[command(name = "faithful", version, about)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    cli::main()
 }
 
-#[derive(Subcommand)]
-enum Command {
-    /// Evaluate measures on one or more projections (the bundled digits example when no files are given).
-    Measure(measure::Args),
-    /// List the measures with their parameters and output keys.
-    Measures,
-    /// The exact kNN graph of a dataset (ties by index, self excluded).
-    Knn(knn::Args),
-    /// Every backend and GPU adapter, with its status, limits and features.
-    Backends(backends::Args),
-    /// Benchmark the kernels on the CPU and every GPU adapter, cold and warm, with parity checks.
-    Bench(bench::Args),
-}
-
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Measure(args) => measure::run(args),
-        Command::Knn(args) => knn::run(args),
-        Command::Backends(args) => backends::run(args),
-        Command::Bench(args) => bench::run(args),
-        Command::Measures => {
-            print!("{}", table::measures_table());
-            Ok(())
-        }
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("faithful: error: {e}");
-            // 3: the GPU was asked for and cannot serve; 2: bad input.
-            // 130: interrupted (Ctrl-C), as shells report SIGINT.
-            ExitCode::from(match e {
-                faithful::Error::Gpu(_) => 3,
-                faithful::Error::Interrupted => 130,
-                _ => 2,
-            })
-        }
-    }
-}
+#[cfg(target_arch = "wasm32")]
+fn main() {}

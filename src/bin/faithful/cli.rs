@@ -1,0 +1,57 @@
+//! The `faithful` command line (native only).
+
+
+use std::process::ExitCode;
+
+use crate::{backends, bench, knn, measure, table};
+
+use clap::{Parser, Subcommand};
+
+/// Exact, fast measures of how faithfully a projection keeps the structure of high-dimensional data.
+#[derive(Parser)]
+#[command(name = "faithful", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Evaluate measures on one or more projections (the bundled digits example when no files are given).
+    Measure(measure::Args),
+    /// List the measures with their parameters and output keys.
+    Measures,
+    /// The exact kNN graph of a dataset (ties by index, self excluded).
+    Knn(knn::Args),
+    /// Every backend and GPU adapter, with its status, limits and features.
+    Backends(backends::Args),
+    /// Benchmark the kernels on the CPU and every GPU adapter, cold and warm, with parity checks.
+    Bench(bench::Args),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Measure(args) => measure::run(args),
+        Command::Knn(args) => knn::run(args),
+        Command::Backends(args) => backends::run(args),
+        Command::Bench(args) => bench::run(args),
+        Command::Measures => {
+            print!("{}", table::measures_table());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("faithful: error: {e}");
+            // 3: the GPU was asked for and cannot serve; 2: bad input.
+            // 130: interrupted (Ctrl-C), as shells report SIGINT.
+            ExitCode::from(match e {
+                faithful::Error::Gpu(_) => 3,
+                faithful::Error::Interrupted => 130,
+                _ => 2,
+            })
+        }
+    }
+}

@@ -1,0 +1,256 @@
+// End-to-end test of web/ in headless Chromium (run by scripts/test_browser.sh, which builds the
+// wasm package and the native CLI, serves web/ and sets the variables below).
+//
+//   FAITHFUL_URL  the served page, e.g. http://127.0.0.1:41234
+//   FAITHFUL_CLI  the native CLI (target/release/faithful)
+//   FAITHFUL_OUT  where the screenshot goes (the repository's ignored out/)
+//   CHROMIUM      the browser (default /usr/bin/chromium); CI=true turns a missing WebGPU
+//                 adapter into a failure instead of a skip.
+//
+// The page runs the bundled example with autorun, on WebGPU and on the wasm CPU, and both
+// results must equal the native CLI's (`faithful measure --local --json --backend cpu`) bit for
+// bit: every score and every local value.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.FAITHFUL_URL;
+const CLI = process.env.FAITHFUL_CLI;
+const OUT = process.env.FAITHFUL_OUT ?? 'out';
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const CI = ['true', '1'].includes(String(process.env.CI).toLowerCase());
+const RUN_TIMEOUT_MS = 10 * 60 * 1000;
+
+// WebGPU in headless Chromium: --enable-unsafe-webgpu exposes navigator.gpu.requestAdapter() on
+// Linux (where WebGPU is otherwise off), and Dawn then finds SwiftShader's Vulkan (shipped with
+// Chromium) as a fallback adapter. The page must be a secure context: http://127.0.0.1 is.
+export const FLAGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--enable-unsafe-webgpu',
+  '--enable-features=Vulkan',
+  '--use-angle=swiftshader',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
+
+const RANK_BASED = new Set(['tnc', 'mrre', 'lcmc', 'nh']);
+
+let browser;
+let native; // {json, result}
+
+before(async () => {
+  assert.ok(BASE, 'FAITHFUL_URL is not set (run scripts/test_browser.sh)');
+  assert.ok(CLI, 'FAITHFUL_CLI is not set (run scripts/test_browser.sh)');
+  const json = execFileSync(CLI, ['measure', '--local', '--json', '--backend', 'cpu'], { encoding: 'utf8', maxBuffer: 1 << 28 }).trim();
+  native = { json, result: JSON.parse(json) };
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 120_000 });
+  console.log(`# browser: Chromium ${browser.version()} (${CHROMIUM})`);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+async function openPage(query) {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  const log = [];
+  page.on('console', (m) => log.push(`[console.${m.type()}] ${m.text()}`));
+  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
+  page.on('requestfailed', (r) => log.push(`[requestfailed] ${r.url()} ${r.failure()?.errorText}`));
+  await page.goto(`${BASE}/${query}`);
+  return { page, log };
+}
+
+async function waitStatus(page, log, wanted) {
+  try {
+    await page.waitForFunction((w) => w.includes(document.body.dataset.status), wanted, { timeout: RUN_TIMEOUT_MS, polling: 200 });
+  } catch (e) {
+    throw new Error(`page status stayed '${await page.evaluate(() => document.body.dataset.status)}': ${e.message}\n${log.join('\n')}`);
+  }
+  return page.evaluate(() => document.body.dataset.status);
+}
+
+/** Loads the autorun page, waits for the run, returns the result JSON text and the page. */
+async function autorun(backend) {
+  const { page, log } = await openPage(`?example=default&autorun=1&backend=${backend}`);
+  const status = await waitStatus(page, log, ['done', 'error']);
+  if (status !== 'done') {
+    const msg = await page.textContent('#error');
+    throw new Error(`the page reports an error: ${msg}\n${log.join('\n')}`);
+  }
+  const json = await page.textContent('#results-json');
+  return { page, log, json, result: JSON.parse(json) };
+}
+
+const bits = (x) => {
+  const v = new DataView(new ArrayBuffer(8));
+  v.setFloat64(0, x);
+  return v.getBigUint64(0).toString(16).padStart(16, '0');
+};
+
+function sameNumber(a, b, where) {
+  if (a === null || b === null) {
+    assert.equal(a, b, `${where}: ${a} vs ${b}`);
+  } else {
+    assert.equal(bits(a), bits(b), `${where}: browser ${a} vs native ${b}`);
+  }
+}
+
+/** Every score and every local value of the rank-based measures, bit for bit. */
+function assertSameScores(web, nat, label) {
+  let scores = 0;
+  let locals = 0;
+  assert.deepEqual(web.result.projections.map((p) => p.name), nat.result.projections.map((p) => p.name), `${label}: projections`);
+  web.result.projections.forEach((wp, p) => {
+    const np = nat.result.projections[p];
+    assert.deepEqual(wp.scores.map((s) => s.id), np.scores.map((s) => s.id), `${label}: measures of ${wp.name}`);
+    wp.scores.forEach((ws, s) => {
+      const ns = np.scores[s];
+      const where = `${label}: ${wp.name}/${ws.id}`;
+      assert.deepEqual(ws.params, ns.params, `${where} params`);
+      assert.deepEqual(Object.keys(ws.values), Object.keys(ns.values), `${where} keys`);
+      for (const key of Object.keys(ns.values)) {
+        sameNumber(ws.values[key], ns.values[key], `${where}.${key}`);
+        scores++;
+      }
+      if (RANK_BASED.has(ws.id)) {
+        assert.ok(ws.local && ns.local, `${where}: local values missing (browser ${!!ws.local}, native ${!!ns.local})`);
+        assert.deepEqual(Object.keys(ws.local), Object.keys(ns.local), `${where} local keys`);
+        for (const key of Object.keys(ns.local)) {
+          assert.equal(ws.local[key].length, ns.local[key].length, `${where}.${key} length`);
+          ns.local[key].forEach((v, i) => sameNumber(ws.local[key][i], v, `${where}.${key}[${i}]`));
+          locals += ns.local[key].length;
+        }
+      }
+    });
+  });
+  // The printed text too: both sides print shortest round-trip numbers with serde_json.
+  const part = (json) => json.slice(0, json.indexOf(',"run":'));
+  assert.equal(part(web.json), part(nat.json), `${label}: the projections' JSON text differs from the CLI's`);
+  console.log(`# ${label}: ${scores} scores and ${locals} local values bit-identical to the native CLI`);
+}
+
+test('the native CLI evaluates the default specs on the bundled example', () => {
+  const ids = native.result.projections[0].scores.map((s) => s.id);
+  assert.deepEqual(ids, ['tnc', 'mrre', 'lcmc', 'nh']);
+  assert.equal(native.result.run.backend, 'cpu');
+});
+
+test('WebGPU: autorun on the bundled example equals the native CLI bit for bit', async (t) => {
+  const { page: probe } = await openPage('');
+  const adapter = await probe.evaluate(async () => {
+    if (!('gpu' in navigator)) return null;
+    const a = await navigator.gpu.requestAdapter();
+    return a ? { vendor: a.info.vendor, architecture: a.info.architecture, fallback: a.info.isFallbackAdapter } : null;
+  });
+  await probe.close();
+  if (!adapter) {
+    const msg = `headless Chromium has no WebGPU adapter (flags: ${FLAGS.join(' ')})`;
+    if (CI) assert.fail(`${msg}; under CI=true this is a failure`);
+    console.warn(`# SKIP (loud): ${msg}`);
+    t.skip(msg);
+    return;
+  }
+  console.log(`# WebGPU adapter: ${JSON.stringify(adapter)}`);
+
+  const web = await autorun('webgpu');
+  const run = web.result.run;
+  assert.equal(run.backend_requested, 'webgpu');
+  assert.equal(run.fallback_reason, null, `the CPU served: ${run.fallback_reason}`);
+  assert.equal(run.backend, 'gpu');
+  assert.ok(run.adapter, 'no adapter in run');
+  assert.equal(run.adapter.backend, 'BrowserWebGpu', `adapter backend ${run.adapter.backend}`);
+  console.log(`# served by ${run.backend}: adapter ${JSON.stringify({ name: run.adapter.name, backend: run.adapter.backend, device_type: run.adapter.device_type })}; ` +
+    `served ${run.served.map((s) => `${s.output}=${s.backend}`).join(', ')}; total ${run.timings.total_s.toFixed(3)} s`);
+  assert.ok(run.served.some((s) => s.backend === 'gpu'), 'no output was served by the GPU');
+  assertSameScores(web, native, 'webgpu');
+
+  // The page itself: the backend chip, the scatterplot and the curve are drawn.
+  assert.match(await web.page.textContent('#run-info'), /GPU \(WebGPU\)/);
+  assert.equal(await web.page.evaluate(() => document.body.dataset.curve), 'done');
+  const drawn = await web.page.evaluate(() => {
+    const colours = (id) => {
+      const c = document.getElementById(id);
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      const set = new Set();
+      for (let i = 0; i < d.length; i += 4 * 7) if (d[i + 3]) set.add(`${d[i]},${d[i + 1]},${d[i + 2]}`);
+      return set.size;
+    };
+    return { scatter: colours('scatter'), curve: colours('curve') };
+  });
+  assert.ok(drawn.scatter > 20, `the scatterplot looks empty (${drawn.scatter} colours)`);
+  assert.ok(drawn.curve > 5, `the curve looks empty (${drawn.curve} colours)`);
+
+  mkdirSync(OUT, { recursive: true });
+  const shot = path.join(OUT, 'web-screenshot.png');
+  await web.page.screenshot({ path: shot, fullPage: true });
+  const size = statSync(shot).size;
+  assert.ok(size > 50_000, `screenshot ${shot} is only ${size} bytes`);
+  console.log(`# screenshot: ${shot} (${size} bytes)`);
+  await web.page.close();
+});
+
+test('CPU (wasm): autorun on the bundled example equals the native CLI bit for bit', async () => {
+  const web = await autorun('cpu');
+  const run = web.result.run;
+  assert.equal(run.backend_requested, 'cpu');
+  assert.equal(run.backend, 'cpu');
+  assert.equal(run.adapter, null);
+  assertSameScores(web, native, 'cpu');
+  assert.match(await web.page.textContent('#run-info'), /CPU \(WebAssembly\)/);
+  await web.page.close();
+});
+
+test('bad files get clear messages', async () => {
+  const { page, log } = await openPage('?backend=cpu');
+  await waitStatus(page, log, ['ready']);
+  const csv = (rows, cols, f) => Buffer.from(Array.from({ length: rows }, (_, r) => Array.from({ length: cols }, (_, c) => f(r, c)).join(',')).join('\n') + '\n');
+  const file = (name, buffer) => ({ name, mimeType: 'application/octet-stream', buffer });
+  const run = async () => {
+    await page.click('#run');
+    await waitStatus(page, log, ['done', 'error']);
+    return { status: await page.evaluate(() => document.body.dataset.status), error: await page.textContent('#error') };
+  };
+
+  // Not a .npy file: caught while reading, next to the inputs.
+  await page.setInputFiles('#file-high', file('broken.npy', Buffer.from('definitely not numpy')));
+  assert.match(await page.textContent('#data-msg'), /broken\.npy: not a \.npy file/);
+
+  // A NaN in the original data: the wasm validation names the file, row and column.
+  await page.setInputFiles('#file-high', file('high.csv', csv(60, 3, (r, c) => (r === 7 && c === 1 ? 'nan' : Math.sin(r * 3 + c)))));
+  await page.setInputFiles('#file-lows', file('low.csv', csv(60, 2, (r, c) => Math.cos(r + 5 * c))));
+  let r = await run();
+  assert.equal(r.status, 'error');
+  assert.match(r.error, /high\.csv: non-finite value NaN at row 7, column 1/);
+
+  // Mismatched rows.
+  await page.setInputFiles('#file-high', file('high.csv', csv(60, 3, (r, c) => Math.sin(r * 3 + c))));
+  await page.setInputFiles('#file-lows', file('short.csv', csv(50, 2, (r, c) => Math.cos(r + 5 * c))));
+  assert.match(await page.textContent('#info-lows'), /≠ 60 rows/);
+  r = await run();
+  assert.equal(r.status, 'error');
+  assert.match(r.error, /short\.csv: has 50 rows but the original space has 60/);
+
+  // A 3-D .npy array.
+  const header = "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2, 2), }";
+  const pad = 64 - ((10 + header.length + 1) % 64);
+  const npy = Buffer.concat([Buffer.from([0x93]), Buffer.from('NUMPY'), Buffer.from([1, 0]), Buffer.from(Uint16Array.of(header.length + pad + 1).buffer),
+    Buffer.from(header + ' '.repeat(pad) + '\n'), Buffer.alloc(64)]);
+  await page.setInputFiles('#file-high', file('cube.npy', npy));
+  assert.match(await page.textContent('#data-msg'), /cube\.npy: expected a 2-D array \(rows × columns\), got shape \(2, 2, 2\)/);
+
+  // And a good pair runs (the CPU served; removing short.csv leaves low.csv).
+  await page.setInputFiles('#file-high', file('high.csv', csv(60, 3, (r, c) => Math.sin(r * 3 + c))));
+  await page.click('#info-lows button[data-index="1"]');
+  r = await run();
+  assert.equal(r.status, 'done', r.error);
+  const result = JSON.parse(await page.textContent('#results-json'));
+  assert.deepEqual(result.projections.map((p) => p.name), ['low.csv']);
+  await page.close();
+});

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds the wasm package the page loads: web/pkg/faithful.js + faithful_bg.wasm.
+# Installs what it needs: the wasm32-unknown-unknown target and wasm-bindgen-cli at the version
+# Cargo.lock pins (the CLI and the crate must match exactly).
+#
+# Target dir: $FAITHFUL_WASM_TARGET_DIR, else $CARGO_TARGET_DIR, else target/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+want=$(awk '$0 == "name = \"wasm-bindgen\"" { getline; gsub(/[" ]/, ""); sub(/^version=/, ""); print; exit }' Cargo.lock)
+if [ -z "$want" ]; then
+    echo "web/build.sh: no wasm-bindgen in Cargo.lock" >&2
+    exit 1
+fi
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$have" != "$want" ]; then
+    echo "web/build.sh: installing wasm-bindgen-cli $want (found: ${have:-none})" >&2
+    cargo install wasm-bindgen-cli --version "$want"
+fi
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    rustup target add wasm32-unknown-unknown
+fi
+
+target_dir=${FAITHFUL_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-target}}
+CARGO_TARGET_DIR="$target_dir" cargo rustc --locked --lib --release --target wasm32-unknown-unknown --crate-type cdylib
+wasm-bindgen --target web --out-dir web/pkg "$target_dir/wasm32-unknown-unknown/release/faithful.wasm"
+echo "web/build.sh: built web/pkg ($(du -h web/pkg/faithful_bg.wasm | cut -f1) wasm)" >&2
