@@ -131,11 +131,12 @@ impl Evaluator {
                 Ok(cpu(reason))
             }
             Selected::Gpu(gpu) => {
-                let mut last = None;
+                let mut last: Option<GpuError> = None;
                 for _attempt in 0..2 {
                     match gpu_row_pass_async(&gpu, &self.high, cached, lows, needs.clone(), self.opts.numerics).await {
                         Ok((pass, stats)) => {
-                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: None, gpu: Some((gpu.clone(), stats)), pairwise_gpu: false };
+                            let retried = last.as_ref().map(|e| format!("GPU failed once ({e}); retried with half the rows per dispatch"));
+                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: retried, gpu: Some((gpu.clone(), stats)), pairwise_gpu: false };
                             return Ok((pass, served));
                         }
                         Err(e @ GpuError::Runtime { .. }) => {

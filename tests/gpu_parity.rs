@@ -228,3 +228,29 @@ fn fast_pair_reductions_agree_with_twin_and_with_exact_scores() {
         }
     }
 }
+
+/// A device error retries once with half the rows per dispatch; a second one hands the work to
+/// the CPU. Either way the results are the reference's and the report says what happened.
+#[test]
+fn device_errors_retry_smaller_then_fall_back_to_the_cpu() {
+    if gpu(GpuRequest::default()).is_none() {
+        return;
+    }
+    let (_, high, low) = gpu_corpus().remove(0);
+    let specs: Vec<Spec> = ["tnc:k=5", "mrre:k=5"].iter().map(|s| s.parse().unwrap()).collect();
+    let cpu = Evaluator::new(high.clone(), Options::default()).measure_many(&[&low], None, &specs).unwrap();
+    let js = |e: &faithful::Evaluation| serde_json::to_string(&e.projections).unwrap();
+    let run = |fail| {
+        let opts = Options { backend: BackendChoice::Gpu, gpu: GpuRequest { fail_dispatches: fail, ..Default::default() }, ..Default::default() };
+        Evaluator::new(high.clone(), opts).measure_many(&[&low], None, &specs).unwrap()
+    };
+    let once = run(1);
+    assert_eq!(once.run.backend, "gpu");
+    assert!(once.run.fallback_reason.as_deref().unwrap_or("").contains("retried with half the rows"), "{:?}", once.run.fallback_reason);
+    assert_eq!(js(&once), js(&cpu));
+    let always = run(1000);
+    assert_eq!(always.run.backend, "cpu");
+    assert!(always.run.fallback_reason.as_deref().unwrap_or("").contains("GPU failed"), "{:?}", always.run.fallback_reason);
+    assert!(always.run.served.iter().all(|s| s.backend == "cpu"));
+    assert_eq!(js(&always), js(&cpu));
+}

@@ -19,6 +19,9 @@ pub struct GpuRequest {
     pub max_rows_per_dispatch: Option<u32>,
     /// Cap on the bytes of one output buffer (tests force small block plans with it).
     pub max_buffer_bytes: Option<u64>,
+    /// Tests only: the first this-many dispatches fail as a lost device would, to exercise the
+    /// retry with smaller blocks and the fallback to the CPU.
+    pub fail_dispatches: u32,
 }
 
 /// One adapter as `faithful backends` shows it.
@@ -85,6 +88,10 @@ pub struct Gpu {
     pub(super) device: wgpu::Device,
     pub(super) queue: wgpu::Queue,
     pipelines: Mutex<HashMap<Kernel, Arc<wgpu::ComputePipeline>>>,
+    /// Output and readback buffers for reuse.
+    pub(super) pool: super::pool::BufferPool,
+    /// Dispatches started (for `GpuRequest::fail_dispatches`).
+    pub(super) dispatched: AtomicU32,
     /// Each step halves the rows per dispatch (after a device error).
     shrink: AtomicU32,
     /// Seconds spent starting the device.
@@ -131,6 +138,8 @@ impl Gpu {
             device,
             queue,
             pipelines: Mutex::new(HashMap::new()),
+            pool: Default::default(),
+            dispatched: AtomicU32::new(0),
             shrink: AtomicU32::new(0),
             start_s: t0.elapsed().as_secs_f64(),
         })
@@ -171,7 +180,9 @@ impl Gpu {
     /// Largest single output buffer to allocate.
     pub(super) fn max_output_bytes(&self) -> u64 {
         let lim = u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size).min(256 << 20);
-        self.request.max_buffer_bytes.map_or(lim, |m| m.min(lim))
+        let lim = self.request.max_buffer_bytes.map_or(lim, |m| m.min(lim)).max(4);
+        // A power of two: pooled buffers are rounded up to one and must stay within the limit.
+        1 << (63 - lim.leading_zeros())
     }
 
     /// Most rows one dispatch may cover.

@@ -26,6 +26,9 @@ pub struct Tally {
     pub bytes_read_back: u64,
     pub upload_s: f64,
     pub kernel_and_readback_s: f64,
+    /// Output and readback buffers taken from the pool / newly created.
+    pub buffers_reused: u64,
+    pub buffers_created: u64,
 }
 
 impl Tally {
@@ -35,6 +38,8 @@ impl Tally {
         self.bytes_read_back += o.bytes_read_back;
         self.upload_s += o.upload_s;
         self.kernel_and_readback_s += o.kernel_and_readback_s;
+        self.buffers_reused += o.buffers_reused;
+        self.buffers_created += o.buffers_created;
     }
 }
 
@@ -79,6 +84,9 @@ impl Gpu {
         tally: &mut Tally,
     ) -> Result<Vec<Vec<u8>>, GpuError> {
         let t0 = Instant::now();
+        if self.dispatched.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < self.request.fail_dispatches {
+            return Err(runtime("dispatch")("injected failure (GpuRequest::fail_dispatches)".into()));
+        }
         let pipeline = self.pipeline(kernel).await?;
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let invalid = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
@@ -98,28 +106,17 @@ impl Gpu {
                 })
             })
             .collect();
-        let outs: Vec<wgpu::Buffer> = outputs
-            .iter()
-            .map(|&size| {
-                self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("output"),
-                    size: size.max(4),
-                    usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: false,
-                })
-            })
-            .collect();
-        let staging: Vec<wgpu::Buffer> = outputs
-            .iter()
-            .map(|&size| {
-                self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("readback"),
-                    size: size.max(4),
-                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                })
-            })
-            .collect();
+        let mut take = |usage, size, label| {
+            let (b, reused) = self.pool.take(&self.device, usage, size, label);
+            if reused {
+                tally.buffers_reused += 1;
+            } else {
+                tally.buffers_created += 1;
+            }
+            b
+        };
+        let outs: Vec<wgpu::Buffer> = outputs.iter().map(|&size| take(wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, size, "output")).collect();
+        let staging: Vec<wgpu::Buffer> = outputs.iter().map(|&size| take(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, size, "readback")).collect();
         let mut entries = vec![
             wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
             wgpu::BindGroupEntry { binding: 1, resource: space.pts.as_entire_binding() },
@@ -178,6 +175,9 @@ impl Gpu {
             drop(view);
             s.unmap();
             tally.bytes_read_back += size;
+        }
+        for b in outs.into_iter().chain(staging) {
+            self.pool.give(b);
         }
         tally.dispatches += 1;
         tally.kernel_and_readback_s += t0.elapsed().as_secs_f64();

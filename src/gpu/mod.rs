@@ -12,6 +12,7 @@ pub mod dispatch;
 pub mod knn;
 pub mod pair_stats;
 pub mod pass;
+mod pool;
 pub mod prepare;
 pub mod ranks;
 pub mod sqdist;
