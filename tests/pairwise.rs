@@ -343,3 +343,17 @@ fn the_fused_pass_gives_the_same_pair_order() {
         assert_eq!(picked, alone);
     }
 }
+
+#[test]
+fn spearman_alone_uses_the_parallel_scans_and_agrees() {
+    // srho without nm_stress scans its tie groups in parallel chunks; with nm_stress, one
+    // sequential scan; externally, the streaming scans. All give the same bits, for any threads.
+    for (high, low) in [generic(230, 16), tied(260, 17)] {
+        let with_nm = values(&Evaluator::new(high.clone(), Options::default()), &low, &["srho", "nm_stress"]);
+        for threads in [1, 2, 3] {
+            let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), ..Default::default() });
+            assert_eq!(values(&eval, &low, &["srho"]), with_nm[..1].to_vec(), "threads {threads}");
+            assert_eq!(values(&eval, &low, &["srho", "stress"])[..1], with_nm[..1], "fused, threads {threads}");
+        }
+    }
+}

@@ -492,7 +492,12 @@ pub fn sort_and_scan(mut v: Vec<u128>, rank: bool, nm: bool, ctl: &Control) -> R
     ctl.check()?;
     ctl.report(PHASE, 2, steps);
     let mut scan = Scan1::new(rank, nm, PavaStack::in_memory(buf));
-    for k in 0..p {
+    if !nm {
+        // Ranks only: integer work on independent tie groups, done in parallel (exact sums,
+        // so the same as the sequential scan).
+        rank_scan_parallel(&mut v, &mut scan);
+    }
+    for k in 0..if nm { p } else { 0 } {
         let rec = v[k];
         if let Some(e) = scan.push(rec)? {
             if rank {
@@ -506,9 +511,11 @@ pub fn sort_and_scan(mut v: Vec<u128>, rank: bool, nm: bool, ctl: &Control) -> R
             ctl.check()?;
         }
     }
-    if let Some(e) = scan.finish()? {
-        if rank {
-            patch(&mut v[e.start as usize..p], e.a);
+    if nm {
+        if let Some(e) = scan.finish()? {
+            if rank {
+                patch(&mut v[e.start as usize..p], e.a);
+            }
         }
     }
     ctl.report(PHASE, 3, steps);
@@ -518,18 +525,120 @@ pub fn sort_and_scan(mut v: Vec<u128>, rank: bool, nm: bool, ctl: &Control) -> R
         radix::sort(&mut v, &mut buf);
         ctl.check()?;
         ctl.report(PHASE, 4, steps);
-        let mut s2 = Scan2::default();
-        let spans = HashMap::new();
-        for &rec in &v {
-            s2.push(rec, &spans);
-        }
-        s2.finish();
+        let s2 = scan2_parallel(&v);
         ctl.report(PHASE, 5, steps);
         Some(s2)
     } else {
         None
     };
     Ok(stats(p as u64, &scan, scan2.as_ref(), OrderPath::InMemory))
+}
+
+/// Chunks of `v` (sorted) that start and end on a change of the high 64 bits.
+fn group_chunks(v: &[u128]) -> Vec<std::ops::Range<usize>> {
+    let p = v.len();
+    let pieces = (rayon::current_num_threads() * 8).max(1);
+    let mut cuts = vec![0];
+    for t in 1..pieces {
+        let mut b = (p * t / pieces).max(*cuts.last().expect("a cut"));
+        while b > 0 && b < p && (v[b] >> 64) == (v[b - 1] >> 64) {
+            b += 1;
+        }
+        if b < p && b > *cuts.last().expect("a cut") {
+            cuts.push(b);
+        }
+    }
+    cuts.push(p);
+    cuts.windows(2).map(|w| w[0]..w[1]).filter(|r| !r.is_empty()).collect()
+}
+
+/// Scan 1 without the isotonic fit: each d^X group's doubled rank `a = 2s + c + 1` becomes the
+/// payload of its records, re-keyed by d^Y; Σ c·a², the extents and the group count go into `scan`.
+fn rank_scan_parallel(v: &mut [u128], scan: &mut Scan1) {
+    let p = v.len();
+    if p == 0 {
+        return;
+    }
+    let (first_key, last_key) = ((v[0] >> 64) as u64, (v[p - 1] >> 64) as u64);
+    let chunks = group_chunks(v);
+    let mut parts: Vec<(usize, &mut [u128])> = Vec::with_capacity(chunks.len());
+    let mut rest = &mut v[..];
+    let mut at = 0;
+    for c in &chunks {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(c.end - at);
+        parts.push((at, head));
+        rest = tail;
+        at = c.end;
+    }
+    let results: Vec<(u128, f64, f64)> = parts
+        .into_par_iter()
+        .map(|(start, recs)| {
+            let (mut sxx, mut lo, mut hi) = (0u128, f64::INFINITY, f64::NEG_INFINITY);
+            let mut g = 0;
+            while g < recs.len() {
+                let key = recs[g] >> 64;
+                let mut e = g + 1;
+                while e < recs.len() && recs[e] >> 64 == key {
+                    e += 1;
+                }
+                let (s, c) = ((start + g) as u64, (e - g) as u64);
+                let a = 2 * s + c + 1;
+                sxx += c as u128 * a as u128 * a as u128;
+                let pay = final_payload(a);
+                for r in &mut recs[g..e] {
+                    let y = *r as u64;
+                    let yf = f64::from_bits(y);
+                    lo = lo.min(yf);
+                    hi = hi.max(yf);
+                    *r = ((y as u128) << 64) | pay;
+                }
+                g = e;
+            }
+            (sxx, lo, hi)
+        })
+        .collect();
+    for (sxx, lo, hi) in results {
+        scan.sxx += sxx;
+        scan.low.min = scan.low.min.min(lo);
+        scan.low.max = scan.low.max.max(hi);
+    }
+    scan.first_key = first_key;
+    scan.g_key = last_key;
+    scan.pos = p as u64;
+}
+
+/// Scan 2 over fully resolved payloads (the in-memory path), in parallel by d^Y groups.
+fn scan2_parallel(v: &[u128]) -> Scan2 {
+    let chunks = group_chunks(v);
+    let parts: Vec<(u128, u128)> = chunks
+        .into_par_iter()
+        .map(|r| {
+            let recs = &v[r.clone()];
+            let (mut sxy, mut syy) = (0u128, 0u128);
+            let mut g = 0;
+            while g < recs.len() {
+                let key = recs[g] >> 64;
+                let mut e = g;
+                let mut sum_a = 0u128;
+                while e < recs.len() && recs[e] >> 64 == key {
+                    sum_a += ((recs[e] as u64) >> 1) as u128;
+                    e += 1;
+                }
+                let (s, c) = ((r.start + g) as u128, (e - g) as u128);
+                let b = 2 * s + c + 1;
+                sxy += b * sum_a;
+                syy += c * b * b;
+                g = e;
+            }
+            (sxy, syy)
+        })
+        .collect();
+    let mut s2 = Scan2::default();
+    for (sxy, syy) in parts {
+        s2.sxy += sxy;
+        s2.syy += syy;
+    }
+    s2
 }
 
 /// Sets the payload of records whose high half is already d^Y.
