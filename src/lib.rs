@@ -14,7 +14,6 @@
 //! ```
 
 pub mod backend;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod bench;
 pub mod control;
 pub mod data;
@@ -30,6 +29,8 @@ pub mod spec;
 pub mod sum;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
+#[cfg(target_arch = "wasm32")]
+mod wasm_bench;
 
 pub use backend::{BackendChoice, Numerics};
 pub use control::{Cancel, Progress, ProgressFn};

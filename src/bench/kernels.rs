@@ -11,14 +11,14 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use web_time::Instant;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::Blobs;
 use crate::error::Result;
-use crate::gpu::{gpu_row_pass, sqdist::bounded_sqdist, Gpu, GpuRequest};
+use crate::gpu::{gpu_row_pass_async, sqdist::bounded_sqdist_async, Gpu, GpuRequest};
 use crate::reference::distance_row;
 use crate::resources::{row_pass, Needs, Neighbours, ProjectionResources};
 use crate::{BackendChoice, Evaluator, Numerics, Options, Points, Spec};
@@ -200,22 +200,22 @@ fn options(backend: &Backend) -> Options {
 }
 
 /// The GPU of `backend`, started now (and kept) if it is not yet: returns it and the start time.
-fn device(backend: &mut Backend) -> Result<(Arc<Gpu>, Option<f64>)> {
+async fn device(backend: &mut Backend) -> Result<(Arc<Gpu>, Option<f64>)> {
     let Backend::Gpu { request, device } = backend else { unreachable!("a GPU backend") };
     if let Some(g) = device {
         return Ok((g.clone(), None));
     }
-    let g = Arc::new(Gpu::new(request)?);
+    let g = Arc::new(Gpu::new_async(request).await?);
     *device = Some(g.clone());
     let s = g.start_s;
     Ok((g, Some(s)))
 }
 
 /// An evaluator on `backend` over a copy of `high` (the copy is made before the clock starts).
-fn evaluator(backend: &mut Backend, high: Points) -> Result<(Evaluator, Option<f64>)> {
+async fn evaluator(backend: &mut Backend, high: Points) -> Result<(Evaluator, Option<f64>)> {
     let opts = options(backend);
     if backend.is_gpu() {
-        let (g, start) = device(backend)?;
+        let (g, start) = device(backend).await?;
         Ok((Evaluator::with_gpu(high, opts, g), start))
     } else {
         Ok((Evaluator::new(high, opts), None))
@@ -231,7 +231,13 @@ fn served_from(run: &crate::RunReport, output: &str) -> String {
 }
 
 /// Runs `kernel` once on `backend`; the first GPU run also starts the device (inside the clock).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn run(kernel: Kernel, backend: &mut Backend, case: &Case) -> Result<Outcome> {
+    crate::gpu::block_on(run_async(kernel, backend, case))
+}
+
+/// [`run`] for async callers (the browser, where GPU readback must be awaited).
+pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -> Result<Outcome> {
     let (high, low, k) = (&case.data.high, &case.data.low, case.k);
     if kernel == Kernel::Ranks {
         case.high_knn();
@@ -243,8 +249,8 @@ pub fn run(kernel: Kernel, backend: &mut Backend, case: &Case) -> Result<Outcome
         Kernel::Distances => {
             let rows = distance_rows(high.n());
             if backend.is_gpu() {
-                let (g, start) = device(backend)?;
-                let (prep, s, e) = bounded_sqdist(&g, high, 0..rows)?;
+                let (g, start) = device(backend).await?;
+                let (prep, s, e) = bounded_sqdist_async(&g, high, 0..rows).await?;
                 let t1 = Instant::now();
                 (Check::Verdict(within_bound(high, prep.scale, &s, &e)), gpu_name.to_string(), start, t1)
             } else {
@@ -256,8 +262,8 @@ pub fn run(kernel: Kernel, backend: &mut Backend, case: &Case) -> Result<Outcome
             }
         }
         Kernel::Knn => {
-            let (eval, start) = evaluator(backend, copy.expect("copied"))?;
-            let (nb, run) = eval.knn(k)?;
+            let (eval, start) = evaluator(backend, copy.expect("copied")).await?;
+            let (nb, run) = eval.knn_async(k).await?;
             let t1 = Instant::now();
             (Check::Digest(neighbours_digest(&nb)), served_from(&run, "knn_high"), start, t1)
         }
@@ -265,8 +271,8 @@ pub fn run(kernel: Kernel, backend: &mut Backend, case: &Case) -> Result<Outcome
             let needs = Needs::cross(k);
             let cached = Some(case.high_knn());
             if backend.is_gpu() {
-                let (g, start) = device(backend)?;
-                let (pass, _) = gpu_row_pass(&g, high, cached, &[low], needs, Numerics::Exact)?;
+                let (g, start) = device(backend).await?;
+                let (pass, _) = gpu_row_pass_async(&g, high, cached, &[low], needs, Numerics::Exact).await?;
                 let t1 = Instant::now();
                 (Check::Digest(resources_digest(&pass.lows[0])), gpu_name.to_string(), start, t1)
             } else {
@@ -281,8 +287,8 @@ pub fn run(kernel: Kernel, backend: &mut Backend, case: &Case) -> Result<Outcome
             } else {
                 ["tnc", "mrre", "lcmc"].iter().map(|id| format!("{id}:k={k}").parse()).collect::<Result<_>>()?
             };
-            let (eval, start) = evaluator(backend, copy.expect("copied"))?;
-            let ev = eval.measure_many(&[low], None, &specs)?;
+            let (eval, start) = evaluator(backend, copy.expect("copied")).await?;
+            let ev = eval.measure_many_async(&[low], None, &specs).await?;
             let t1 = Instant::now();
             let output = if kernel == Kernel::Pairs { "pairwise" } else { "cross_ranks" };
             (Check::Digest(scores_digest(&ev.projections[0].scores)), served_from(&ev.run, output), start, t1)

@@ -2,8 +2,6 @@
 //! evaluation) on the CPU reference and every GPU adapter, cold and warm, each GPU result checked
 //! against the CPU reference; a table on stdout and a JSON receipt.
 
-mod receipt;
-
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -13,7 +11,7 @@ use faithful::gpu::{adapters_report, GpuError};
 use faithful::{Error, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use receipt::{AdapterEntry, Receipt, Row, Settings};
+use faithful::bench::receipt::{AdapterEntry, Receipt, Row, Settings};
 
 /// Which backends to benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

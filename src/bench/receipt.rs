@@ -1,10 +1,11 @@
-//! The benchmark receipt (JSON) and its table (Markdown).
+//! The benchmark receipt (JSON) and its table (Markdown): written by `faithful bench` and by the
+//! web page's benchmark tab (`bench` in the wasm API), in the same format.
 
 use std::fmt::Write;
 
-use faithful::bench::kernels::{Kernel, Work};
-use faithful::bench::machine::{self, Machine};
-use faithful::gpu::AdapterReport;
+use super::kernels::{Kernel, Work};
+use super::machine::{self, Machine};
+use crate::gpu::AdapterReport;
 use serde::Serialize;
 
 /// One adapter wgpu listed, whether it was benchmarked, and its known f32 peak.
@@ -125,7 +126,7 @@ impl Receipt {
     pub fn new(machine: Machine, adapters: Vec<AdapterEntry>, settings: Settings, rows: Vec<Row>) -> Self {
         Receipt {
             schema: "faithful-bench/1",
-            created_unix_s: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            created_unix_s: web_time::SystemTime::now().duration_since(web_time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             machine,
             adapters,
             settings,
