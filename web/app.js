@@ -3,6 +3,9 @@
 // Automation hook: ?example=default&autorun=1[&backend=webgpu|cpu] loads the bundled example and
 // evaluates exampleData().specs with local values. When a run ends, <body data-status> becomes
 // "done" (or "error") and #results-json holds the result JSON exactly as evaluate() returned it.
+// Benchmark tab: ?bench=1[&autorun=1][&sizes=300,600][&dims=20][&k=20][&repeat=3][&backends=cpu,webgpu]
+// opens it (and runs it); when the run ends, data-status becomes "done" (or "error") and
+// #bench-json holds the receipt JSON exactly as bench() returned it (faithful bench's format).
 
 import { readFile } from './files.js';
 import { drawScatter, drawCurve, markPoint, nearest, viridisGradient, CATEGORICAL } from './plots.js';
@@ -24,6 +27,8 @@ const state = {
   run: null, // {lows, labels} the result was computed on
   scatter: null, // screen positions for hover
   browserAdapter: null, // navigator.gpu's adapter info, as the worker saw it
+  ready: false, // the worker has loaded the wasm package
+  benchJson: null, // the last benchmark receipt, as bench() returned it
   curve: null,
 };
 
@@ -40,8 +45,12 @@ const pending = new Map();
 function startWorker() {
   worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   worker.onmessage = (e) => {
-    const { id, ok, value, error, fatal, ms } = e.data;
+    const { id, ok, value, error, fatal, ms, progress } = e.data;
     const p = pending.get(id);
+    if (progress) {
+      p?.onProgress?.(progress);
+      return;
+    }
     pending.delete(id);
     if (fatal) restartWorker();
     if (p) (ok ? p.resolve({ value, ms }) : p.reject(new Error(error)));
@@ -59,10 +68,10 @@ function restartWorker() {
   startWorker();
 }
 
-function call(op, request) {
+function call(op, request, onProgress) {
   return new Promise((resolve, reject) => {
     const id = nextId++;
-    pending.set(id, { resolve, reject });
+    pending.set(id, { resolve, reject, onProgress });
     worker.postMessage({ id, op, request });
   });
 }
@@ -127,6 +136,8 @@ function updateButtons() {
   $('curve-run').disabled = !ready || !$('curve-measure').value;
   $('load-example').disabled = state.busy || !state.example;
   $('download').disabled = !state.json;
+  $('bench-run').disabled = state.busy || !state.ready;
+  $('bench-download').disabled = !state.benchJson;
 }
 
 // ---------------------------------------------------------------- data
@@ -628,16 +639,124 @@ function drawCurveNow() {
 
 // ---------------------------------------------------------------- start
 
-function download() {
-  const blob = new Blob([state.json], { type: 'application/json' });
+function download(text = state.json, name = 'faithful-results.json') {
+  const blob = new Blob([text], { type: 'application/json' });
   const a = document.createElement('a');
   a.href = URL.createObjectURL(blob);
-  a.download = 'faithful-results.json';
+  a.download = name;
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 1000);
 }
 
+// ---------------------------------------------------------------- benchmark tab
+
+function showTab(bench) {
+  $('evaluate-panel').hidden = bench;
+  $('bench-panel').hidden = !bench;
+  $('tab-evaluate').classList.toggle('active', !bench);
+  $('tab-bench').classList.toggle('active', bench);
+  $('tab-evaluate').setAttribute('aria-selected', String(!bench));
+  $('tab-bench').setAttribute('aria-selected', String(bench));
+}
+
+function benchRequest() {
+  const list = (id, what, min) => {
+    const v = $(id).value.split(',').map((x) => x.trim()).filter(Boolean).map(Number);
+    if (!v.length || v.some((x) => !Number.isInteger(x) || x < min)) throw new Error(`${what}: integers >= ${min}, comma-separated`);
+    return v;
+  };
+  const int = (id, what) => {
+    const v = Number($(id).value);
+    if (!Number.isInteger(v) || v < 1) throw new Error(`${what}: an integer >= 1`);
+    return v;
+  };
+  const backends = [];
+  if ($('bench-cpu').checked) backends.push('cpu');
+  if ($('bench-webgpu').checked) backends.push('webgpu');
+  if (!backends.length) throw new Error('Choose at least one backend.');
+  return { sizes: list('bench-sizes', 'Sizes', 3), dims: list('bench-dims', 'Dimensions', 2), k: int('bench-k', 'k'), repeat: int('bench-repeat', 'Repeats'), backends };
+}
+
+function renderBench(receipt) {
+  const f = (v, p = 4) => (v === null || v === undefined ? '–' : v.toFixed(p));
+  const m = receipt.machine;
+  const adapters = receipt.adapters.map((a) => `${esc(a.name || 'webgpu')} (${esc(a.backend)}, ${esc(a.device_type)})`).join(', ') || 'none';
+  $('bench-info').innerHTML = `<span>${esc(m.os)}</span> · <span>${m.cores} logical CPUs</span> · <span>faithful ${esc(m.faithful_version)} · wgpu ${esc(m.wgpu_version ?? '?')}</span> · <span>adapter: ${adapters}</span> · <span>k = ${receipt.settings.k}, warm = median of ${receipt.settings.repeat}</span>`;
+  const rows = receipt.rows.map((r) => `<tr><td>${esc(r.kernel)}</td><td>${esc(r.backend)}</td><td>${esc(r.adapter)}</td>
+    <td class="num">${r.n}</td><td class="num">${r.d}</td><td class="num">${f(r.cold_s)}</td><td class="num">${f(r.warm_s)}</td>
+    <td class="num">${f(r.pairs_per_s === null ? null : r.pairs_per_s / 1e6, 1)}</td><td class="num">${f(r.gflops, 2)}</td>
+    <td class="parity-${esc(r.parity)}" title="${esc(r.error ?? r.served ?? '')}">${esc(r.parity)}${r.error ? `: ${esc(r.error)}` : ''}</td></tr>`);
+  $('bench-table').innerHTML = `<table class="scores bench"><thead><tr><th>kernel</th><th>backend</th><th>adapter</th><th>n</th><th>D</th>
+    <th>cold s</th><th>warm s</th><th>Mpairs/s</th><th>GFLOP/s</th><th>parity</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+async function runBench() {
+  let request;
+  try {
+    request = benchRequest();
+  } catch (e) {
+    $('bench-error').textContent = e.message;
+    $('bench-error').hidden = false;
+    return false;
+  }
+  $('bench-error').hidden = true;
+  setStatus('running');
+  state.busy = true;
+  updateButtons();
+  const el = $('bench-status');
+  const t0 = performance.now();
+  let what = 'starting';
+  let frac = '';
+  const tick = () => {
+    el.innerHTML = `<span class="spinner"></span><span>${esc(frac)} ${esc(what)} · ${((performance.now() - t0) / 1000).toFixed(1)} s</span>`;
+  };
+  tick();
+  const timer = setInterval(tick, 200);
+  let ok = false;
+  try {
+    const { value } = await call('bench', request, (p) => {
+      what = p.what;
+      frac = `${p.done}/${p.total}`;
+      tick();
+    });
+    state.benchJson = value;
+    $('bench-json').textContent = value;
+    const receipt = JSON.parse(value);
+    renderBench(receipt);
+    const bad = receipt.rows.filter((r) => r.parity === 'differs' || r.parity === 'error').length;
+    el.textContent = `done in ${((performance.now() - t0) / 1000).toFixed(1)} s` + (bad ? ` · ${bad} row(s) differ or failed` : ' · every GPU result identical to the CPU reference');
+    ok = true;
+  } catch (e) {
+    $('bench-error').textContent = `The benchmark failed: ${e.message}`;
+    $('bench-error').hidden = false;
+    el.textContent = '';
+  } finally {
+    clearInterval(timer);
+    state.busy = false;
+    updateButtons();
+  }
+  setStatus(ok ? 'done' : 'error');
+  return ok;
+}
+
+function wireBench() {
+  $('tab-evaluate').addEventListener('click', () => showTab(false));
+  $('tab-bench').addEventListener('click', () => showTab(true));
+  $('bench-run').addEventListener('click', runBench);
+  $('bench-download').addEventListener('click', () => download(state.benchJson, 'faithful-bench-browser.json'));
+  for (const [key, id] of [['sizes', 'bench-sizes'], ['dims', 'bench-dims'], ['k', 'bench-k'], ['repeat', 'bench-repeat']]) {
+    if (params.get(key)) $(id).value = params.get(key);
+  }
+  const backends = params.get('backends');
+  if (backends) {
+    const list = backends.split(',');
+    $('bench-cpu').checked = list.includes('cpu');
+    $('bench-webgpu').checked = list.includes('webgpu') || list.includes('gpu');
+  }
+}
+
 function wire() {
+  wireBench();
   wireDrops();
   wireScatterHover();
   $('load-example').addEventListener('click', loadExample);
@@ -656,7 +775,7 @@ function wire() {
     await evaluateAndCurve(specs, $('local').checked);
   });
   $('curve-run').addEventListener('click', computeCurve);
-  $('download').addEventListener('click', download);
+  $('download').addEventListener('click', () => download());
   $('scatter-proj').addEventListener('change', () => {
     renderColourChoices();
     drawScatterNow();
@@ -675,6 +794,8 @@ function wire() {
 async function main() {
   setStatus('loading');
   wire();
+  const bench = params.get('bench') === '1';
+  if (bench) showTab(true);
   startWorker();
   let info;
   try {
@@ -711,9 +832,16 @@ async function main() {
   const example = params.get('example');
   if (example === 'default') loadExample();
   else if (example) dataMessage(`unknown example '${example}' in the address (only 'default')`, 'warn');
+  state.ready = true;
   setStatus('ready');
   updateButtons();
 
+  if (bench) {
+    // Without WebGPU the WebGPU rows could only say so: run the CPU unless the address asks.
+    if (!info.webgpu && !params.get('backends')) $('bench-webgpu').checked = false;
+    if (params.get('autorun') === '1') await runBench();
+    return;
+  }
   if (params.get('autorun') === '1') {
     if (!state.high || !state.lows.length) {
       showError('autorun=1 needs data: add example=default to the address.');

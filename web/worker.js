@@ -1,6 +1,8 @@
 // The wasm work, off the main thread. Messages: {id, op: 'init'} → {version, measures, example,
 // webgpu}; {id, op: 'evaluate', request} → the result JSON string (the CLI's schema), exactly as
-// faithful's evaluate() returned it. Replies: {id, ok: true, value, ms} or {id, ok: false, error}.
+// faithful's evaluate() returned it; {id, op: 'bench', request} → the benchmark receipt JSON string
+// (faithful bench's format), with {id, progress: {done, total, what}} messages while it runs.
+// Replies: {id, ok: true, value, ms} or {id, ok: false, error}.
 // Requests are served one at a time, in order.
 
 let wasm = null;
@@ -19,6 +21,19 @@ async function load() {
   return wasm;
 }
 
+// What the browser says about its WebGPU adapter (wgpu cannot see names in a browser).
+async function adapterInfo() {
+  if (!('gpu' in self.navigator)) return null;
+  try {
+    const a = await self.navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+    if (!a) return null;
+    const i = a.info ?? {};
+    return { vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '', fallback: !!i.isFallbackAdapter };
+  } catch {
+    return null;
+  }
+}
+
 async function handle({ id, op, request }) {
   const t0 = performance.now();
   try {
@@ -26,21 +41,15 @@ async function handle({ id, op, request }) {
     if (op === 'init') {
       const example = m.exampleData();
       const transfer = [example.high.data.buffer, ...example.lows.map((l) => l.data.buffer), example.labels.buffer];
-      // What the browser says about its WebGPU adapter (wgpu cannot see names in a browser).
-      let adapter = null;
-      if ('gpu' in self.navigator) {
-        try {
-          const a = await self.navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
-          if (a) {
-            const i = a.info ?? {};
-            adapter = { vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '', fallback: !!i.isFallbackAdapter };
-          }
-        } catch {
-          adapter = null;
-        }
-      }
+      const adapter = await adapterInfo();
       const value = { version: m.version(), measures: JSON.parse(m.measures()), example, webgpu: adapter !== null, adapter };
       self.postMessage({ id, ok: true, value, ms: performance.now() - t0 }, transfer);
+    } else if (op === 'bench') {
+      const a = await adapterInfo();
+      const adapterLabel = a ? [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' ') || 'webgpu' : undefined;
+      const progress = (done, total, what) => self.postMessage({ id, progress: { done, total, what } });
+      const value = await m.bench({ ...request, adapterLabel, progress });
+      self.postMessage({ id, ok: true, value, ms: performance.now() - t0 });
     } else if (op === 'evaluate') {
       const value = await m.evaluate(request);
       self.postMessage({ id, ok: true, value, ms: performance.now() - t0 });

@@ -9,12 +9,15 @@
 //
 // The page runs the bundled example with autorun, on WebGPU and on the wasm CPU, and both
 // results must equal the native CLI's (`faithful measure --local --json --backend cpu`) bit for
-// bit: every score and every local value.
+// bit: every score and every local value. The benchmark tab (?bench=1&autorun=1&sizes=300) runs
+// the kernel suite on the wasm CPU and WebGPU: its receipt has the native `faithful bench --json`
+// keys and every GPU row is identical to the CPU reference.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -252,5 +255,62 @@ test('bad files get clear messages', async () => {
   assert.equal(r.status, 'done', r.error);
   const result = JSON.parse(await page.textContent('#results-json'));
   assert.deepEqual(result.projections.map((p) => p.name), ['low.csv']);
+  await page.close();
+});
+
+test('benchmark tab: the kernel suite on WebGPU and the wasm CPU, receipt in the native format', async (t) => {
+  const { page, log } = await openPage('?bench=1&autorun=1&sizes=300&repeat=2');
+  const status = await waitStatus(page, log, ['done', 'error']);
+  if (status !== 'done') {
+    const msg = await page.textContent('#bench-error');
+    throw new Error(`the benchmark reports an error: ${msg}\n${log.join('\n')}`);
+  }
+  const receipt = JSON.parse(await page.textContent('#bench-json'));
+  const gpuRows = receipt.rows.filter((r) => r.backend === 'gpu');
+  if (!gpuRows.length && !CI) {
+    console.warn('# SKIP (loud): no WebGPU adapter, the benchmark ran on the CPU only');
+    t.skip('no WebGPU');
+    await page.close();
+    return;
+  }
+
+  // The same keys as the native receipt (a one-kernel CPU run of `faithful bench`).
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faithful-bench-'));
+  const nativePath = path.join(dir, 'native.json');
+  execFileSync(CLI, ['bench', '--sizes', '30', '--dims', '3', '--k', '5', '--repeat', '1', '--kernels', 'knn', '--backend', 'cpu', '--json', nativePath], { encoding: 'utf8' });
+  const nat = JSON.parse(readFileSync(nativePath, 'utf8'));
+  const keys = (o) => Object.keys(o).sort();
+  assert.deepEqual(keys(receipt), keys(nat), 'receipt keys');
+  assert.deepEqual(keys(receipt.machine), keys(nat.machine), 'machine keys');
+  assert.deepEqual(keys(receipt.settings), keys(nat.settings), 'settings keys');
+  assert.deepEqual(keys(receipt.rows[0]), keys(nat.rows[0]), 'row keys');
+  assert.equal(receipt.schema, nat.schema);
+  assert.match(receipt.machine.os, /^browser/);
+  assert.equal(receipt.adapters.length, 1, 'one WebGPU adapter');
+  assert.equal(receipt.adapters[0].backend, 'BrowserWebGpu');
+
+  const kernels = ['distances', 'knn', 'ranks', 'pairs', 'evaluation'];
+  for (const backend of ['cpu', 'gpu']) {
+    const rows = receipt.rows.filter((r) => r.backend === backend);
+    assert.deepEqual(rows.map((r) => r.kernel), kernels, `${backend} rows`);
+    for (const r of rows) {
+      assert.equal(r.n, 300);
+      assert.equal(r.d, 20);
+      assert.equal(r.k, 20);
+      assert.ok(typeof r.adapter === 'string' && r.adapter.length > 0, `${backend} ${r.kernel}: adapter`);
+      assert.ok(Number.isFinite(r.cold_s) && r.cold_s >= 0, `${backend} ${r.kernel}: cold_s ${r.cold_s}`);
+      assert.ok(Number.isFinite(r.warm_s) && r.warm_s >= 0, `${backend} ${r.kernel}: warm_s ${r.warm_s}`);
+      assert.equal(r.warm_runs_s.length, 2);
+      assert.equal(r.parity, backend === 'cpu' ? 'reference' : 'identical', `${backend} ${r.kernel}: parity ${r.parity} ${r.error ?? ''}`);
+    }
+  }
+  for (const r of gpuRows) assert.equal(r.api, 'BrowserWebGpu', `${r.kernel}: api ${r.api}`);
+  assert.ok(gpuRows.some((r) => r.device_start_s !== null), 'no cold GPU run recorded its device start');
+  const table = await page.textContent('#bench-table');
+  assert.match(table, /identical/);
+  assert.equal(await page.isEnabled('#bench-download'), true);
+  mkdirSync(OUT, { recursive: true });
+  await page.screenshot({ path: path.join(OUT, 'web-bench-screenshot.png'), fullPage: true });
+  console.log('# bench: ' + receipt.rows.map((r) => `${r.backend}/${r.kernel} cold ${r.cold_s.toFixed(3)} s warm ${r.warm_s.toFixed(3)} s ${r.parity}`).join('; '));
   await page.close();
 });
