@@ -144,7 +144,10 @@ pub async fn bench(request: JsValue) -> Result<String, JsValue> {
             Ok(g) => {
                 let name = if g.report.name.is_empty() { label.clone().unwrap_or_else(|| "webgpu".into()) } else { g.report.name.clone() };
                 gpu_label = name.clone();
-                adapters.push(AdapterEntry { known_peak_tflops: peaks::peak_tflops(&name), benchmarked: true, skipped: None, report: g.report.clone() });
+                // A browser hides the adapter's name from wgpu: navigator.gpu's vendor/architecture stand in.
+                let mut report = g.report.clone();
+                report.name = name.clone();
+                adapters.push(AdapterEntry { known_peak_tflops: peaks::peak_tflops(&name), benchmarked: true, skipped: None, report });
             }
             Err(e) => gpu_error = Some(format!("WebGPU unavailable: {e}")),
         }

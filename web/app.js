@@ -680,7 +680,7 @@ function benchRequest() {
 function renderBench(receipt) {
   const f = (v, p = 4) => (v === null || v === undefined ? '–' : v.toFixed(p));
   const m = receipt.machine;
-  const adapters = receipt.adapters.map((a) => `${esc(a.name || 'webgpu')} (${esc(a.backend)}, ${esc(a.device_type)})`).join(', ') || 'none';
+  const adapters = receipt.adapters.map((a) => `${esc(a.name || 'WebGPU')} (${esc(a.backend)}, ${esc(a.device_type)})`).join(', ') || 'none';
   $('bench-info').innerHTML = `<span>${esc(m.os)}</span> · <span>${m.cores} logical CPUs</span> · <span>faithful ${esc(m.faithful_version)} · wgpu ${esc(m.wgpu_version ?? '?')}</span> · <span>adapter: ${adapters}</span> · <span>k = ${receipt.settings.k}, warm = median of ${receipt.settings.repeat}</span>`;
   const rows = receipt.rows.map((r) => `<tr><td>${esc(r.kernel)}</td><td>${esc(r.backend)}</td><td>${esc(r.adapter)}</td>
     <td class="num">${r.n}</td><td class="num">${r.d}</td><td class="num">${f(r.cold_s)}</td><td class="num">${f(r.warm_s)}</td>
