@@ -91,6 +91,15 @@ async function autorun(backend) {
   return { page, log, json, result: JSON.parse(json) };
 }
 
+/** Waits (up to 30 s) until the text of `selector` matches `re`: files are read asynchronously. */
+async function expectText(page, selector, re) {
+  try {
+    await page.waitForFunction(([sel, src, flags]) => new RegExp(src, flags).test(document.querySelector(sel)?.textContent ?? ''), [selector, re.source, re.flags], { timeout: 30_000, polling: 100 });
+  } catch {
+    assert.match(await page.textContent(selector), re);
+  }
+}
+
 const bits = (x) => {
   const v = new DataView(new ArrayBuffer(8));
   v.setFloat64(0, x);
@@ -223,7 +232,7 @@ test('bad files get clear messages', async () => {
 
   // Not a .npy file: caught while reading, next to the inputs.
   await page.setInputFiles('#file-high', file('broken.npy', Buffer.from('definitely not numpy')));
-  assert.match(await page.textContent('#data-msg'), /broken\.npy: not a \.npy file/);
+  await expectText(page, '#data-msg', /broken\.npy: not a \.npy file/);
 
   // A NaN in the original data: the wasm validation names the file, row and column.
   await page.setInputFiles('#file-high', file('high.csv', csv(60, 3, (r, c) => (r === 7 && c === 1 ? 'nan' : Math.sin(r * 3 + c)))));
@@ -235,7 +244,7 @@ test('bad files get clear messages', async () => {
   // Mismatched rows.
   await page.setInputFiles('#file-high', file('high.csv', csv(60, 3, (r, c) => Math.sin(r * 3 + c))));
   await page.setInputFiles('#file-lows', file('short.csv', csv(50, 2, (r, c) => Math.cos(r + 5 * c))));
-  assert.match(await page.textContent('#info-lows'), /≠ 60 rows/);
+  await expectText(page, '#info-lows', /≠ 60 rows/);
   r = await run();
   assert.equal(r.status, 'error');
   assert.match(r.error, /short\.csv: has 50 rows but the original space has 60/);
@@ -246,7 +255,7 @@ test('bad files get clear messages', async () => {
   const npy = Buffer.concat([Buffer.from([0x93]), Buffer.from('NUMPY'), Buffer.from([1, 0]), Buffer.from(Uint16Array.of(header.length + pad + 1).buffer),
     Buffer.from(header + ' '.repeat(pad) + '\n'), Buffer.alloc(64)]);
   await page.setInputFiles('#file-high', file('cube.npy', npy));
-  assert.match(await page.textContent('#data-msg'), /cube\.npy: expected a 2-D array \(rows × columns\), got shape \(2, 2, 2\)/);
+  await expectText(page, '#data-msg', /cube\.npy: expected a 2-D array \(rows × columns\), got shape \(2, 2, 2\)/);
 
   // And a good pair runs (the CPU served; removing short.csv leaves low.csv).
   await page.setInputFiles('#file-high', file('high.csv', csv(60, 3, (r, c) => Math.sin(r * 3 + c))));
