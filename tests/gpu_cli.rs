@@ -81,6 +81,10 @@ fn measure_on_gpu_equals_cpu_and_reports_what_served() {
     assert!(run["adapter"]["name"].is_string() && run["adapter"]["driver"].is_string());
     assert!(run["gpu"]["stats"]["knn"]["candidates"].as_u64().unwrap() >= 2 * 1797 * 20);
     assert!(run["gpu"]["stats"]["transfers"]["bytes_read_back"].as_u64().unwrap() > 0);
+    // Timestamp queries: device time is reported wherever the adapter offers them.
+    let has_ts = run["adapter"]["features"].as_array().unwrap().iter().any(|f| f == "TIMESTAMP_QUERY");
+    let kernel_gpu_s = run["gpu"]["stats"]["transfers"]["kernel_gpu_s"].as_f64().unwrap();
+    assert_eq!(kernel_gpu_s > 0.0, has_ts, "kernel_gpu_s {kernel_gpu_s} with TIMESTAMP_QUERY {has_ts}");
     assert!(run["served"].as_array().unwrap().iter().any(|s| s["output"] == "cross_ranks" && s["backend"] == "gpu"));
     assert_eq!(cpu["run"]["backend"], "cpu");
 }

@@ -88,6 +88,8 @@ pub struct Gpu {
     pub(super) device: wgpu::Device,
     pub(super) queue: wgpu::Queue,
     pipelines: Mutex<HashMap<Kernel, Arc<wgpu::ComputePipeline>>>,
+    /// The device measures each dispatch with timestamp queries.
+    pub timestamps: bool,
     /// Output and readback buffers for reuse.
     pub(super) pool: super::pool::BufferPool,
     /// Dispatches started (for `GpuRequest::fail_dispatches`).
@@ -119,11 +121,12 @@ impl Gpu {
                 .map_err(|e| GpuError::NoAdapter(e.to_string()))?,
         };
         let limits = adapter.limits();
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let report = AdapterReport::new(&adapter.get_info(), &limits, adapter.features());
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
             label: Some("faithful"),
-            required_features: wgpu::Features::empty(),
+            required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
             required_limits: limits.clone(),
             experimental_features: wgpu::ExperimentalFeatures::disabled(),
             memory_hints: wgpu::MemoryHints::Performance,
@@ -139,6 +142,7 @@ impl Gpu {
             queue,
             pipelines: Mutex::new(HashMap::new()),
             pool: Default::default(),
+            timestamps,
             dispatched: AtomicU32::new(0),
             shrink: AtomicU32::new(0),
             start_s: t0.elapsed().as_secs_f64(),

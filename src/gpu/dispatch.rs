@@ -26,6 +26,8 @@ pub struct Tally {
     pub bytes_read_back: u64,
     pub upload_s: f64,
     pub kernel_and_readback_s: f64,
+    /// Kernel time on the device from timestamp queries (0 where the adapter has none).
+    pub kernel_gpu_s: f64,
     /// Output and readback buffers taken from the pool / newly created.
     pub buffers_reused: u64,
     pub buffers_created: u64,
@@ -38,6 +40,7 @@ impl Tally {
         self.bytes_read_back += o.bytes_read_back;
         self.upload_s += o.upload_s;
         self.kernel_and_readback_s += o.kernel_and_readback_s;
+        self.kernel_gpu_s += o.kernel_gpu_s;
         self.buffers_reused += o.buffers_reused;
         self.buffers_created += o.buffers_created;
     }
@@ -131,8 +134,10 @@ impl Gpu {
             entries: &entries,
         });
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(kernel.name()) });
+        let queries = self.timestamps.then(|| self.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("kernel time"), ty: wgpu::QueryType::Timestamp, count: 2 }));
         {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.name()), timestamp_writes: None });
+            let timestamp_writes = queries.as_ref().map(|q| wgpu::ComputePassTimestampWrites { query_set: q, beginning_of_pass_write_index: Some(0), end_of_pass_write_index: Some(1) });
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.name()), timestamp_writes });
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind, &[]);
             pass.dispatch_workgroups(groups, 1, 1);
@@ -140,9 +145,18 @@ impl Gpu {
         for (o, s) in outs.iter().zip(&staging) {
             enc.copy_buffer_to_buffer(o, 0, s, 0, o.size());
         }
+        // Timestamps: resolved into a 16-byte buffer, read back with the outputs.
+        let stamps = queries.as_ref().map(|q| {
+            let resolve = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("timestamps"), size: 16, usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false });
+            let read = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("timestamps readback"), size: 16, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+            enc.resolve_query_set(q, 0..2, &resolve, 0);
+            enc.copy_buffer_to_buffer(&resolve, 0, &read, 0, 16);
+            read
+        });
         self.queue.submit([enc.finish()]);
         let mapped: Vec<_> = staging
             .iter()
+            .chain(stamps.iter())
             .map(|s| {
                 let (tx, rx) = futures_channel::oneshot::channel();
                 s.map_async(wgpu::MapMode::Read, .., move |r| {
@@ -175,6 +189,14 @@ impl Gpu {
             drop(view);
             s.unmap();
             tally.bytes_read_back += size;
+        }
+        if let Some(read) = &stamps {
+            let view = read.get_mapped_range(..).map_err(|e| runtime("readback")(e.to_string()))?;
+            let t: &[u64] = bytemuck::cast_slice(&view[..16]);
+            let ns = t[1].saturating_sub(t[0]) as f64 * f64::from(self.queue.get_timestamp_period());
+            drop(view);
+            read.unmap();
+            tally.kernel_gpu_s += ns * 1e-9;
         }
         for b in outs.into_iter().chain(staging) {
             self.pool.give(b);
