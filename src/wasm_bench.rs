@@ -213,6 +213,7 @@ pub async fn bench(request: JsValue) -> Result<String, JsValue> {
                                 parities.iter().find(|p| **p == "differs").unwrap_or(&parities[0]),
                                 outs[0].served.clone(),
                             );
+                            row.device_times(&outs.iter().map(|o| o.device_kernel_s).collect::<Vec<_>>());
                         }
                         Some(e) => {
                             row.parity = "error".into();

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::Blobs;
 use crate::error::Result;
-use crate::gpu::{gpu_row_pass_async, sqdist::bounded_sqdist_async, Gpu, GpuRequest};
+use crate::gpu::{gpu_row_pass_async, sqdist::bounded_sqdist_tally_async, Gpu, GpuRequest};
 use crate::reference::distance_row;
 use crate::resources::{row_pass, Needs, Neighbours, ProjectionResources};
 use crate::{BackendChoice, Evaluator, Numerics, Options, Points, Spec};
@@ -136,6 +136,13 @@ pub struct Outcome {
     pub served: String,
     /// Device start-up, seconds, when this run started the device.
     pub device_start_s: Option<f64>,
+    /// Kernel time on the device from timestamp queries, when the adapter has them.
+    pub device_kernel_s: Option<f64>,
+}
+
+/// The device kernel time of a run report, when timestamp queries measured it.
+fn device_time(run: &crate::RunReport) -> Option<f64> {
+    run.gpu.as_ref().map(|g| g.stats.transfers.kernel_gpu_s).filter(|&s| s > 0.0)
 }
 
 /// One data set with what the kernels share: the original space's kNN for `ranks`.
@@ -245,13 +252,16 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
     let copy = matches!(kernel, Kernel::Knn | Kernel::Pairs | Kernel::Evaluation).then(|| high.clone());
     let t0 = Instant::now();
     let gpu_name = if backend.is_gpu() { "gpu" } else { "cpu" };
+    let mut device_kernel_s = None;
     let (check, served, start, t1) = match kernel {
         Kernel::Distances => {
             let rows = distance_rows(high.n());
             if backend.is_gpu() {
                 let (g, start) = device(backend).await?;
-                let (prep, s, e) = bounded_sqdist_async(&g, high, 0..rows).await?;
+                let mut tally = crate::gpu::dispatch_tally();
+                let (prep, s, e) = bounded_sqdist_tally_async(&g, high, 0..rows, &mut tally).await?;
                 let t1 = Instant::now();
+                device_kernel_s = Some(tally.kernel_gpu_s).filter(|&s| s > 0.0);
                 (Check::Verdict(within_bound(high, prep.scale, &s, &e)), gpu_name.to_string(), start, t1)
             } else {
                 (0..rows).into_par_iter().for_each_init(|| vec![0.0; high.n()], |d, i| {
@@ -265,6 +275,7 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
             let (eval, start) = evaluator(backend, copy.expect("copied")).await?;
             let (nb, run) = eval.knn_async(k).await?;
             let t1 = Instant::now();
+            device_kernel_s = device_time(&run);
             (Check::Digest(neighbours_digest(&nb)), served_from(&run, "knn_high"), start, t1)
         }
         Kernel::Ranks => {
@@ -272,8 +283,9 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
             let cached = Some(case.high_knn());
             if backend.is_gpu() {
                 let (g, start) = device(backend).await?;
-                let (pass, _) = gpu_row_pass_async(&g, high, cached, &[low], needs, Numerics::Exact).await?;
+                let (pass, stats) = gpu_row_pass_async(&g, high, cached, &[low], needs, Numerics::Exact).await?;
                 let t1 = Instant::now();
+                device_kernel_s = Some(stats.transfers.kernel_gpu_s).filter(|&s| s > 0.0);
                 (Check::Digest(resources_digest(&pass.lows[0])), gpu_name.to_string(), start, t1)
             } else {
                 let pass = row_pass(high, cached, &[low], needs, 32);
@@ -290,11 +302,12 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
             let (eval, start) = evaluator(backend, copy.expect("copied")).await?;
             let ev = eval.measure_many_async(&[low], None, &specs).await?;
             let t1 = Instant::now();
+            device_kernel_s = device_time(&ev.run);
             let output = if kernel == Kernel::Pairs { "pairwise" } else { "cross_ranks" };
             (Check::Digest(scores_digest(&ev.projections[0].scores)), served_from(&ev.run, output), start, t1)
         }
     };
-    Ok(Outcome { seconds: (t1 - t0).as_secs_f64(), check, served, device_start_s: start })
+    Ok(Outcome { seconds: (t1 - t0).as_secs_f64(), check, served, device_start_s: start, device_kernel_s })
 }
 
 /// Whether every GPU squared distance s̃ (of the prepared space, scaled by `scale`) lies within

@@ -54,6 +54,10 @@ pub struct Row {
     pub peak_share: Option<f64>,
     pub parity: String,
     pub served: Option<String>,
+    /// Device kernel time from timestamp queries (cold run; median of the warm runs), where the
+    /// adapter has them; the wall times above include uploads, readbacks and host refinement.
+    pub device_kernel_cold_s: Option<f64>,
+    pub device_kernel_warm_s: Option<f64>,
     pub peak_rss_bytes: Option<u64>,
     /// Whether the peak RSS was reset before this row (else it is the process's peak so far).
     pub peak_rss_per_row: bool,
@@ -84,6 +88,8 @@ impl Row {
             peak_share: None,
             parity: String::new(),
             served: None,
+            device_kernel_cold_s: None,
+            device_kernel_warm_s: None,
             peak_rss_bytes: None,
             peak_rss_per_row: false,
             error: None,
@@ -104,6 +110,18 @@ impl Row {
         self.peak_share = self.peak_tflops.map(|p| gflops / (p * 1e3));
         self.parity = parity.to_string();
         self.served = Some(served);
+    }
+
+    /// Records the device kernel times of the runs (first = cold), when every run has one.
+    pub fn device_times(&mut self, runs: &[Option<f64>]) {
+        let Some(all) = runs.iter().copied().collect::<Option<Vec<f64>>>() else { return };
+        let Some((&cold, warm)) = all.split_first() else { return };
+        self.device_kernel_cold_s = Some(cold);
+        if !warm.is_empty() {
+            let mut w = warm.to_vec();
+            w.sort_by(f64::total_cmp);
+            self.device_kernel_warm_s = Some(w[w.len() / 2]);
+        }
     }
 }
 
@@ -131,7 +149,7 @@ impl Receipt {
             adapters,
             settings,
             data: "blobs: 5 Gaussian clusters (unit variance) around centres uniform in [-10,10]^D, SplitMix64 + Box-Muller from the seed; projection = the first 2 coordinates",
-            timing: "wall clock (std::time::Instant) around each kernel call; cold = the first run with a fresh evaluator and, on a GPU, a fresh device (instance, adapter, device start and pipeline compilation inside the clock; drivers may keep their own on-disk shader caches); warm = the median of `repeat` further runs on the same device. GPU timestamp queries are not used: GPU times include uploads, readbacks and host refinement",
+            timing: "wall clock (std::time::Instant) around each kernel call; cold = the first run with a fresh evaluator and, on a GPU, a fresh device (instance, adapter, device start and pipeline compilation inside the clock; drivers may keep their own on-disk shader caches); warm = the median of `repeat` further runs on the same device. wall times of GPU rows include uploads, readbacks and host refinement; device_kernel_cold_s / device_kernel_warm_s are the kernels alone, from timestamp queries, where the adapter has them",
             work: "pairs = logical point pairs (distances: rows x n; knn, ranks, evaluation: n^2; pairs: n(n-1)/2); flops = 3*dim per distance evaluation actually made (CPU: one distance row per point and space; GPU kNN: 3 passes; GPU rank counts: 1 pass per space; the pair pass computes whole rows in both spaces)",
             parity_rule: "cpu rows are the reference; a GPU row is identical when every run (cold and warm) gives the CPU reference's output bit for bit (neighbour indices, f64 distances, ranks, scores); for distances, when every f32 squared distance lies within its proven bound of the f64 reference (the certificate the exact kernels rely on; raw f32 values are not meant to equal f64)",
             rows,
@@ -161,7 +179,7 @@ impl Receipt {
             let state = a.skipped.as_deref().map_or("benchmarked".to_string(), |r| format!("skipped: {r}"));
             let _ = writeln!(s, "adapter: {} [{} {}, {}] {state}", a.report.name, a.report.backend, a.report.device_type, a.report.driver_info);
         }
-        let _ = writeln!(s, "k = {}, warm = median of {} runs, wall-clock times (no GPU timestamp queries)\n", self.settings.k, self.settings.repeat);
+        let _ = writeln!(s, "k = {}, warm = median of {} runs, wall-clock times (device kernel times from timestamp queries are in the JSON)\n", self.settings.k, self.settings.repeat);
         let _ = writeln!(s, "| backend | adapter | kernel | n | D | k | cold s | warm s | Mpairs/s | GFLOP/s | % of f32 peak | peak RSS MiB | parity | served |");
         let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|");
         for r in &self.rows {

@@ -11,9 +11,13 @@ use crate::data::Points;
 /// For rows `rows` of `points`: the prepared space, and s̃(i, j), ε(i, j) for every j
 /// (row-major, `rows.len()` × n). For tests and benchmarks: it is n per row, not O(k).
 pub async fn bounded_sqdist_async(gpu: &Gpu, points: &Points, rows: std::ops::Range<usize>) -> Result<(Prepared, Vec<f32>, Vec<f32>), GpuError> {
-    let mut tally = Tally::default();
+    bounded_sqdist_tally_async(gpu, points, rows, &mut Tally::default()).await
+}
+
+/// [`bounded_sqdist_async`], adding its transfers and device time to `tally`.
+pub async fn bounded_sqdist_tally_async(gpu: &Gpu, points: &Points, rows: std::ops::Range<usize>, tally: &mut Tally) -> Result<(Prepared, Vec<f32>, Vec<f32>), GpuError> {
     let n = points.n();
-    let space = gpu.upload(prepare(points), &mut tally)?;
+    let space = gpu.upload(prepare(points), tally)?;
     let mut params = Params::new(n, points.dim());
     let per = (gpu.max_rows() as usize).min((gpu.max_output_bytes() / (n as u64 * 4)).max(1) as usize);
     let (mut s, mut e) = (Vec::with_capacity(rows.len() * n), Vec::with_capacity(rows.len() * n));
@@ -21,7 +25,7 @@ pub async fn bounded_sqdist_async(gpu: &Gpu, points: &Points, rows: std::ops::Ra
         let count = per.min(rows.end - row0);
         params.row0 = row0 as u32;
         let bytes = (count * n * 4) as u64;
-        let out = gpu.run(Kernel::SqDist, &params, &space, &[], &[bytes, bytes], count as u32, &mut tally).await?;
+        let out = gpu.run(Kernel::SqDist, &params, &space, &[], &[bytes, bytes], count as u32, tally).await?;
         s.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[0]));
         e.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[1]));
     }

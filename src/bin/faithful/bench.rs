@@ -168,6 +168,7 @@ pub fn run(args: Args) -> Result<()> {
                                 parities.iter().find(|p| **p == "differs").unwrap_or(&parities[0]),
                                 outs[0].served.clone(),
                             );
+                            row.device_times(&outs.iter().map(|o| o.device_kernel_s).collect::<Vec<_>>());
                         }
                         Err(e) => {
                             row.parity = "error".into();
