@@ -95,14 +95,8 @@ pub fn pca2(x: &[f64], n: usize, d: usize) -> Vec<f64> {
 /// Achlioptas' sparse random projection with entries −1, 0, +1 (probabilities 1/6, 2/3, 1/6)
 /// drawn from SplitMix64; integer data stays integer, so the projection is exact.
 pub fn sparse_random_projection(x: &[f64], _n: usize, d: usize, out: usize, seed: u64) -> Vec<f64> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut rng = crate::splitmix::SplitMix64(seed);
+    let mut next = move || rng.next_u64();
     let r: Vec<f64> = (0..d * out)
         .map(|_| match next() % 6 {
             0 => -1.0,

@@ -26,6 +26,7 @@ pub mod reference;
 pub mod report;
 pub mod resources;
 pub mod spec;
+pub mod splitmix;
 pub mod sum;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

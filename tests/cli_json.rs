@@ -18,18 +18,8 @@ use tempfile::TempDir;
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// SplitMix64, so the data are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The crate's SplitMix64, so the data are the same on every run.
+use faithful::splitmix::SplitMix64 as Rng;
 
 fn random_rows(n: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
     let mut rng = Rng(seed);

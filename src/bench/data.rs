@@ -3,28 +3,7 @@
 
 use crate::data::Points;
 
-/// SplitMix64: a tiny, well-mixed, portable generator.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in (0, 1): never 0, so `ln` is finite.
-    pub fn open01(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    /// A standard normal (Box-Muller, one of the pair).
-    pub fn normal(&mut self) -> f64 {
-        let (u, v) = (self.open01(), self.open01());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-}
+pub use crate::splitmix::SplitMix64;
 
 /// Blobs data: the original space, its projection and the cluster of each point.
 #[derive(Debug, Clone)]

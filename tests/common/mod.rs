@@ -3,25 +3,8 @@
 
 use faithful::Points;
 
-/// A small deterministic generator (SplitMix64).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn below(&mut self, m: u64) -> u64 {
-        self.next_u64() % m
-    }
-}
+/// The crate's seeded generator.
+pub use faithful::splitmix::SplitMix64 as Rng;
 
 pub fn points(name: &str, n: usize, d: usize, f: impl FnMut(usize, usize) -> f64) -> Points {
     let mut f = f;
