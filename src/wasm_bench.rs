@@ -15,7 +15,7 @@
 use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::prelude::*;
 
-use crate::bench::kernels::{self, parity, work, Backend, Case, Check, Kernel, Outcome};
+use crate::bench::kernels::{self, Backend, Case, Check, Kernel, Outcome};
 use crate::bench::machine::{locked_version, Machine};
 use crate::bench::receipt::{AdapterEntry, Receipt, Row, Settings};
 use crate::bench::{blobs, peaks};
@@ -65,13 +65,6 @@ fn strings(v: &JsValue) -> Option<Vec<String>> {
     } else {
         v.as_string().map(|s| s.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect())
     }
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let m = s.len() / 2;
-    if s.len() % 2 == 1 { s[m] } else { 0.5 * (s[m - 1] + s[m]) }
 }
 
 /// The browser as a `Machine`: the user agent stands for the OS, navigator.hardwareConcurrency
@@ -199,21 +192,7 @@ pub async fn bench(request: JsValue) -> Result<String, JsValue> {
                     drop(backend);
                     match error {
                         None => {
-                            if !gpu {
-                                reference = Some(outs[0].check);
-                            }
-                            let parities: Vec<&str> = outs.iter().map(|o| parity(!gpu, o.check, reference)).collect();
-                            let warm: Vec<f64> = outs[1..].iter().map(|o| o.seconds).collect();
-                            row.fill(
-                                outs[0].seconds,
-                                median(&warm),
-                                warm,
-                                outs[0].device_start_s,
-                                work(kernel, gpu, n, dim, data.low.dim()),
-                                parities.iter().find(|p| **p == "differs").unwrap_or(&parities[0]),
-                                outs[0].served.clone(),
-                            );
-                            row.device_times(&outs.iter().map(|o| o.device_kernel_s).collect::<Vec<_>>());
+                            row.record(&outs, gpu, &mut reference, kernel, data.low.dim());
                         }
                         Some(e) => {
                             row.parity = "error".into();

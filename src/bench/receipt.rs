@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::kernels::{Kernel, Work};
+use super::kernels::{parity, work, Check, Kernel, Outcome, Work};
 use super::machine::{self, Machine};
 use crate::gpu::AdapterReport;
 use serde::Serialize;
@@ -118,10 +118,28 @@ impl Row {
         let Some((&cold, warm)) = all.split_first() else { return };
         self.device_kernel_cold_s = Some(cold);
         if !warm.is_empty() {
-            let mut w = warm.to_vec();
-            w.sort_by(f64::total_cmp);
-            self.device_kernel_warm_s = Some(w[w.len() / 2]);
+            self.device_kernel_warm_s = Some(median(warm));
         }
+    }
+
+    /// Fills the row from a kernel's runs (first = cold, the rest warm): times, work, parity
+    /// against the CPU reference (a CPU row sets `reference` for the GPU rows that follow).
+    pub fn record(&mut self, outs: &[Outcome], gpu: bool, reference: &mut Option<Check>, kernel: Kernel, low_d: usize) {
+        if !gpu {
+            *reference = Some(outs[0].check);
+        }
+        let parities: Vec<&str> = outs.iter().map(|o| parity(!gpu, o.check, *reference)).collect();
+        let warm: Vec<f64> = outs[1..].iter().map(|o| o.seconds).collect();
+        self.fill(
+            outs[0].seconds,
+            median(&warm),
+            warm,
+            outs[0].device_start_s,
+            work(kernel, gpu, self.n, self.d, low_d),
+            parities.iter().find(|p| **p == "differs").unwrap_or(&parities[0]),
+            outs[0].served.clone(),
+        );
+        self.device_times(&outs.iter().map(|o| o.device_kernel_s).collect::<Vec<_>>());
     }
 }
 
@@ -209,4 +227,12 @@ impl Receipt {
         }
         s
     }
+}
+
+/// The median (the mean of the middle two for an even count).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = s.len() / 2;
+    if s.len() % 2 == 1 { s[m] } else { 0.5 * (s[m - 1] + s[m]) }
 }

@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use faithful::bench::kernels::{self, parity, work, Backend, Case, Check, Kernel, Outcome};
+use faithful::bench::kernels::{self, Backend, Case, Check, Kernel, Outcome};
 use faithful::bench::{blobs, machine, peaks};
 use faithful::gpu::{adapters_report, GpuError};
 use faithful::{Error, Result};
@@ -50,13 +50,6 @@ pub struct Args {
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let m = s.len() / 2;
-    if s.len() % 2 == 1 { s[m] } else { 0.5 * (s[m - 1] + s[m]) }
 }
 
 /// The adapters to run: by name filter, one per name (`GpuRequest::adapter` selects by name, so
@@ -154,21 +147,7 @@ pub fn run(args: Args) -> Result<()> {
                     row.peak_tflops = *peak;
                     match result {
                         Ok(outs) => {
-                            if !gpu {
-                                reference = Some(outs[0].check);
-                            }
-                            let parities: Vec<&str> = outs.iter().map(|o| parity(!gpu, o.check, reference)).collect();
-                            let warm: Vec<f64> = outs[1..].iter().map(|o| o.seconds).collect();
-                            row.fill(
-                                outs[0].seconds,
-                                median(&warm),
-                                warm,
-                                outs[0].device_start_s,
-                                work(kernel, gpu, n as usize, dim as usize, data.low.dim()),
-                                parities.iter().find(|p| **p == "differs").unwrap_or(&parities[0]),
-                                outs[0].served.clone(),
-                            );
-                            row.device_times(&outs.iter().map(|o| o.device_kernel_s).collect::<Vec<_>>());
+                            row.record(&outs, gpu, &mut reference, kernel, data.low.dim());
                         }
                         Err(e) => {
                             row.parity = "error".into();
