@@ -243,14 +243,14 @@ impl Evaluator {
         };
         let cpu_needs = if fast_gpu.is_some() { Needs { pair_sums: false, density_sigmas: Vec::new(), ..needs.clone() } } else { needs.clone() };
         let (mut pairwise, mut pairwise_report) =
-            build_pairwise(&self.high, lows, &cpu_needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
+            build_pairwise(&self.high, lows, &cpu_needs, order_plan.as_ref(), &budgets, &self.pairwise, &pass.extents, self.opts.block_rows, &ctl)?;
         if let Some(g) = fast_gpu {
             match crate::gpu::fast_pairwise_async(&g, &self.high, lows, &needs, &mut pairwise).await {
                 Ok(()) => served.pairwise_gpu = true,
                 Err(e) => {
                     let reason = format!("GPU pair reductions failed ({e}); the CPU served them in f64");
                     served.fallback_reason = Some(served.fallback_reason.take().map_or(reason.clone(), |r| format!("{r}; {reason}")));
-                    (pairwise, pairwise_report) = build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, self.opts.block_rows, &ctl)?;
+                    (pairwise, pairwise_report) = build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, &pass.extents, self.opts.block_rows, &ctl)?;
                 }
             }
         }

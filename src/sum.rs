@@ -35,6 +35,67 @@ pub fn pairwise_sum(a: &[f64]) -> f64 {
     }
 }
 
+/// `K` pairwise sums at once: component c equals `pairwise_sum` of `(0..len).map(|t| f(t)[c])`
+/// bit for bit (the same recursion and the same eight-lane leaves), in one sweep.
+#[inline]
+pub fn pairwise_sums<const K: usize>(len: usize, f: &impl Fn(usize) -> [f64; K]) -> [f64; K] {
+    sums_range(0, len, f)
+}
+
+fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64; K]) -> [f64; K] {
+    if n < 8 {
+        let mut res = [0.0; K];
+        for t in start..start + n {
+            let v = f(t);
+            for c in 0..K {
+                res[c] += v[c];
+            }
+        }
+        res
+    } else if n <= 128 {
+        let mut r = [[0.0f64; 8]; K];
+        for j in 0..8 {
+            let v = f(start + j);
+            for c in 0..K {
+                r[c][j] = v[c];
+            }
+        }
+        let mut i = 8;
+        while i < n - n % 8 {
+            for j in 0..8 {
+                let v = f(start + i + j);
+                for c in 0..K {
+                    r[c][j] += v[c];
+                }
+            }
+            i += 8;
+        }
+        let mut res = [0.0; K];
+        for c in 0..K {
+            let r = &r[c];
+            res[c] = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        }
+        while i < n {
+            let v = f(start + i);
+            for c in 0..K {
+                res[c] += v[c];
+            }
+            i += 1;
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        let a = sums_range(start, n2, f);
+        let b = sums_range(start + n2, n - n2, f);
+        let mut res = [0.0; K];
+        for c in 0..K {
+            res[c] = a[c] + b[c];
+        }
+        res
+    }
+}
+
 /// `np.mean`: the pairwise sum divided by the length.
 pub fn mean(a: &[f64]) -> f64 {
     pairwise_sum(a) / a.len() as f64
@@ -50,6 +111,19 @@ mod tests {
         assert_eq!(pairwise_sum(&[1.0, 2.0, 3.0]), 6.0);
         let v: Vec<f64> = (0..1000).map(f64::from).collect();
         assert_eq!(pairwise_sum(&v), 499_500.0);
+    }
+
+    #[test]
+    fn fused_sums_equal_separate_sums() {
+        for n in [0usize, 3, 8, 9, 100, 128, 129, 1000, 4099] {
+            let x: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.731).sin() * 1e3 + 0.1).collect();
+            let y: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.377).cos() * 7.0).collect();
+            let got = pairwise_sums(n, &|t| [x[t] * x[t], x[t] * y[t], y[t] - x[t]]);
+            let sep = |g: &dyn Fn(usize) -> f64| pairwise_sum(&(0..n).map(g).collect::<Vec<_>>());
+            assert_eq!(got[0].to_bits(), sep(&|t| x[t] * x[t]).to_bits(), "n = {n}");
+            assert_eq!(got[1].to_bits(), sep(&|t| x[t] * y[t]).to_bits(), "n = {n}");
+            assert_eq!(got[2].to_bits(), sep(&|t| y[t] - x[t]).to_bits(), "n = {n}");
+        }
     }
 
     #[test]

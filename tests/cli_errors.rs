@@ -740,3 +740,26 @@ fn lib_errors_display_on_one_line() {
         assert!(!e.to_string().contains('\n'), "multi-line: {e}");
     }
 }
+
+/// A reader that stops early (`faithful ... | head`) ends the process without a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_faithful"))
+        .args(["measure", "--local", "--json", "--spec", "nh:k=3", "--spec", "tnc:k=3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe is closed here, long before the megabyte of per-point values is written.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!out.status.success(), "a truncated output must not claim success");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE));
+}

@@ -232,12 +232,42 @@ fn the_cli_rejects_bad_budgets_and_reports_too_small_ones() {
 fn results_do_not_depend_on_threads_or_block_size() {
     for (high, low) in [generic(257, 8), tied(203, 9)] {
         let mut seen: Option<Vec<(String, u64)>> = None;
+        let with_knn: Vec<&str> = ALL.iter().copied().chain(["tnc:k=4"]).collect();
         for (threads, block_rows) in [(1, 1), (2, 7), (1, 64), (2, 1000)] {
             let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, ..Default::default() });
-            let got = values(&eval, &low, &ALL);
+            let mut got = values(&eval, &low, &ALL);
+            let fused = values(&Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, ..Default::default() }), &low, &with_knn);
+            assert_eq!(fused[..got.len()], got[..], "fused densities, threads {threads}, block_rows {block_rows}");
+            got = fused;
             match &seen {
                 None => seen = Some(got),
                 Some(w) => assert_eq!(&got, w, "threads {threads}, block_rows {block_rows}"),
+            }
+        }
+    }
+}
+
+/// With a neighbourhood measure in the call, the row pass finds the extents and the densities
+/// come from the pair pass itself; the values are the same bits as from their own pass.
+#[test]
+fn densities_fused_into_the_pair_pass_equal_their_own_pass() {
+    let bits = |scores: &[faithful::Score], id: &str| -> Vec<u64> {
+        let s = scores.iter().find(|s| s.id == id).unwrap();
+        let mut v: Vec<u64> = s.values.iter().map(|(_, x)| x.to_bits()).collect();
+        for (_, l) in s.local.iter().flatten() {
+            v.extend(l.iter().map(|x| x.to_bits()));
+        }
+        v
+    };
+    for (high, low) in [generic(260, 21), tied(230, 22)] {
+        let opts = Options { local: true, block_rows: 9, ..Default::default() };
+        let own = Evaluator::new(high.clone(), opts.clone()).measure(&low, None, &specs(&["kl_div", "dtm:sigma=1", "stress"])).unwrap();
+        let eval = Evaluator::new(high.clone(), opts);
+        let run = eval.measure_many(&[&low, &low], None, &specs(&["kl_div", "dtm:sigma=1", "stress", "tnc:k=5"])).unwrap();
+        assert!(run.run.plan.pairwise.as_ref().unwrap().densities_in_pair_pass);
+        for p in &run.projections {
+            for id in ["kl_div", "dtm", "stress"] {
+                assert_eq!(bits(&p.scores, id), bits(&own, id), "{id}");
             }
         }
     }
@@ -250,6 +280,7 @@ fn shared_resources_are_reused() {
     let first = eval.measure_many(&[&low], None, &specs(&["kl_div", "dtm", "stress"])).unwrap();
     let p = first.run.plan.pairwise.as_ref().unwrap();
     assert!(!p.high_extent_reused && p.high_densities_reused == 0);
+    assert!(!p.densities_in_pair_pass, "no row pass, no maxima known beforehand");
     let second = eval.measure_many(&[&low, &low], None, &specs(&["dtm", "kl_div:sigma=1"])).unwrap();
     let p = second.run.plan.pairwise.as_ref().unwrap();
     assert!(p.high_extent_reused);

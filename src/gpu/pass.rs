@@ -96,7 +96,7 @@ pub async fn gpu_row_pass_async(gpu: &Gpu, high: &Points, cached_high: Option<&N
         ranks_counted: stats.ranks.queries,
         rank_scans: stats.ranks.rows_recomputed,
     };
-    Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass }, stats))
+    Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass, extents: Default::default() }, stats))
 }
 
 /// [`gpu_row_pass_async`], blocking.

@@ -14,14 +14,20 @@ const CHUNK: usize = 256;
 /// on the column-major copy, so it vectorises across points without changing any sum's order.
 /// `(x_j - x_i)²` equals `(x_i - x_j)²` bit for bit, so `d(i,j) = d(j,i)`. Wider SIMD (chosen
 /// at run time) changes nothing: Rust never fuses a multiply and an add.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+#[inline]
 pub fn distance_row(points: &Points, i: usize, out: &mut [f64]) {
+    distance_row_from(points, i, 0, out);
+}
+
+/// [`distance_row`] for the points j ≥ `from` only: `out[j - from] = d(i, j)`, the same bits.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+pub fn distance_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]) {
     let xi = points.row(i);
     let n = points.n();
-    debug_assert_eq!(out.len(), n);
-    for start in (0..n).step_by(CHUNK) {
+    debug_assert_eq!(out.len(), n - from);
+    for start in (from..n).step_by(CHUNK) {
         let end = (start + CHUNK).min(n);
-        let o = &mut out[start..end];
+        let o = &mut out[start - from..end - from];
         let x0 = xi[0];
         for (s, &v) in o.iter_mut().zip(&points.col(0)[start..end]) {
             let t = v - x0;

@@ -7,7 +7,7 @@ mod key;
 mod knn;
 mod rank;
 
-pub use distance::{distance_pair, distance_row};
+pub use distance::{distance_pair, distance_row, distance_row_from};
 pub use key::{key, Key};
 pub use knn::select_knn;
 pub use rank::{count_ranks, RankScratch};

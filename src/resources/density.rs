@@ -32,39 +32,59 @@ pub fn densities(points: &Points, max: f64, sigmas: &[f64], block_rows: usize, c
         .map(|rows| {
             ctl.check()?;
             let mut d = vec![0.0; n];
-            let mut sq = vec![0.0; n];
-            let mut kernel = vec![0.0; n];
-            let mut arg = vec![0.0; n];
+            let mut k = KernelScratch::default();
             // Row-major within the block: out[(i - start) * sigmas.len() + s].
             let mut out = Vec::with_capacity(rows.len() * sigmas.len());
             for i in rows.clone() {
                 distance_row(points, i, &mut d);
-                for (q, &v) in sq.iter_mut().zip(&d) {
-                    let t = v / max;
-                    *q = t * t;
-                }
-                for &sigma in sigmas {
-                    let neg = -sigma;
-                    for (k, &q) in arg.iter_mut().zip(&sq) {
-                        *k = q / neg;
-                    }
-                    exp_nonpositive(&arg, &mut kernel);
-                    out.push(pairwise_sum(&kernel));
-                }
+                kernel_sums(&d, max, sigmas, &mut k, &mut out);
             }
             let r = done.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed) + rows.len() as u64;
             ctl.report(phase, r, n as u64);
             Ok(out)
         })
         .collect::<Result<_>>()?;
-    let m = sigmas.len();
-    Ok((0..m)
+    Ok(normalise(&per_block, sigmas.len()))
+}
+
+/// Buffers of [`kernel_sums`], reused across rows.
+#[derive(Default)]
+pub(super) struct KernelScratch {
+    sq: Vec<f64>,
+    arg: Vec<f64>,
+    kernel: Vec<f64>,
+}
+
+/// Appends, for each σ, `Σ_j exp(−(d_j/max)²/σ)` over the whole row `d` (NumPy's pairwise sum,
+/// ZADU's operation order) to `out`.
+pub(super) fn kernel_sums(d: &[f64], max: f64, sigmas: &[f64], k: &mut KernelScratch, out: &mut Vec<f64>) {
+    let n = d.len();
+    k.sq.resize(n, 0.0);
+    k.arg.resize(n, 0.0);
+    k.kernel.resize(n, 0.0);
+    for (q, &v) in k.sq.iter_mut().zip(d) {
+        let t = v / max;
+        *q = t * t;
+    }
+    for &sigma in sigmas {
+        let neg = -sigma;
+        for (a, &q) in k.arg.iter_mut().zip(&k.sq) {
+            *a = q / neg;
+        }
+        exp_nonpositive(&k.arg, &mut k.kernel);
+        out.push(pairwise_sum(&k.kernel));
+    }
+}
+
+/// The normalised densities per σ from per-block raw sums laid out row-major (`m` σs per row).
+pub(super) fn normalise<B: AsRef<[f64]>>(per_block: &[B], m: usize) -> Vec<Vec<f64>> {
+    (0..m)
         .map(|s| {
-            let raw: Vec<f64> = per_block.iter().flat_map(|b| b.iter().skip(s).step_by(m).copied()).collect();
+            let raw: Vec<f64> = per_block.iter().flat_map(|b| b.as_ref().iter().skip(s).step_by(m).copied()).collect();
             let total = pairwise_sum(&raw);
             raw.iter().map(|&v| v / total).collect()
         })
-        .collect())
+        .collect()
 }
 
 /// Cody–Waite split of ln 2 (fdlibm's): `k · LN2_HI` is exact for |k| < 2²⁰.

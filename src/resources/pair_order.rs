@@ -23,7 +23,8 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use super::pairs::Extent;
+use super::pair_buckets::{self, Layout, Writer};
+use super::pairs::{pair_pass, Extent, PairJob};
 use super::radix;
 use super::workspace::Workspace;
 use crate::control::Control;
@@ -468,23 +469,47 @@ pub(super) fn write_records(dx: &[f64], dy: &[f64], out: &mut [u128]) {
     }
 }
 
-/// Bytes the in-memory path holds: the records and the sort's scratch.
+/// Bytes the in-memory path holds: the records, the sort's scratch, and the bucketed path's
+/// per-thread scratch.
 pub fn in_memory_bytes(pairs: u64) -> u64 {
-    pairs.saturating_mul(32)
+    pairs.saturating_mul(32).saturating_add(pair_buckets::scratch_bytes(pairs))
 }
 
 /// Sorts all pairs in memory and scans them.
 pub fn in_memory(high: &Points, low: &Points, rank: bool, nm: bool, block_rows: usize, ctl: &Control) -> Result<OrderStats> {
     let n = high.n();
+    let writer = Writer::new(high, low);
     let mut v = vec![0u128; n * (n - 1) / 2];
-    fill(high, low, 0..n, &mut v, block_rows, ctl)?;
+    let job = PairJob { high_extent: true, sums: false, records: Some((&mut v, &writer)), densities: None };
+    let pass = pair_pass(high, &[low], job, block_rows, ctl)?;
+    let (hx, lx) = (pass.high.expect("measured"), pass.lows[0].0);
+    order_records(v, writer.finish(pass.record_starts), hx, lx, rank, nm, ctl)
+}
+
+/// The pair order of the records that [`pair_pass`] laid out, with both spaces' extents: the
+/// bucketed path for ranks alone ([`pair_buckets`]), else (or when a bucket is too large) the
+/// full sort.
+pub(super) fn order_records(v: Vec<u128>, layout: Layout, high: Extent, low: Extent, rank: bool, nm: bool, ctl: &Control) -> Result<OrderStats> {
+    if rank && !nm && v.len() >= pair_buckets::MIN_PAIRS {
+        ctl.report(PHASE, 1, 2);
+        let p = v.len() as u64;
+        match pair_buckets::rank_sums(v, &layout, pair_buckets::chunk_limit(p)) {
+            Ok((sxx, sxy, syy)) => {
+                ctl.report(PHASE, 2, 2);
+                let (scan1, scan2) = (Scan1 { sxx, first_key: high.min.to_bits(), g_key: high.max.to_bits(), low, ..Scan1::new(true, false, PavaStack::in_memory(Vec::new())) }, Scan2 { sxy, syy, ..Default::default() });
+                return Ok(stats(p, &scan1, Some(&scan2), OrderPath::InMemory));
+            }
+            Err(v) => return sort_and_scan(v, rank, nm, ctl),
+        }
+    }
     sort_and_scan(v, rank, nm, ctl)
 }
+
+const PHASE: &str = "pair order";
 
 /// Sorts the records of all pairs (in [`fill`]'s layout, already written) and scans them.
 pub fn sort_and_scan(mut v: Vec<u128>, rank: bool, nm: bool, ctl: &Control) -> Result<OrderStats> {
     let p = v.len();
-    const PHASE: &str = "pair order";
     let steps = if rank { 5 } else { 3 };
     ctl.report(PHASE, 1, steps);
     let mut buf = vec![0u128; p];

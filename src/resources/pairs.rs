@@ -16,8 +16,10 @@ use rayon::prelude::*;
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
-use crate::reference::distance_row;
-use crate::sum::pairwise_sum;
+use super::density::{kernel_sums, normalise, KernelScratch};
+use super::pair_buckets::Writer;
+use crate::reference::distance_row_from;
+use crate::sum::pairwise_sums;
 
 /// Smallest and largest distance over the pairs i < j of one space.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -27,12 +29,16 @@ pub struct Extent {
 }
 
 impl Extent {
-    const EMPTY: Extent = Extent { min: f64::INFINITY, max: f64::NEG_INFINITY };
-    fn join(self, o: Extent) -> Extent {
+    pub(crate) const EMPTY: Extent = Extent { min: f64::INFINITY, max: f64::NEG_INFINITY };
+    pub(crate) fn join(self, o: Extent) -> Extent {
         Extent { min: self.min.min(o.min), max: self.max.max(o.max) }
     }
-    fn of(v: &[f64]) -> Extent {
+    pub(crate) fn of(v: &[f64]) -> Extent {
         v.iter().fold(Extent::EMPTY, |e, &d| Extent { min: e.min.min(d), max: e.max.max(d) })
+    }
+    /// Of a whole distance row `d(i, ·)` without the diagonal.
+    pub(crate) fn of_row(d: &[f64], i: usize) -> Extent {
+        Extent::of(&d[..i]).join(Extent::of(&d[i + 1..]))
     }
 }
 
@@ -98,32 +104,24 @@ impl PairSums {
         }
     }
 
-    /// The statistics of one row's pairs: `x[j]`, `y[j]` for the j > i.
-    fn of_row(x: &[f64], y: &[f64], t: &mut Vec<f64>) -> PairSums {
+    /// The statistics of one row's pairs: `x[j]`, `y[j]` for the j > i. Two fused sweeps (each
+    /// sum is NumPy's pairwise sum of its terms, bit for bit).
+    fn of_row(x: &[f64], y: &[f64]) -> PairSums {
         let c = x.len();
         if c == 0 {
             return PairSums::default();
         }
-        fn sum(t: &mut Vec<f64>, x: &[f64], y: &[f64], f: impl Fn(f64, f64) -> f64) -> f64 {
-            t.clear();
-            t.extend(x.iter().zip(y).map(|(&a, &b)| f(a, b)));
-            pairwise_sum(t)
-        }
-        let sum_xx = sum(t, x, y, |a, _| a * a);
-        let sum_yy = sum(t, x, y, |_, b| b * b);
-        let sum_xy = sum(t, x, y, |a, b| a * b);
-        let sum_sq_diff = sum(t, x, y, |a, b| (a - b) * (a - b));
-        let scaled_residual = if sum_yy > 0.0 {
-            let alpha = sum_xy / sum_yy;
-            sum(t, x, y, |a, b| (a - alpha * b) * (a - alpha * b))
-        } else {
-            sum_xx
-        };
-        let mean_x = sum(t, x, y, |a, _| a) / c as f64;
-        let mean_y = sum(t, x, y, |_, b| b) / c as f64;
-        let m2_x = sum(t, x, y, |a, _| (a - mean_x) * (a - mean_x));
-        let m2_y = sum(t, x, y, |_, b| (b - mean_y) * (b - mean_y));
-        let co_moment = sum(t, x, y, |a, b| (a - mean_x) * (b - mean_y));
+        let [sum_xx, sum_yy, sum_xy, sum_sq_diff, sum_x, sum_y] = pairwise_sums(c, &|t| {
+            let (a, b) = (x[t], y[t]);
+            [a * a, b * b, a * b, (a - b) * (a - b), a, b]
+        });
+        let (mean_x, mean_y) = (sum_x / c as f64, sum_y / c as f64);
+        let alpha = if sum_yy > 0.0 { sum_xy / sum_yy } else { 0.0 };
+        let [residual, m2_x, m2_y, co_moment] = pairwise_sums(c, &|t| {
+            let (a, b) = (x[t], y[t]);
+            [(a - alpha * b) * (a - alpha * b), (a - mean_x) * (a - mean_x), (b - mean_y) * (b - mean_y), (a - mean_x) * (b - mean_y)]
+        });
+        let scaled_residual = if sum_yy > 0.0 { residual } else { sum_xx };
         PairSums { count: c as u64, sum_sq_diff, sum_xx, sum_yy, sum_xy, scaled_residual, mean_x, mean_y, m2_x, m2_y, co_moment }
     }
 }
@@ -147,6 +145,34 @@ pub struct PairPassOutput {
     pub high: Option<Extent>,
     /// Per projection: its extent, and the pair sums when asked for.
     pub lows: Vec<(Extent, Option<PairSums>)>,
+    /// With records: each block's X-chunk starts within its region ([`Writer::block`]).
+    pub(super) record_starts: Vec<Vec<u32>>,
+    /// With densities: the original space's, per σ of the job (when asked for).
+    pub(super) high_densities: Option<Vec<Vec<f64>>>,
+    /// With densities: per projection, per σ (`None` where the job had no maximum).
+    pub(super) low_densities: Vec<Option<Vec<Vec<f64>>>>,
+}
+
+/// What one [`pair_pass`] computes besides the extents of the projections.
+pub(super) struct PairJob<'a> {
+    /// The original space's extent.
+    pub high_extent: bool,
+    /// The [`PairSums`] of each projection.
+    pub sums: bool,
+    /// One projection only: every pair's pair-order record, each block's records in the
+    /// block's region grouped by the [`Writer`]'s X-chunks (sparing the pair order a sweep).
+    pub records: Option<(&'a mut [u128], &'a Writer)>,
+    /// Densities from the same distance rows (whole rows then), the maxima being known.
+    pub densities: Option<DensityJob<'a>>,
+}
+
+/// Densities to compute in a [`pair_pass`].
+pub(super) struct DensityJob<'a> {
+    /// The original space's largest distance and the σs wanted there, if any.
+    pub high: Option<(f64, &'a [f64])>,
+    /// Per projection: its largest distance (`None`: no densities, all distances zero).
+    pub lows: Vec<Option<f64>>,
+    pub low_sigmas: &'a [f64],
 }
 
 #[derive(Clone, Copy)]
@@ -156,27 +182,34 @@ struct RowOut {
     sums: PairSums,
 }
 
-/// One sweep over the rows: the extent of each space's pair distances (the original space's
-/// only when `high_extent`) and, when `sums`, the [`PairSums`] of each projection. With
-/// `records` (one projection only), it also writes the pair-order records of every pair
-/// (`pair_order::fill`'s layout), sparing the pair order its own sweep.
-pub fn pair_pass(
-    high: &Points,
-    lows: &[&Points],
-    high_extent: bool,
-    sums: bool,
-    block_rows: usize,
-    ctl: &Control,
-    records: Option<&mut [u128]>,
-) -> Result<PairPassOutput> {
+/// Rows per block of [`pair_pass`].
+pub(super) fn pass_blocks(n: usize, block_rows: usize) -> Vec<Rows<usize>> {
+    let block_rows = block_rows.max(1);
+    (0..n).step_by(block_rows).map(|s| s..(s + block_rows).min(n)).collect()
+}
+
+/// What one block of rows found.
+struct BlockOut {
+    rows: Vec<Vec<RowOut>>,
+    starts: Vec<u32>,
+    high_raw: Vec<f64>,
+    low_raw: Vec<Vec<f64>>,
+}
+
+/// One sweep over the rows: the extent of each projection's pair distances, and what `job`
+/// asks for. Only the pairs j > i of a row are measured, unless densities need whole rows.
+pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_rows: usize, ctl: &Control) -> Result<PairPassOutput> {
+    let PairJob { high_extent, sums, records, densities: dens } = job;
     let n = high.n();
     let with_records = records.is_some();
     assert!(!with_records || lows.len() == 1, "records are written for one projection");
-    let need_dx = high_extent || sums || with_records;
-    let block_rows = block_rows.max(1);
-    let blocks: Vec<Rows<usize>> = (0..n).step_by(block_rows).map(|s| s..(s + block_rows).min(n)).collect();
+    let dens_high = dens.as_ref().and_then(|d| d.high);
+    let full = dens.is_some();
+    let need_dx = high_extent || sums || with_records || dens_high.is_some();
+    let blocks = pass_blocks(n, block_rows);
     let mut slices: Vec<&mut [u128]> = Vec::with_capacity(blocks.len());
-    if let Some(recs) = records {
+    let writer = records.as_ref().map(|r| r.1);
+    if let Some((recs, _)) = records {
         let mut rest = recs;
         for b in &blocks {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(super::pair_order::pairs_in(n, b.clone()));
@@ -187,43 +220,61 @@ pub fn pair_pass(
         slices.resize_with(blocks.len(), Default::default);
     }
     let done = std::sync::atomic::AtomicU64::new(0);
-    let per_block: Vec<Vec<Vec<RowOut>>> = blocks
+    let per_block: Vec<BlockOut> = blocks
         .par_iter()
         .zip(slices.into_par_iter())
         .map(|(rows, recs)| {
             ctl.check()?;
-            let mut o = 0;
             let mut dx = vec![0.0; if need_dx { n } else { 0 }];
             let mut dy = vec![0.0; n];
-            let mut t = Vec::with_capacity(n);
-            let mut out: Vec<Vec<RowOut>> = vec![Vec::with_capacity(rows.len()); lows.len().max(1)];
+            let mut kernel = KernelScratch::default();
+            let mut staged: Vec<u128> = Vec::with_capacity(recs.len());
+            let mut b = BlockOut {
+                rows: vec![Vec::with_capacity(rows.len()); lows.len().max(1)],
+                starts: Vec::new(),
+                high_raw: Vec::new(),
+                low_raw: vec![Vec::new(); lows.len()],
+            };
             for i in rows.clone() {
+                let m = n - 1 - i;
+                // Whole rows for densities, else the pairs j > i; `tail` is where j = i + 1 lands.
+                let (from, tail) = if full { (0, i + 1) } else { (i + 1, 0) };
                 let hx = if need_dx {
-                    distance_row(high, i, &mut dx);
-                    Extent::of(&dx[i + 1..])
+                    distance_row_from(high, i, from, &mut dx[..n - from]);
+                    if let Some((max, sigmas)) = dens_high {
+                        kernel_sums(&dx, max, sigmas, &mut kernel, &mut b.high_raw);
+                    }
+                    Extent::of(&dx[tail..tail + m])
                 } else {
                     Extent::EMPTY
                 };
                 if lows.is_empty() {
-                    out[0].push(RowOut { high: hx, low: Extent::EMPTY, sums: PairSums::default() });
+                    b.rows[0].push(RowOut { high: hx, low: Extent::EMPTY, sums: PairSums::default() });
                 }
                 for (p, low) in lows.iter().enumerate() {
-                    distance_row(low, i, &mut dy);
-                    if with_records {
-                        let m = n - 1 - i;
-                        super::pair_order::write_records(&dx[i + 1..], &dy[i + 1..], &mut recs[o..o + m]);
-                        o += m;
+                    distance_row_from(low, i, from, &mut dy[..n - from]);
+                    if let Some(d) = &dens {
+                        if let Some(max) = d.lows[p] {
+                            kernel_sums(&dy, max, d.low_sigmas, &mut kernel, &mut b.low_raw[p]);
+                        }
                     }
-                    let s = if sums { PairSums::of_row(&dx[i + 1..], &dy[i + 1..], &mut t) } else { PairSums::default() };
-                    out[p].push(RowOut { high: hx, low: Extent::of(&dy[i + 1..]), sums: s });
+                    let (tx, ty) = (&dx[tail.min(dx.len())..(tail + m).min(dx.len())], &dy[tail..tail + m]);
+                    if with_records {
+                        let at = staged.len();
+                        staged.resize(at + m, 0);
+                        super::pair_order::write_records(tx, ty, &mut staged[at..]);
+                    }
+                    let s = if sums { PairSums::of_row(tx, ty) } else { PairSums::default() };
+                    b.rows[p].push(RowOut { high: hx, low: Extent::of(ty), sums: s });
                 }
             }
+            b.starts = writer.map(|w| w.block(&staged, recs)).unwrap_or_default();
             let d = done.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed) + rows.len() as u64;
             ctl.report("pair sums", d, n as u64);
-            Ok(out)
+            Ok(b)
         })
         .collect::<Result<_>>()?;
-    let rows_of = |p: usize| per_block.iter().flat_map(|b| b[p].iter().copied()).collect::<Vec<RowOut>>();
+    let rows_of = |p: usize| per_block.iter().flat_map(|b| b.rows[p].iter().copied()).collect::<Vec<RowOut>>();
     let first = rows_of(0);
     let high_out = high_extent.then(|| first.iter().fold(Extent::EMPTY, |e, r| e.join(r.high)));
     let lows_out = (0..lows.len())
@@ -234,7 +285,15 @@ pub fn pair_pass(
             (extent, s)
         })
         .collect();
-    Ok(PairPassOutput { high: high_out, lows: lows_out })
+    let high_densities = dens_high.map(|(_, sigmas)| normalise(&per_block.iter().map(|b| &b.high_raw[..]).collect::<Vec<_>>(), sigmas.len()));
+    let low_densities = match &dens {
+        Some(d) => (0..lows.len())
+            .map(|p| d.lows[p].map(|_| normalise(&per_block.iter().map(|b| &b.low_raw[p][..]).collect::<Vec<_>>(), d.low_sigmas.len())))
+            .collect(),
+        None => vec![None; lows.len()],
+    };
+    let record_starts = if with_records { per_block.into_iter().map(|b| b.starts).collect() } else { Vec::new() };
+    Ok(PairPassOutput { high: high_out, lows: lows_out, record_starts, high_densities, low_densities })
 }
 
 #[cfg(test)]
@@ -245,9 +304,8 @@ mod tests {
     fn merge_equals_direct_statistics() {
         let x: Vec<f64> = (0..50).map(|i| (i as f64 * 0.37).sin() + 2.0).collect();
         let y: Vec<f64> = (0..50).map(|i| (i as f64 * 0.11).cos() + 1.5).collect();
-        let mut t = Vec::new();
-        let whole = PairSums::of_row(&x, &y, &mut t);
-        let parts = PairSums::merge(PairSums::of_row(&x[..17], &y[..17], &mut t), PairSums::of_row(&x[17..], &y[17..], &mut t));
+        let whole = PairSums::of_row(&x, &y);
+        let parts = PairSums::merge(PairSums::of_row(&x[..17], &y[..17]), PairSums::of_row(&x[17..], &y[17..]));
         for (a, b) in [
             (whole.scaled_residual, parts.scaled_residual),
             (whole.m2_x, parts.m2_x),

@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use super::density::densities;
 use super::external_sort::{external, ExternalPlan};
-use super::pair_order::{in_memory, in_memory_bytes, sort_and_scan, OrderStats};
-use super::pairs::{pair_pass, Extent, PairSums};
+use super::pair_buckets::{Layout, Writer};
+use super::pair_order::{in_memory, in_memory_bytes, order_records, OrderStats};
+use super::pairs::{pair_pass, DensityJob, Extent, PairJob, PairSums};
+use super::pass::Extents;
 use super::Needs;
 use crate::control::Control;
 use crate::data::Points;
@@ -108,9 +110,14 @@ pub struct PairwiseReport {
     pub high_extent_reused: bool,
     /// Densities of the original space that came from an earlier call.
     pub high_densities_reused: usize,
+    /// The densities were summed in the pair pass (the row pass had found the maxima) rather
+    /// than in a pass of their own.
+    pub densities_in_pair_pass: bool,
 }
 
-/// Builds what `needs` asks for, for every projection in `lows`.
+/// Builds what `needs` asks for, for every projection in `lows`. `known` holds extents that
+/// the row pass found on the way: with them, the densities come from the same pass as the
+/// pair sums (the maxima must be known before the kernel sums).
 #[allow(clippy::too_many_arguments)]
 pub fn build_pairwise(
     high: &Points,
@@ -119,6 +126,7 @@ pub fn build_pairwise(
     order_plan: Option<&OrderPlan>,
     budgets: &Budgets,
     cache: &Mutex<PairwiseCache>,
+    known: &Extents,
     block_rows: usize,
     ctl: &Control,
 ) -> Result<(Vec<Pairwise>, PairwiseReport)> {
@@ -127,15 +135,31 @@ pub fn build_pairwise(
     let sigmas = &needs.density_sigmas;
     // With one projection, sorted in memory, the pass that measures the pairs also writes the
     // pair order's records.
-    let mut records: Option<Vec<u128>> = None;
+    let mut prepared: Option<(Vec<u128>, Layout, Extent, Extent)> = None;
     if needs.pair_sums || !sigmas.is_empty() {
         let cached = cache.lock().expect("pairwise cache").high_extent;
         report.high_extent_reused = cached.is_some();
-        if lows.len() == 1 && matches!(order_plan, Some(OrderPlan::InMemory { .. })) {
+        let mut records = (lows.len() == 1 && matches!(order_plan, Some(OrderPlan::InMemory { .. }))).then(|| {
             let n = high.n();
-            records = Some(vec![0u128; n * (n - 1) / 2]);
-        }
-        let pass = pair_pass(high, lows, cached.is_none(), needs.pair_sums, block_rows, ctl, records.as_deref_mut())?;
+            (vec![0u128; n * (n - 1) / 2], Writer::new(high, lows[0]))
+        });
+        // Densities in the same pass when every maximum is already known.
+        let known_high = cached.or(known.high);
+        let known_lows: Vec<Option<Extent>> = (0..lows.len()).map(|p| known.lows.get(p).copied().flatten()).collect();
+        let missing_high = missing_high_sigmas(sigmas, cache);
+        let fuse = !sigmas.is_empty() && known_high.is_some() && known_lows.iter().all(Option::is_some);
+        report.densities_in_pair_pass = fuse;
+        let job = PairJob {
+            high_extent: cached.is_none(),
+            sums: needs.pair_sums,
+            records: records.as_mut().map(|(v, w)| (&mut v[..], &*w)),
+            densities: fuse.then(|| DensityJob {
+                high: known_high.filter(|h| h.max > 0.0 && !missing_high.is_empty()).map(|h| (h.max, &missing_high[..])),
+                lows: known_lows.iter().map(|l| l.filter(|l| l.max > 0.0).map(|l| l.max)).collect(),
+                low_sigmas: sigmas,
+            }),
+        };
+        let pass = pair_pass(high, lows, job, block_rows, ctl)?;
         let hx = match (cached, pass.high) {
             (Some(c), _) => c,
             (None, Some(h)) => {
@@ -144,16 +168,30 @@ pub fn build_pairwise(
             }
             (None, None) => unreachable!("the pass measures the original space when it is not cached"),
         };
+        if let Some((v, w)) = records {
+            prepared = Some((v, w.finish(pass.record_starts), hx, pass.lows[0].0));
+        }
         for (o, (lx, sums)) in out.iter_mut().zip(pass.lows) {
             o.high = Some(hx);
             o.low = Some(lx);
             o.sums = sums;
         }
         if !sigmas.is_empty() {
-            let high_dens = high_densities(high, hx, sigmas, cache, block_rows, ctl, &mut report)?;
+            let high_dens = match pass.high_densities {
+                _ if hx.max <= 0.0 => vec![None; sigmas.len()],
+                Some(fresh) => store_high_densities(&missing_high, fresh, sigmas, cache, &mut report),
+                // Fused, and every σ was cached.
+                None if fuse => store_high_densities(&[], Vec::new(), sigmas, cache, &mut report),
+                None => high_densities(high, hx, sigmas, cache, block_rows, ctl, &mut report)?,
+            };
+            let mut fused_lows = pass.low_densities.into_iter();
             for (o, low) in out.iter_mut().zip(lows) {
                 let lx = o.low.expect("extent measured");
-                let low_dens = if lx.max > 0.0 { Some(densities(low, lx.max, sigmas, block_rows, ctl, "densities (projection)")?) } else { None };
+                let low_dens = match fused_lows.next().flatten() {
+                    Some(d) => Some(d),
+                    None if lx.max > 0.0 => Some(densities(low, lx.max, sigmas, block_rows, ctl, "densities (projection)")?),
+                    None => None,
+                };
                 o.densities = sigmas
                     .iter()
                     .enumerate()
@@ -165,13 +203,40 @@ pub fn build_pairwise(
     if let Some(plan) = order_plan {
         for (o, low) in out.iter_mut().zip(lows) {
             o.order = Some(match plan {
-                OrderPlan::InMemory { .. } if records.is_some() => sort_and_scan(records.take().expect("records"), needs.pair_ranks, needs.pair_isotonic, ctl)?,
+                OrderPlan::InMemory { .. } if prepared.is_some() => {
+                    let (v, layout, hx, lx) = prepared.take().expect("records");
+                    order_records(v, layout, hx, lx, needs.pair_ranks, needs.pair_isotonic, ctl)?
+                }
                 OrderPlan::InMemory { .. } => in_memory(high, low, needs.pair_ranks, needs.pair_isotonic, block_rows, ctl)?,
                 OrderPlan::External(p) => external(high, low, needs.pair_ranks, needs.pair_isotonic, p, budgets.temp_dir.as_deref(), ctl)?,
             });
         }
     }
     Ok((out, report))
+}
+
+/// The σs whose original-space densities are not cached yet.
+fn missing_high_sigmas(sigmas: &[f64], cache: &Mutex<PairwiseCache>) -> Vec<f64> {
+    let c = cache.lock().expect("pairwise cache");
+    sigmas.iter().copied().filter(|&s| !c.high_density.iter().any(|(b, _)| *b == s.to_bits())).collect()
+}
+
+/// Caches `fresh` (the densities for `missing`) and returns those for `sigmas`, `None` where
+/// the space's distances are all zero (nothing cached for that σ).
+fn store_high_densities(
+    missing: &[f64],
+    fresh: Vec<Vec<f64>>,
+    sigmas: &[f64],
+    cache: &Mutex<PairwiseCache>,
+    report: &mut PairwiseReport,
+) -> Vec<Option<Arc<Vec<f64>>>> {
+    let mut c = cache.lock().expect("pairwise cache");
+    report.high_densities_reused = sigmas.len() - missing.len().min(sigmas.len());
+    for (s, d) in missing.iter().zip(fresh) {
+        c.high_density.push((s.to_bits(), Arc::new(d)));
+    }
+    let lookup = |s: f64| c.high_density.iter().find(|(b, _)| *b == s.to_bits()).map(|(_, d)| d.clone());
+    sigmas.iter().map(|&s| lookup(s)).collect()
 }
 
 /// The original space's densities for `sigmas`, from the cache or one pass for the missing ones.
@@ -187,19 +252,7 @@ fn high_densities(
     if hx.max <= 0.0 {
         return Ok(vec![None; sigmas.len()]);
     }
-    let lookup = |c: &PairwiseCache, s: f64| c.high_density.iter().find(|(b, _)| *b == s.to_bits()).map(|(_, d)| d.clone());
-    let missing: Vec<f64> = {
-        let c = cache.lock().expect("pairwise cache");
-        sigmas.iter().copied().filter(|&s| lookup(&c, s).is_none()).collect()
-    };
-    report.high_densities_reused = sigmas.len() - missing.len();
-    if !missing.is_empty() {
-        let fresh = densities(high, hx.max, &missing, block_rows, ctl, "densities (original)")?;
-        let mut c = cache.lock().expect("pairwise cache");
-        for (s, d) in missing.iter().zip(fresh) {
-            c.high_density.push((s.to_bits(), Arc::new(d)));
-        }
-    }
-    let c = cache.lock().expect("pairwise cache");
-    Ok(sigmas.iter().map(|&s| lookup(&c, s)).collect())
+    let missing = missing_high_sigmas(sigmas, cache);
+    let fresh = if missing.is_empty() { Vec::new() } else { densities(high, hx.max, &missing, block_rows, ctl, "densities (original)")? };
+    Ok(store_high_densities(&missing, fresh, sigmas, cache, report))
 }

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::{CrossRanks, Needs, Neighbours};
+use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
 use crate::reference::{count_ranks, distance_row, select_knn, Key, RankScratch};
 
@@ -28,6 +28,17 @@ pub struct PassOutput {
     /// One entry per projection, in order.
     pub lows: Vec<ProjectionResources>,
     pub stats: PassStats,
+    /// The pair distances' extents of the spaces whose full rows the pass computed (the CPU
+    /// pass only), so that the all-pairs resources need no pass of their own to find them.
+    pub extents: Extents,
+}
+
+/// Extents of pair distances found on the way.
+#[derive(Debug, Clone, Default)]
+pub struct Extents {
+    pub high: Option<Extent>,
+    /// Per projection (empty when none were found).
+    pub lows: Vec<Option<Extent>>,
 }
 
 /// Work tallies of a pass, for the run report.
@@ -71,6 +82,8 @@ struct BlockOut {
     high_dist: Vec<f64>,
     lows: Vec<LowBlock>,
     stats: PassStats,
+    high_extent: Option<Extent>,
+    low_extents: Vec<Option<Extent>>,
 }
 
 /// Per-worker buffers, O(n).
@@ -143,7 +156,13 @@ pub fn row_pass(high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points
             }
         })
         .collect();
-    PassOutput { high: high_out, lows: lows_out, stats }
+    let join = |a: Option<Extent>, b: Option<Extent>| match (a, b) {
+        (Some(a), Some(b)) => Some(a.join(b)),
+        _ => None,
+    };
+    let all = |f: &dyn Fn(&BlockOut) -> Option<Extent>| outs.iter().map(f).reduce(join).flatten();
+    let extents = Extents { high: all(&|o| o.high_extent), lows: (0..lows.len()).map(|p| all(&|o| o.low_extents[p])).collect() };
+    PassOutput { high: high_out, lows: lows_out, stats, extents }
 }
 
 fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Shape, rows: Range<usize>) -> BlockOut {
@@ -171,11 +190,14 @@ fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Sh
             })
             .collect(),
         stats: PassStats::default(),
+        high_extent: s.need_dx.then_some(Extent::EMPTY),
+        low_extents: vec![(s.kl > 0).then_some(Extent::EMPTY); lows.len()],
     };
     for (r, i) in rows.enumerate() {
         if s.need_dx {
             distance_row(high, i, &mut sc.dx);
             out.stats.distance_rows += 1;
+            out.high_extent = out.high_extent.map(|e| e.join(Extent::of_row(&sc.dx, i)));
         }
         let (hx_idx, _): (&[u32], &[f64]) = match cached {
             Some(c) => (c.row(i, c.k), c.dist_row(i, c.k)),
@@ -192,6 +214,7 @@ fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Sh
             }
             distance_row(low, i, &mut sc.dy);
             out.stats.distance_rows += 1;
+            out.low_extents[p] = out.low_extents[p].map(|e| e.join(Extent::of_row(&sc.dy, i)));
             let lb = &mut out.lows[p];
             let (a, b) = (r * s.kl, (r + 1) * s.kl);
             select_knn(&sc.dy, i, s.kl, &mut sc.keys, &mut lb.idx[a..b], &mut lb.dist[a..b]);

@@ -57,7 +57,7 @@ fn small_sort(v: &mut [u128]) {
 
 /// A raw pointer that may cross threads: each thread writes disjoint positions.
 #[derive(Clone, Copy)]
-struct SendPtr(*mut u128);
+pub(super) struct SendPtr(pub(super) *mut u128);
 unsafe impl Send for SendPtr {}
 unsafe impl Sync for SendPtr {}
 

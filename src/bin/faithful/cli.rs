@@ -30,6 +30,13 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
+    // A closed stdout (`faithful ... | head`) ends the process quietly, as for other Unix
+    // tools, instead of a panic in `println!`.
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Measure(args) => measure::run(args),
