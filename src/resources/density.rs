@@ -1,14 +1,20 @@
 //! Gaussian densities for `kl_div` and `dtm`, as ZADU 0.5.4 computes them:
 //! `p_i ∝ Σ_j exp(−(d(i,j)/max d)² / σ)` over every j (j = i included), normalised to sum 1.
 //!
-//! One pass over the rows serves every requested σ. Each row's kernel values are summed in
-//! NumPy's pairwise order (`np.sum(kernel, axis=1)`), and the kernel is evaluated with ZADU's
-//! operation order (divide by the maximum, square, divide by −σ, exp), so the densities equal
-//! ZADU's up to the last-place differences of `exp` ([`exp_nonpositive`] is within 2 ulp of the
-//! correctly rounded value; NumPy's own SIMD `exp` differs from glibc's by an ulp, too). Rows are
-//! independent, so the result is bit-identical for any thread count and block size.
+//! The kernel is evaluated with ZADU's operation order (divide by the maximum, square, divide by
+//! −σ, exp) once per pair i < j, since d(i,j) = d(j,i) bit for bit, and added to both rows: row
+//! i's own share (the j > i) is NumPy's pairwise sum over its pairs; the shares of the earlier
+//! rows arrive by columns, summed row by row within fixed groups of [`GROUP`] rows and then
+//! group after group. The grouping depends only on n, so the densities are bit-identical for any
+//! thread count and block size, in the pair pass or in a pass of their own. Compared with
+//! NumPy's `np.sum(kernel, axis=1)` only the summation order differs: all terms are positive,
+//! so the relative difference is at most about (GROUP + n/GROUP + log₂ n) ulp, far below the
+//! last-place differences of `exp` itself ([`exp_nonpositive`] is within 2 ulp of the correctly
+//! rounded value; NumPy's own SIMD `exp` differs from glibc's by an ulp, too).
 
+use std::collections::BTreeMap;
 use std::ops::Range as Rows;
+use std::sync::Mutex;
 
 use multiversion::multiversion;
 use rayon::prelude::*;
@@ -16,38 +22,42 @@ use rayon::prelude::*;
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
-use crate::reference::distance_row;
+use crate::reference::distance_row_from;
 use crate::sum::pairwise_sum;
+
+/// Rows whose column shares are accumulated together before they join the total.
+pub(super) const GROUP: usize = 32;
+
+/// The row groups of a pass that sums densities: [`GROUP`] rows each.
+pub(super) fn groups(n: usize) -> Vec<Rows<usize>> {
+    (0..n).step_by(GROUP).map(|s| s..(s + GROUP).min(n)).collect()
+}
 
 /// Normalised densities of one space for each σ of `sigmas` (same order). `max` is the largest
 /// pair distance of the space and must be positive.
-pub fn densities(points: &Points, max: f64, sigmas: &[f64], block_rows: usize, ctl: &Control, phase: &'static str) -> Result<Vec<Vec<f64>>> {
-    debug_assert!(max > 0.0 && sigmas.iter().all(|&s| s > 0.0));
+pub fn densities(points: &Points, max: f64, sigmas: &[f64], ctl: &Control, phase: &'static str) -> Result<Vec<Vec<f64>>> {
     let n = points.n();
-    let block_rows = block_rows.max(1);
-    let blocks: Vec<Rows<usize>> = (0..n).step_by(block_rows).map(|s| s..(s + block_rows).min(n)).collect();
+    let sums = DensitySums::new(n, max, sigmas);
     let done = std::sync::atomic::AtomicU64::new(0);
-    let per_block: Vec<Vec<f64>> = blocks
-        .par_iter()
-        .map(|rows| {
-            ctl.check()?;
-            let mut d = vec![0.0; n];
-            let mut k = KernelScratch::default();
-            // Row-major within the block: out[(i - start) * sigmas.len() + s].
-            let mut out = Vec::with_capacity(rows.len() * sigmas.len());
-            for i in rows.clone() {
-                distance_row(points, i, &mut d);
-                kernel_sums(&d, max, sigmas, &mut k, &mut out);
-            }
-            let r = done.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed) + rows.len() as u64;
-            ctl.report(phase, r, n as u64);
-            Ok(out)
-        })
-        .collect::<Result<_>>()?;
-    Ok(normalise(&per_block, sigmas.len()))
+    groups(n).into_par_iter().try_for_each(|rows| {
+        ctl.check()?;
+        let mut d = vec![0.0; n];
+        let mut k = KernelScratch::default();
+        let mut g = sums.group(rows.start);
+        for i in rows.clone() {
+            let tail = &mut d[..n - 1 - i];
+            distance_row_from(points, i, i + 1, tail);
+            sums.row(&mut g, i, tail, &mut k);
+        }
+        sums.finish_group(g);
+        let r = done.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed) + rows.len() as u64;
+        ctl.report(phase, r, n as u64);
+        Ok::<(), crate::Error>(())
+    })?;
+    Ok(sums.finish())
 }
 
-/// Buffers of [`kernel_sums`], reused across rows.
+/// Buffers for the kernel values of one row, reused across rows.
 #[derive(Default)]
 pub(super) struct KernelScratch {
     sq: Vec<f64>,
@@ -55,36 +65,108 @@ pub(super) struct KernelScratch {
     kernel: Vec<f64>,
 }
 
-/// Appends, for each σ, `Σ_j exp(−(d_j/max)²/σ)` over the whole row `d` (NumPy's pairwise sum,
-/// ZADU's operation order) to `out`.
-pub(super) fn kernel_sums(d: &[f64], max: f64, sigmas: &[f64], k: &mut KernelScratch, out: &mut Vec<f64>) {
-    let n = d.len();
-    k.sq.resize(n, 0.0);
-    k.arg.resize(n, 0.0);
-    k.kernel.resize(n, 0.0);
-    for (q, &v) in k.sq.iter_mut().zip(d) {
-        let t = v / max;
-        *q = t * t;
-    }
-    for &sigma in sigmas {
-        let neg = -sigma;
-        for (a, &q) in k.arg.iter_mut().zip(&k.sq) {
-            *a = q / neg;
-        }
-        exp_nonpositive(&k.arg, &mut k.kernel);
-        out.push(pairwise_sum(&k.kernel));
-    }
+/// The density sums of one space, fed group by group (see the module doc).
+pub(super) struct DensitySums {
+    n: usize,
+    max: f64,
+    sigmas: Vec<f64>,
+    merged: Mutex<Merged>,
 }
 
-/// The normalised densities per σ from per-block raw sums laid out row-major (`m` σs per row).
-pub(super) fn normalise<B: AsRef<[f64]>>(per_block: &[B], m: usize) -> Vec<Vec<f64>> {
-    (0..m)
-        .map(|s| {
-            let raw: Vec<f64> = per_block.iter().flat_map(|b| b.as_ref().iter().skip(s).step_by(m).copied()).collect();
-            let total = pairwise_sum(&raw);
-            raw.iter().map(|&v| v / total).collect()
-        })
-        .collect()
+/// Groups' column shares, added to `cols` strictly in group order.
+struct Merged {
+    next: usize,
+    pending: BTreeMap<usize, Group>,
+    /// Per σ, per point: the shares of the rows before it.
+    cols: Vec<Vec<f64>>,
+    /// Per point, per σ: its own share (pairs j > i).
+    rows: Vec<f64>,
+}
+
+/// One group's sums in progress.
+pub(super) struct Group {
+    start: usize,
+    /// Per σ: column shares of this group's rows for the points `start..n`.
+    cols: Vec<Vec<f64>>,
+    /// Per row of the group, per σ.
+    rows: Vec<f64>,
+}
+
+impl DensitySums {
+    pub fn new(n: usize, max: f64, sigmas: &[f64]) -> Self {
+        debug_assert!(max > 0.0 && sigmas.iter().all(|&s| s > 0.0));
+        let m = sigmas.len();
+        DensitySums {
+            n,
+            max,
+            sigmas: sigmas.to_vec(),
+            merged: Mutex::new(Merged { next: 0, pending: BTreeMap::new(), cols: vec![vec![0.0; n]; m], rows: vec![0.0; n * m] }),
+        }
+    }
+
+    /// Starts the group whose first row is `start` (a multiple of [`GROUP`]).
+    pub fn group(&self, start: usize) -> Group {
+        debug_assert_eq!(start % GROUP, 0);
+        Group { start, cols: vec![vec![0.0; self.n - start]; self.sigmas.len()], rows: Vec::with_capacity(GROUP * self.sigmas.len()) }
+    }
+
+    /// Adds row i, given `tail[t] = d(i, i + 1 + t)`; rows of a group come in order.
+    pub fn row(&self, g: &mut Group, i: usize, tail: &[f64], k: &mut KernelScratch) {
+        let len = tail.len();
+        k.sq.resize(len, 0.0);
+        k.arg.resize(len, 0.0);
+        k.kernel.resize(len, 0.0);
+        let max = self.max;
+        for (q, &v) in k.sq.iter_mut().zip(tail) {
+            let t = v / max;
+            *q = t * t;
+        }
+        let at = i + 1 - g.start;
+        for (s, &sigma) in self.sigmas.iter().enumerate() {
+            let neg = -sigma;
+            for (a, &q) in k.arg.iter_mut().zip(&k.sq) {
+                *a = q / neg;
+            }
+            exp_nonpositive(&k.arg, &mut k.kernel);
+            g.rows.push(pairwise_sum(&k.kernel));
+            for (c, &v) in g.cols[s][at..].iter_mut().zip(&k.kernel) {
+                *c += v;
+            }
+        }
+    }
+
+    /// Hands a finished group over; its column shares join the total in group order.
+    pub fn finish_group(&self, g: Group) {
+        let mut m = self.merged.lock().expect("density sums");
+        m.pending.insert(g.start / GROUP, g);
+        loop {
+            let next = m.next;
+            let Some(g) = m.pending.remove(&next) else { break };
+            let Merged { cols, rows, .. } = &mut *m;
+            for (total, part) in cols.iter_mut().zip(&g.cols) {
+                for (t, &p) in total[g.start..].iter_mut().zip(part) {
+                    *t += p;
+                }
+            }
+            rows[g.start * self.sigmas.len()..][..g.rows.len()].copy_from_slice(&g.rows);
+            m.next += 1;
+        }
+    }
+
+    /// The normalised densities per σ, once every group is finished.
+    pub fn finish(self) -> Vec<Vec<f64>> {
+        let m = self.merged.into_inner().expect("density sums");
+        debug_assert!(m.pending.is_empty() && m.next == self.n.div_ceil(GROUP));
+        let k = self.sigmas.len();
+        (0..k)
+            .map(|s| {
+                // j = i itself: exp(−0) = 1.
+                let raw: Vec<f64> = (0..self.n).map(|i| (m.rows[i * k + s] + m.cols[s][i]) + 1.0).collect();
+                let total = pairwise_sum(&raw);
+                raw.iter().map(|&v| v / total).collect()
+            })
+            .collect()
+    }
 }
 
 /// Cody–Waite split of ln 2 (fdlibm's): `k · LN2_HI` is exact for |k| < 2²⁰.

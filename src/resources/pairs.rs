@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
-use super::density::{kernel_sums, normalise, KernelScratch};
+use super::density::{groups, DensitySums, Group, KernelScratch};
 use super::pair_buckets::Writer;
 use crate::reference::distance_row_from;
 use crate::sum::pairwise_sums;
@@ -162,7 +162,8 @@ pub(super) struct PairJob<'a> {
     /// One projection only: every pair's pair-order record, each block's records in the
     /// block's region grouped by the [`Writer`]'s X-chunks (sparing the pair order a sweep).
     pub records: Option<(&'a mut [u128], &'a Writer)>,
-    /// Densities from the same distance rows (whole rows then), the maxima being known.
+    /// Densities from the same distance rows, the maxima being known (the blocks are then
+    /// the densities' fixed row groups, whatever `block_rows` says).
     pub densities: Option<DensityJob<'a>>,
 }
 
@@ -192,21 +193,24 @@ pub(super) fn pass_blocks(n: usize, block_rows: usize) -> Vec<Rows<usize>> {
 struct BlockOut {
     rows: Vec<Vec<RowOut>>,
     starts: Vec<u32>,
-    high_raw: Vec<f64>,
-    low_raw: Vec<Vec<f64>>,
 }
 
 /// One sweep over the rows: the extent of each projection's pair distances, and what `job`
-/// asks for. Only the pairs j > i of a row are measured, unless densities need whole rows.
+/// asks for. Only the pairs j > i of a row are measured.
 pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_rows: usize, ctl: &Control) -> Result<PairPassOutput> {
     let PairJob { high_extent, sums, records, densities: dens } = job;
     let n = high.n();
     let with_records = records.is_some();
     assert!(!with_records || lows.len() == 1, "records are written for one projection");
     let dens_high = dens.as_ref().and_then(|d| d.high);
-    let full = dens.is_some();
     let need_dx = high_extent || sums || with_records || dens_high.is_some();
-    let blocks = pass_blocks(n, block_rows);
+    let high_sums = dens_high.map(|(max, sigmas)| DensitySums::new(n, max, sigmas));
+    let low_sums: Vec<Option<DensitySums>> = match &dens {
+        Some(d) => d.lows.iter().map(|l| l.map(|max| DensitySums::new(n, max, d.low_sigmas))).collect(),
+        None => (0..lows.len()).map(|_| None).collect(),
+    };
+    // Density sums need their fixed row groups as blocks (see `density`).
+    let blocks = if dens.is_some() { groups(n) } else { pass_blocks(n, block_rows) };
     let mut slices: Vec<&mut [u128]> = Vec::with_capacity(blocks.len());
     let writer = records.as_ref().map(|r| r.1);
     if let Some((recs, _)) = records {
@@ -229,22 +233,17 @@ pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
             let mut dy = vec![0.0; n];
             let mut kernel = KernelScratch::default();
             let mut staged: Vec<u128> = Vec::with_capacity(recs.len());
-            let mut b = BlockOut {
-                rows: vec![Vec::with_capacity(rows.len()); lows.len().max(1)],
-                starts: Vec::new(),
-                high_raw: Vec::new(),
-                low_raw: vec![Vec::new(); lows.len()],
-            };
+            let mut b = BlockOut { rows: vec![Vec::with_capacity(rows.len()); lows.len().max(1)], starts: Vec::new() };
+            let mut high_group = high_sums.as_ref().map(|s| s.group(rows.start));
+            let mut low_groups: Vec<Option<Group>> = low_sums.iter().map(|s| s.as_ref().map(|s| s.group(rows.start))).collect();
             for i in rows.clone() {
                 let m = n - 1 - i;
-                // Whole rows for densities, else the pairs j > i; `tail` is where j = i + 1 lands.
-                let (from, tail) = if full { (0, i + 1) } else { (i + 1, 0) };
                 let hx = if need_dx {
-                    distance_row_from(high, i, from, &mut dx[..n - from]);
-                    if let Some((max, sigmas)) = dens_high {
-                        kernel_sums(&dx, max, sigmas, &mut kernel, &mut b.high_raw);
+                    distance_row_from(high, i, i + 1, &mut dx[..m]);
+                    if let (Some(s), Some(g)) = (&high_sums, &mut high_group) {
+                        s.row(g, i, &dx[..m], &mut kernel);
                     }
-                    Extent::of(&dx[tail..tail + m])
+                    Extent::of(&dx[..m])
                 } else {
                     Extent::EMPTY
                 };
@@ -252,13 +251,11 @@ pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
                     b.rows[0].push(RowOut { high: hx, low: Extent::EMPTY, sums: PairSums::default() });
                 }
                 for (p, low) in lows.iter().enumerate() {
-                    distance_row_from(low, i, from, &mut dy[..n - from]);
-                    if let Some(d) = &dens {
-                        if let Some(max) = d.lows[p] {
-                            kernel_sums(&dy, max, d.low_sigmas, &mut kernel, &mut b.low_raw[p]);
-                        }
+                    distance_row_from(low, i, i + 1, &mut dy[..m]);
+                    if let (Some(s), Some(g)) = (&low_sums[p], &mut low_groups[p]) {
+                        s.row(g, i, &dy[..m], &mut kernel);
                     }
-                    let (tx, ty) = (&dx[tail.min(dx.len())..(tail + m).min(dx.len())], &dy[tail..tail + m]);
+                    let (tx, ty) = (&dx[..m.min(dx.len())], &dy[..m]);
                     if with_records {
                         let at = staged.len();
                         staged.resize(at + m, 0);
@@ -266,6 +263,14 @@ pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
                     }
                     let s = if sums { PairSums::of_row(tx, ty) } else { PairSums::default() };
                     b.rows[p].push(RowOut { high: hx, low: Extent::of(ty), sums: s });
+                }
+            }
+            if let (Some(s), Some(g)) = (&high_sums, high_group) {
+                s.finish_group(g);
+            }
+            for (s, g) in low_sums.iter().zip(low_groups) {
+                if let (Some(s), Some(g)) = (s, g) {
+                    s.finish_group(g);
                 }
             }
             b.starts = writer.map(|w| w.block(&staged, recs)).unwrap_or_default();
@@ -285,13 +290,8 @@ pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
             (extent, s)
         })
         .collect();
-    let high_densities = dens_high.map(|(_, sigmas)| normalise(&per_block.iter().map(|b| &b.high_raw[..]).collect::<Vec<_>>(), sigmas.len()));
-    let low_densities = match &dens {
-        Some(d) => (0..lows.len())
-            .map(|p| d.lows[p].map(|_| normalise(&per_block.iter().map(|b| &b.low_raw[p][..]).collect::<Vec<_>>(), d.low_sigmas.len())))
-            .collect(),
-        None => vec![None; lows.len()],
-    };
+    let high_densities = high_sums.map(DensitySums::finish);
+    let low_densities = low_sums.into_iter().map(|s| s.map(DensitySums::finish)).collect();
     let record_starts = if with_records { per_block.into_iter().map(|b| b.starts).collect() } else { Vec::new() };
     Ok(PairPassOutput { high: high_out, lows: lows_out, record_starts, high_densities, low_densities })
 }

@@ -182,14 +182,14 @@ pub fn build_pairwise(
                 Some(fresh) => store_high_densities(&missing_high, fresh, sigmas, cache, &mut report),
                 // Fused, and every σ was cached.
                 None if fuse => store_high_densities(&[], Vec::new(), sigmas, cache, &mut report),
-                None => high_densities(high, hx, sigmas, cache, block_rows, ctl, &mut report)?,
+                None => high_densities(high, hx, sigmas, cache, ctl, &mut report)?,
             };
             let mut fused_lows = pass.low_densities.into_iter();
             for (o, low) in out.iter_mut().zip(lows) {
                 let lx = o.low.expect("extent measured");
                 let low_dens = match fused_lows.next().flatten() {
                     Some(d) => Some(d),
-                    None if lx.max > 0.0 => Some(densities(low, lx.max, sigmas, block_rows, ctl, "densities (projection)")?),
+                    None if lx.max > 0.0 => Some(densities(low, lx.max, sigmas, ctl, "densities (projection)")?),
                     None => None,
                 };
                 o.densities = sigmas
@@ -245,7 +245,6 @@ fn high_densities(
     hx: Extent,
     sigmas: &[f64],
     cache: &Mutex<PairwiseCache>,
-    block_rows: usize,
     ctl: &Control,
     report: &mut PairwiseReport,
 ) -> Result<Vec<Option<Arc<Vec<f64>>>>> {
@@ -253,6 +252,6 @@ fn high_densities(
         return Ok(vec![None; sigmas.len()]);
     }
     let missing = missing_high_sigmas(sigmas, cache);
-    let fresh = if missing.is_empty() { Vec::new() } else { densities(high, hx.max, &missing, block_rows, ctl, "densities (original)")? };
+    let fresh = if missing.is_empty() { Vec::new() } else { densities(high, hx.max, &missing, ctl, "densities (original)")? };
     Ok(store_high_densities(&missing, fresh, sigmas, cache, report))
 }
