@@ -272,6 +272,7 @@ def bench_one(n, args, suite, workdir):
             row["zadu_error"] = zres["error"]
             break
         ztimes.append(zres["seconds"])
+        row.setdefault("zadu_all_seconds", []).append(zres["seconds"])
         zrss.append(rss)
         row.setdefault("zadu_process_seconds", []).append(wall)
     if ztimes:
@@ -304,6 +305,7 @@ def bench_one(n, args, suite, workdir):
             frss.append(rss)
         if ftimes:
             row["faithful_seconds"] = min(ftimes)
+            row["faithful_all_seconds"] = ftimes
             row["faithful_peak_mib"] = max(frss)
             row["faithful_run"] = fjson.get("run") if isinstance(fjson, dict) else None
             if "zadu_scores" in row:

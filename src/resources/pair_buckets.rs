@@ -219,7 +219,7 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
                     }
                     let (s, cnt) = (x_start[c] + g as u64, (e - g) as u64);
                     let a = 2 * s + cnt + 1;
-                    sxx += cnt as u128 * a as u128 * a as u128;
+                    sxx += weighted_square(cnt, a);
                     let pay = final_payload(a);
                     for r in &mut sorted[g..e] {
                         let y = *r as u64;
@@ -281,8 +281,8 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
                         }
                         let (s, cnt) = (y_start[b] + g as u64, (e - g) as u64);
                         let bb = 2 * s + cnt + 1;
-                        sxy += bb as u128 * sum_a;
-                        syy += cnt as u128 * (bb as u128 * bb as u128);
+                        sxy += if cnt == 1 { bb as u128 * ((sorted[g] as u64) >> 1) as u128 } else { bb as u128 * sum_a };
+                        syy += weighted_square(cnt, bb);
                         g = e;
                     }
                 }
@@ -291,6 +291,13 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
         )
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     Ok((sxx, sxy, syy))
+}
+
+/// `c · x²` exactly; one 64×64-bit product for the usual group of one.
+#[inline]
+fn weighted_square(c: u64, x: u64) -> u128 {
+    let sq = x as u128 * x as u128;
+    if c == 1 { sq } else { c as u128 * sq }
 }
 
 /// Appends the records at positions `want` of chunk `c`'s pieces taken end to end
@@ -316,8 +323,8 @@ const INSERTION: usize = 32;
 
 /// Orders `v` by the records' high halves (the distance of the bucket's space) so that equal
 /// distances are adjacent; the order within a group is left open. Returns whether the result
-/// is in `buf` (as long as `v`) rather than `v`. `range` bounds the high keys when known: one counting pass
-/// on the bits below the bucket's digit then leaves runs of a few keys for insertion sort.
+/// is in `buf` (as long as `v`) rather than `v`. `range` bounds the high keys when known:
+/// counting passes on the bits below the bucket's digit then leave runs of a few keys.
 fn group_sort(v: &mut [u128], buf: &mut [u128], range: Option<(u64, u32)>, counts: &mut Vec<u32>) -> bool {
     let m = v.len();
     let hi = |r: u128| (r >> 64) as u64;
@@ -329,66 +336,90 @@ fn group_sort(v: &mut [u128], buf: &mut [u128], range: Option<(u64, u32)>, count
         radix::sort(v, buf);
         return false;
     };
-    // Two counting passes (least significant digit first) over the top `sb` bits below the
-    // bucket's digit, each with a cache-friendly fan-out; what is left are runs of a few keys.
+    // Counting passes over the top `sb` bits below the bucket's digit: one for a bucket that
+    // fits a cache, else two (least significant half first), each with a cache-friendly
+    // fan-out. What is left are runs of equal digits, a few keys each.
     let sb = (usize::BITS - m.leading_zeros()).min(shift).min(22);
-    let lo_bits = sb / 2;
-    let hi_bits = sb - lo_bits;
     let sub_shift = shift - sb;
-    let (lo_n, hi_n) = (1usize << lo_bits, 1usize << hi_bits);
-    counts.clear();
-    counts.resize(lo_n + hi_n, 0);
     let sub = |r: u128| ((hi(r) - base) >> sub_shift) as usize;
-    for &r in v.iter() {
-        let d = sub(r);
-        counts[d & (lo_n - 1)] += 1;
-        counts[lo_n + (d >> lo_bits)] += 1;
-    }
-    let mut large = false;
-    let (lo_c, hi_c) = counts.split_at_mut(lo_n);
-    let mut at = 0;
-    for c in lo_c.iter_mut() {
-        let t = *c;
-        *c = at;
-        at += t;
-    }
-    at = 0;
-    for c in hi_c.iter_mut() {
-        let t = *c;
-        large |= t as usize > INSERTION * 64;
-        *c = at;
-        at += t;
-    }
-    for &r in v.iter() {
-        let d = sub(r) & (lo_n - 1);
-        buf[lo_c[d] as usize] = r;
-        lo_c[d] += 1;
-    }
-    for &r in buf.iter() {
-        let d = sub(r) >> lo_bits;
-        v[hi_c[d] as usize] = r;
-        hi_c[d] += 1;
-    }
-    // Runs of equal `sub` digits are now adjacent and in order; finish each run.
-    if large {
-        let mut g = 0;
-        while g < m {
-            let d = sub(v[g]);
-            let mut e = g + 1;
-            while e < m && sub(v[e]) == d {
-                e += 1;
-            }
-            if e - g > INSERTION {
-                v[g..e].sort_unstable_by_key(|&r| hi(r));
-            } else {
-                insertion_by_high(&mut v[g..e]);
-            }
-            g = e;
+    let in_buf = if sb <= SINGLE_PASS_BITS {
+        counts.clear();
+        counts.resize(1 << sb, 0);
+        for &r in v.iter() {
+            counts[sub(r)] += 1;
         }
+        prefix(counts);
+        for &r in v.iter() {
+            let d = sub(r);
+            buf[counts[d] as usize] = r;
+            counts[d] += 1;
+        }
+        true
     } else {
-        insertion_by_high(v);
+        let lo_bits = sb / 2;
+        let lo_n = 1usize << lo_bits;
+        counts.clear();
+        counts.resize(lo_n + (1 << (sb - lo_bits)), 0);
+        for &r in v.iter() {
+            let d = sub(r);
+            counts[d & (lo_n - 1)] += 1;
+            counts[lo_n + (d >> lo_bits)] += 1;
+        }
+        let (lo_c, hi_c) = counts.split_at_mut(lo_n);
+        prefix(lo_c);
+        prefix(hi_c);
+        for &r in v.iter() {
+            let d = sub(r) & (lo_n - 1);
+            buf[lo_c[d] as usize] = r;
+            lo_c[d] += 1;
+        }
+        for &r in buf.iter() {
+            let d = sub(r) >> lo_bits;
+            v[hi_c[d] as usize] = r;
+            hi_c[d] += 1;
+        }
+        false
+    };
+    // Runs of equal digits are adjacent and in order, a few keys each: insertion sort finishes
+    // them in linear time; data dense enough to make it slow goes to a comparison sort.
+    let out = if in_buf { &mut *buf } else { &mut *v };
+    if !insertion_by_high_bounded(out, 8 * m) {
+        out.sort_unstable_by_key(|&r| hi(r));
     }
-    false
+    in_buf
+}
+
+/// Buckets up to 2^this records are distributed in one counting pass.
+const SINGLE_PASS_BITS: u32 = 13;
+
+/// Exclusive prefix sums in place.
+fn prefix(counts: &mut [u32]) {
+    let mut at = 0;
+    for c in counts.iter_mut() {
+        let t = *c;
+        *c = at;
+        at += t;
+    }
+}
+
+/// Insertion sort by the high halves that gives up (returns false) after `budget` moves.
+fn insertion_by_high_bounded(v: &mut [u128], budget: usize) -> bool {
+    let mut moves = 0;
+    for i in 1..v.len() {
+        let x = v[i];
+        let k = x >> 64;
+        let mut j = i;
+        while j > 0 && v[j - 1] >> 64 > k {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+        moves += i - j;
+        if moves > budget {
+            return false;
+        }
+    }
+    true
 }
 
 /// Insertion sort by the high halves.
@@ -443,7 +474,13 @@ mod tests {
         // Lattice coordinates: a few distinct distances, huge tie groups in both spaces.
         let tied_h = points(400, 3, |i, c| ((i * (c + 3)) % 7) as f64);
         let tied_l = points(400, 2, |i, c| ((i / (c + 2)) % 5) as f64);
-        for (high, low) in [(&generic_h, &generic_l), (&tied_h, &tied_l)] {
+        // The lattice with 1e-12 jitter: thousands of distinct distances within a few ulps of
+        // each other, long runs for the in-cache sort's last step.
+        let mut rng = SplitMix64(9);
+        let dense_h = points(400, 3, |i, c| ((i * (c + 3)) % 7) as f64 + 1e-12 * rng.uniform());
+        let mut rng = SplitMix64(10);
+        let dense_l = points(400, 2, |i, c| ((i / (c + 2)) % 5) as f64 + 1e-12 * rng.uniform());
+        for (high, low) in [(&generic_h, &generic_l), (&tied_h, &tied_l), (&dense_h, &dense_l)] {
             let (v, _) = laid_out(high, low, 32);
             let want = sort_and_scan(v.clone(), true, false, &Control::default()).unwrap().ranks.unwrap();
             for block_rows in [1, 7, 64] {
