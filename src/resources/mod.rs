@@ -14,6 +14,7 @@ mod pairs;
 mod pairwise;
 mod pass;
 mod radix;
+mod scratch_pool;
 pub mod workspace;
 
 pub use cross::CrossRanks;

@@ -25,6 +25,7 @@ use rayon::prelude::*;
 
 use super::pair_order::final_payload;
 use super::radix;
+use super::scratch_pool::Pool;
 use crate::data::Points;
 use crate::reference::distance_pair;
 use crate::splitmix::SplitMix64;
@@ -194,11 +195,11 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
 
     // Step 1: each chunk in place (a chunk's pieces are disjoint from the others').
     let ptr = radix::SendPtr(recs.as_mut_ptr());
+    let pool: Pool<(Vec<u128>, Vec<u128>, Vec<u32>)> = Pool::new();
     let results: Vec<(u128, YStarts)> = (0..chunks)
         .into_par_iter()
-        .map_init(
-            || (Vec::<u128>::new(), Vec::<u128>::new(), Vec::<u32>::new()),
-            |(v, buf, counts), c| {
+        .map(|c| {
+            pool.with(|(v, buf, counts)| {
                 let ptr = ptr;
                 let base = ptr.0;
                 v.clear();
@@ -245,8 +246,8 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
                     at += r.len();
                 }
                 (sxx, ystarts)
-            },
-        )
+            })
+        })
         .collect();
     let sxx: u128 = results.iter().map(|r| r.0).sum();
     let ystarts: Vec<YStarts> = results.into_iter().map(|r| r.1).collect();
@@ -259,9 +260,8 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
     let recs = &recs[..];
     let (sxy, syy) = (0..ybuckets.div_ceil(Y_PER_TASK))
         .into_par_iter()
-        .map_init(
-            || (Vec::<u128>::new(), Vec::<u128>::new(), Vec::<u32>::new()),
-            |(v, buf, counts), t| {
+        .map(|t| {
+            pool.with(|(v, buf, counts)| {
                 let (mut sxy, mut syy) = (0u128, 0u128);
                 for b in t * Y_PER_TASK..((t + 1) * Y_PER_TASK).min(ybuckets) {
                     v.clear();
@@ -287,8 +287,8 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
                     }
                 }
                 (sxy, syy)
-            },
-        )
+            })
+        })
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     Ok((sxx, sxy, syy))
 }

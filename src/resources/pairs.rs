@@ -18,6 +18,7 @@ use crate::data::Points;
 use crate::error::Result;
 use super::density::{groups, DensitySums, Group, KernelScratch};
 use super::pair_buckets::Writer;
+use super::scratch_pool::Pool;
 use crate::reference::distance_row_from;
 use crate::sum::pairwise_sums;
 
@@ -224,15 +225,15 @@ pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
         slices.resize_with(blocks.len(), Default::default);
     }
     let done = std::sync::atomic::AtomicU64::new(0);
+    let pool: Pool<(Vec<f64>, Vec<f64>, KernelScratch, Vec<u128>)> = Pool::new();
     let per_block: Vec<BlockOut> = blocks
         .par_iter()
         .zip(slices.into_par_iter())
-        .map(|(rows, recs)| {
+        .map(|(rows, recs)| pool.with(|(dx, dy, kernel, staged)| {
             ctl.check()?;
-            let mut dx = vec![0.0; if need_dx { n } else { 0 }];
-            let mut dy = vec![0.0; n];
-            let mut kernel = KernelScratch::default();
-            let mut staged: Vec<u128> = Vec::with_capacity(recs.len());
+            dx.resize(if need_dx { n } else { 0 }, 0.0);
+            dy.resize(n, 0.0);
+            staged.clear();
             let mut b = BlockOut { rows: vec![Vec::with_capacity(rows.len()); lows.len().max(1)], starts: Vec::new() };
             let mut high_group = high_sums.as_ref().map(|s| s.group(rows.start));
             let mut low_groups: Vec<Option<Group>> = low_sums.iter().map(|s| s.as_ref().map(|s| s.group(rows.start))).collect();
@@ -241,7 +242,7 @@ pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
                 let hx = if need_dx {
                     distance_row_from(high, i, i + 1, &mut dx[..m]);
                     if let (Some(s), Some(g)) = (&high_sums, &mut high_group) {
-                        s.row(g, i, &dx[..m], &mut kernel);
+                        s.row(g, i, &dx[..m], kernel);
                     }
                     Extent::of(&dx[..m])
                 } else {
@@ -253,7 +254,7 @@ pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
                 for (p, low) in lows.iter().enumerate() {
                     distance_row_from(low, i, i + 1, &mut dy[..m]);
                     if let (Some(s), Some(g)) = (&low_sums[p], &mut low_groups[p]) {
-                        s.row(g, i, &dy[..m], &mut kernel);
+                        s.row(g, i, &dy[..m], kernel);
                     }
                     let (tx, ty) = (&dx[..m.min(dx.len())], &dy[..m]);
                     if with_records {
@@ -273,11 +274,11 @@ pub(super) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
                     s.finish_group(g);
                 }
             }
-            b.starts = writer.map(|w| w.block(&staged, recs)).unwrap_or_default();
+            b.starts = writer.map(|w| w.block(staged, recs)).unwrap_or_default();
             let d = done.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed) + rows.len() as u64;
             ctl.report("pair sums", d, n as u64);
             Ok(b)
-        })
+        }))
         .collect::<Result<_>>()?;
     let rows_of = |p: usize| per_block.iter().flat_map(|b| b.rows[p].iter().copied()).collect::<Vec<RowOut>>();
     let first = rows_of(0);
