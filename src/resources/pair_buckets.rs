@@ -18,8 +18,11 @@
 //! A chunk or bucket holds whole tie groups (equal bits give equal digits) and they are ordered
 //! like their keys, so the groups, starts and ranks are exactly those of the full sort, and the
 //! exact integer sums Σa², Σb², Σab (hence ρ) are the same bits as the general path's, for any
-//! thread count and block size. When a chunk is too large for the per-thread scratch (tie-heavy
-//! data), the caller falls back to the general path on the same records.
+//! thread count and block size. When a chunk or a Y-bucket (counted in step 0) is too large
+//! for the per-thread scratch (tie-heavy data), the caller falls back to the general path on
+//! the same records.
+
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -80,10 +83,12 @@ fn chunk_bits(pairs: usize) -> u32 {
     (usize::BITS - pairs.leading_zeros()).saturating_sub(16).clamp(2, 11)
 }
 
-/// How the pair pass lays the records out: the digits of both spaces.
+/// How the pair pass lays the records out: the digits of both spaces, and the Y-bucket sizes
+/// counted on the way.
 pub(super) struct Writer {
     x: Digit,
     y: Digit,
+    y_sizes: Mutex<Vec<u64>>,
 }
 
 impl Writer {
@@ -101,7 +106,8 @@ impl Writer {
                 sy.push(distance_pair(low, i, j).to_bits());
             }
         }
-        Writer { x: Digit::from_sample(sx, chunk_bits(pairs)), y: Digit::from_sample(sy, 11) }
+        let y = Digit::from_sample(sy, 11);
+        Writer { x: Digit::from_sample(sx, chunk_bits(pairs)), y, y_sizes: Mutex::new(vec![0; y.buckets()]) }
     }
 
     /// Writes one block's records (`recs`, any order) into `out` grouped by X-chunk, and
@@ -109,8 +115,13 @@ impl Writer {
     pub fn block(&self, recs: &[u128], out: &mut [u128]) -> Vec<u32> {
         debug_assert_eq!(recs.len(), out.len());
         let mut starts = vec![0u32; self.x.buckets() + 1];
+        let mut y_sizes = vec![0u64; self.y.buckets()];
         for &r in recs {
             starts[self.x.of((r >> 64) as u64) + 1] += 1;
+            y_sizes[self.y.of(r as u64)] += 1;
+        }
+        for (t, c) in self.y_sizes.lock().expect("bucket sizes").iter_mut().zip(y_sizes) {
+            *t += c;
         }
         for d in 0..self.x.buckets() {
             starts[d + 1] += starts[d];
@@ -132,7 +143,8 @@ impl Writer {
             offsets.push(at);
             at += *s.last().expect("bucket starts") as usize;
         }
-        Layout { x: self.x, y: self.y, starts, offsets }
+        let y_sizes = self.y_sizes.into_inner().expect("bucket sizes");
+        Layout { x: self.x, y: self.y, starts, offsets, y_sizes }
     }
 }
 
@@ -144,6 +156,8 @@ pub(super) struct Layout {
     starts: Vec<Vec<u32>>,
     /// Per block: the region's start.
     offsets: Vec<usize>,
+    /// Records per Y-bucket.
+    y_sizes: Vec<u64>,
 }
 
 impl Layout {
@@ -153,7 +167,7 @@ impl Layout {
     }
 }
 
-/// Largest X-chunk the per-thread scratch takes for `pairs` records.
+/// Largest X-chunk or Y-bucket the per-thread scratch takes for `pairs` records.
 pub(super) fn chunk_limit(pairs: u64) -> u64 {
     (pairs / 64).max(1 << 20)
 }
@@ -167,7 +181,7 @@ pub(super) fn scratch_bytes(pairs: u64) -> u64 {
 type YStarts = Vec<u32>;
 
 /// Exact Σa², Σab, Σb² of the doubled average ranks (a of d^X, b of d^Y), or the records back,
-/// untouched, when an X-chunk holds more than `limit` records ([`chunk_limit`]).
+/// untouched, when an X-chunk or a Y-bucket holds more than `limit` records ([`chunk_limit`]).
 pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Result<(u128, u128, u128), Vec<u128>> {
     let chunks = layout.x.buckets();
     let ybuckets = layout.y.buckets();
@@ -175,7 +189,7 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
     for c in 0..chunks {
         x_start[c + 1] = x_start[c] + layout.pieces(c).map(|r| r.len() as u64).sum::<u64>();
     }
-    if (0..chunks).any(|c| x_start[c + 1] - x_start[c] > limit) {
+    if (0..chunks).any(|c| x_start[c + 1] - x_start[c] > limit) || layout.y_sizes.iter().any(|&m| m > limit) {
         return Err(recs);
     }
 
@@ -257,6 +271,7 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
     for b in 0..ybuckets {
         y_start[b + 1] = y_start[b] + ystarts.iter().map(|s| (s[b + 1] - s[b]) as u64).sum::<u64>();
     }
+    debug_assert!((0..ybuckets).all(|b| y_start[b + 1] - y_start[b] == layout.y_sizes[b]));
     let recs = &recs[..];
     let (sxy, syy) = (0..ybuckets.div_ceil(Y_PER_TASK))
         .into_par_iter()
