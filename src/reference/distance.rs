@@ -4,14 +4,14 @@ use multiversion::multiversion;
 
 use crate::data::Points;
 
-/// Points per chunk: the chunk's partial sums stay in L1 while the coordinates stream past.
-const CHUNK: usize = 256;
 
 /// Writes `d(i, j) = sqrt(Σ_c (x[i][c] - x[j][c])²)` for every j into `out` (length n).
 ///
 /// Each sum runs in coordinate order c = 0..D-1 with one rounding per operation and no FMA,
-/// exactly as `docs/exactness.md` defines it (scipy's `cdist`). The loop runs over j inside c,
-/// on the column-major copy, so it vectorises across points without changing any sum's order.
+/// exactly as `docs/exactness.md` defines it (scipy's `cdist`). Points go in blocks of 32 whose
+/// sums stay in registers while c runs over the coordinates (the column-major copy), the
+/// innermost loop running over the block's points: it vectorises across points without changing
+/// any sum's order.
 /// `(x_j - x_i)²` equals `(x_i - x_j)²` bit for bit, so `d(i,j) = d(j,i)`. Wider SIMD (chosen
 /// at run time) changes nothing: Rust never fuses a multiply and an add.
 #[inline]
@@ -25,25 +25,42 @@ pub fn distance_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]
     let xi = points.row(i);
     let n = points.n();
     debug_assert_eq!(out.len(), n - from);
-    for start in (from..n).step_by(CHUNK) {
-        let end = (start + CHUNK).min(n);
-        let o = &mut out[start - from..end - from];
-        let x0 = xi[0];
-        for (s, &v) in o.iter_mut().zip(&points.col(0)[start..end]) {
+    let cols: Vec<&[f64]> = (0..points.dim()).map(|c| points.col(c)).collect();
+    let x0 = xi[0];
+    // Blocks of W points keep their W sums in registers across all coordinates.
+    let mut j = from;
+    while j + W <= n {
+        let mut acc = [0.0f64; W];
+        let c0: &[f64; W] = cols[0][j..j + W].try_into().expect("W values");
+        for (a, &v) in acc.iter_mut().zip(c0) {
             let t = v - x0;
-            *s = t * t;
+            *a = t * t;
         }
-        for (c, &xc) in xi.iter().enumerate().skip(1) {
-            for (s, &v) in o.iter_mut().zip(&points.col(c)[start..end]) {
+        for (col, &xc) in cols[1..].iter().zip(&xi[1..]) {
+            let cv: &[f64; W] = col[j..j + W].try_into().expect("W values");
+            for (a, &v) in acc.iter_mut().zip(cv) {
                 let t = v - xc;
-                *s += t * t;
+                *a += t * t;
             }
         }
-        for s in o.iter_mut() {
-            *s = s.sqrt();
+        for (o, a) in out[j - from..j - from + W].iter_mut().zip(acc) {
+            *o = a.sqrt();
         }
+        j += W;
+    }
+    for (o, jj) in out[j - from..].iter_mut().zip(j..n) {
+        let t = cols[0][jj] - x0;
+        let mut s = t * t;
+        for (col, &xc) in cols[1..].iter().zip(&xi[1..]) {
+            let t = col[jj] - xc;
+            s += t * t;
+        }
+        *o = s.sqrt();
     }
 }
+
+/// Points per register block of [`distance_row_from`].
+const W: usize = 32;
 
 /// `d(i, j)` for one pair, bit-identical to `distance_row(points, i, ..)[j]`.
 pub fn distance_pair(points: &Points, i: usize, j: usize) -> f64 {
