@@ -32,30 +32,20 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GENERATOR = os.path.join(REPO, "tests", "fixtures", "generate.py")
+from bench_common import REPO, load_generator, run_measured
+
 K = 20
 
 
 # --------------------------------------------------------------------------
 # Workers (each runs in its own process)
 # --------------------------------------------------------------------------
-def _generator():
-    import importlib.util
-
-    sys.dont_write_bytecode = True
-    spec = importlib.util.spec_from_file_location("faithful_fixture_generate", GENERATOR)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def worker(args):
     import numpy as np
 
     d = args.dir
     if args.worker == "gen":
-        hd, ld, _ = _generator().make_dataset("blobs", args.n)
+        hd, ld, _ = load_generator().make_dataset("blobs", args.n)
         np.save(os.path.join(d, "hd.npy"), hd)
         np.save(os.path.join(d, "ld.npy"), ld)
         return
@@ -108,15 +98,7 @@ def worker(args):
 # --------------------------------------------------------------------------
 def run(cmd, env=None):
     """(exit code, wall seconds, peak RSS MiB, stdout, stderr) of cmd in its own process."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        out.seek(0)
-        err.seek(0)
-        rss = usage.ru_maxrss / (1024.0 * 1024.0 if sys.platform == "darwin" else 1024.0)
-        return os.waitstatus_to_exitcode(status), wall, rss, out.read().decode(), err.read().decode()
+    return run_measured(cmd, env=env)
 
 
 def best(runs):

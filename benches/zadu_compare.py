@@ -33,14 +33,12 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GENERATOR = os.path.join(REPO, "tests", "fixtures", "generate.py")
+from bench_common import REPO, load_generator, maxrss_to_mib, run_measured
+
 FIXTURE_VENV_PY = os.path.join(REPO, "tests", "fixtures", ".venv", "bin", "python")
 DEFAULT_SUITE = "tnc,mrre,lcmc,nh"
 K_MEASURES = {"tnc", "mrre", "lcmc", "nh", "ca_tnc", "nd", "proc", "topo"}
@@ -49,20 +47,10 @@ K_MEASURES = {"tnc", "mrre", "lcmc", "nh", "ca_tnc", "nd", "proc", "topo"}
 # --------------------------------------------------------------------------
 # Worker side (runs under the ZADU interpreter; needs numpy / zadu)
 # --------------------------------------------------------------------------
-def _load_generator():
-    import importlib.util
-
-    sys.dont_write_bytecode = True
-    spec = importlib.util.spec_from_file_location("faithful_fixture_generate", GENERATOR)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def worker_gen(args):
     import numpy as np
 
-    gen = _load_generator()
+    gen = load_generator()
     hd, ld, label = gen.make_dataset("blobs", args.n)
     os.makedirs(args.dir, exist_ok=True)
     np.save(os.path.join(args.dir, "hd.npy"), hd)
@@ -101,38 +89,6 @@ def worker_zadu(args):
 # --------------------------------------------------------------------------
 # Orchestrator side (standard library only)
 # --------------------------------------------------------------------------
-def _maxrss_to_mib(raw):
-    # Linux reports KiB, macOS bytes.
-    if sys.platform == "darwin":
-        return raw / (1024.0 * 1024.0)
-    return raw / 1024.0
-
-
-def run_measured(cmd, log_prefix, timeout=None, env=None):
-    """Run cmd; return (exit_code, wall_seconds, peak_rss_mib, stdout, stderr)."""
-    out_path, err_path = log_prefix + ".stdout", log_prefix + ".stderr"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
-        timer = None
-        if timeout:
-            timer = threading.Timer(timeout, proc.kill)
-            timer.start()
-        try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            if timer:
-                timer.cancel()
-        wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    proc.returncode = code
-    with open(out_path, encoding="utf-8", errors="replace") as f:
-        stdout = f.read()
-    with open(err_path, encoding="utf-8", errors="replace") as f:
-        stderr = f.read()
-    return code, wall, _maxrss_to_mib(usage.ru_maxrss), stdout, stderr
-
-
 def _parse_value(text):
     for cast in (int, float):
         try:
@@ -278,7 +234,7 @@ def bench_one(n, args, suite, workdir):
     if ztimes:
         row["zadu_seconds"] = min(ztimes)
         row["zadu_peak_mib"] = max(zrss)
-        row["zadu_baseline_mib"] = _maxrss_to_mib(zres["baseline_maxrss_raw"])
+        row["zadu_baseline_mib"] = maxrss_to_mib(zres["baseline_maxrss_raw"])
         row["zadu_scores"] = zres["scores"]
         row["zadu_version"] = zres["zadu_version"]
 

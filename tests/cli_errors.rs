@@ -1,46 +1,24 @@
 //! Bad input gets a clear, typed, one-line error: on the command line (stderr, exit code 2,
 //! never a panic, naming the file and the problem) and in the library (`faithful::Error`).
 
+mod common;
+
 use std::ffi::OsString;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use faithful::{Error, Evaluator, FileProblem, Labels, Options, Points, Spec};
 use ndarray::{Array1, Array2};
-use ndarray_npy::WriteNpyExt;
 use tempfile::TempDir;
+use common::files::{self, csv_text, measure_args, write, write_csv, write_npy};
+use common::Rng;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// The crate's SplitMix64, so the data are the same on every run.
-use faithful::splitmix::SplitMix64 as Rng;
-
 fn random_rows(n: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
-    let mut rng = Rng(seed);
-    (0..n).map(|_| (0..d).map(|_| rng.uniform()).collect()).collect()
-}
-
-fn csv_text(rows: &[Vec<f64>]) -> String {
-    rows.iter().map(|r| r.iter().map(|v| format!("{v}")).collect::<Vec<_>>().join(",") + "\n").collect()
-}
-
-fn write(dir: &Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, contents).unwrap();
-    p
-}
-
-fn write_csv(dir: &Path, name: &str, rows: &[Vec<f64>]) -> PathBuf {
-    write(dir, name, csv_text(rows))
-}
-
-fn write_npy<A: WriteNpyExt>(dir: &Path, name: &str, a: &A) -> PathBuf {
-    let p = dir.join(name);
-    a.write_npy(File::create(&p).unwrap()).unwrap();
-    p
+    files::random_rows(n, d, seed, 0.0, 1.0)
 }
 
 /// A hand-made `.npy` (format 1.0) with any descriptor, for element types ndarray-npy cannot write.
@@ -76,18 +54,8 @@ impl Case {
     }
     /// `measure --high HIGH --low LOW` plus `extra`.
     fn args(&self, extra: &[&str]) -> Vec<OsString> {
-        args_with(&self.high, &[&self.low], extra)
+        measure_args(&self.high, &[&self.low], extra)
     }
-}
-
-fn args_with(high: &Path, lows: &[&Path], extra: &[&str]) -> Vec<OsString> {
-    let mut a: Vec<OsString> = vec!["measure".into(), "--high".into(), high.into()];
-    for l in lows {
-        a.push("--low".into());
-        a.push((*l).into());
-    }
-    a.extend(extra.iter().map(OsString::from));
-    a
 }
 
 /// Runs the binary and checks the error contract: exit code 2, nothing on stdout, exactly one
@@ -125,7 +93,7 @@ fn csv_nan_names_file_row_and_column() {
     let c = case();
     let high = write(c.path(), "nan.csv", "1,2,3\n4,5,6\n7,nan,9\n1,1,1\n");
     let low = write_csv(c.path(), "l4.csv", &random_rows(4, 2, 3));
-    expect_error(&args_with(&high, &[&low], &[]), &[&s(&high), "non-finite", "NaN", "row 2", "column 1"]);
+    expect_error(&measure_args(&high, &[&low], &[]), &[&s(&high), "non-finite", "NaN", "row 2", "column 1"]);
 }
 
 #[test]
@@ -135,7 +103,7 @@ fn csv_inf_in_projection_names_file() {
     rows[7][0] = f64::NEG_INFINITY;
     let low = write(c.path(), "inf.csv", csv_text(&rows));
     assert!(std::fs::read_to_string(&low).unwrap().contains("-inf"));
-    expect_error(&args_with(&c.high, &[&low], &[]), &[&s(&low), "non-finite", "inf", "row 7", "column 0"]);
+    expect_error(&measure_args(&c.high, &[&low], &[]), &[&s(&low), "non-finite", "inf", "row 7", "column 0"]);
 }
 
 #[test]
@@ -145,7 +113,7 @@ fn npy_nan_names_file_row_and_column() {
     a.iter_mut().enumerate().for_each(|(i, v)| *v = i as f64);
     a[[3, 4]] = f64::NAN;
     let high = write_npy(c.path(), "nan.npy", &a);
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "non-finite", "NaN", "row 3", "column 4"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "non-finite", "NaN", "row 3", "column 4"]);
 }
 
 #[test]
@@ -155,7 +123,7 @@ fn npy_f32_inf_names_file_row_and_column() {
     a.iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
     a[[9, 1]] = f32::INFINITY;
     let low = write_npy(c.path(), "inf.npy", &a);
-    expect_error(&args_with(&c.high, &[&low], &[]), &[&s(&low), "non-finite", "inf", "row 9", "column 1"]);
+    expect_error(&measure_args(&c.high, &[&low], &[]), &[&s(&low), "non-finite", "inf", "row 9", "column 1"]);
 }
 
 #[test]
@@ -164,7 +132,7 @@ fn csv_huge_value_is_too_large() {
     let mut rows = random_rows(10, 5, 5);
     rows[2][3] = -1e200;
     let high = write_csv(c.path(), "huge.csv", &rows);
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "too large", "row 2", "column 3"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "too large", "row 2", "column 3"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,42 +143,42 @@ fn csv_huge_value_is_too_large() {
 fn row_count_mismatch_names_projection() {
     let c = case();
     let low = write_csv(c.path(), "short.csv", &random_rows(9, 2, 6));
-    expect_error(&args_with(&c.high, &[&low], &[]), &["short.csv", "9 rows", "original space has 10"]);
+    expect_error(&measure_args(&c.high, &[&low], &[]), &["short.csv", "9 rows", "original space has 10"]);
 }
 
 #[test]
 fn row_count_mismatch_in_second_projection() {
     let c = case();
     let low = write_csv(c.path(), "long.csv", &random_rows(11, 2, 6));
-    expect_error(&args_with(&c.high, &[&c.low, &low], &[]), &["long.csv", "11 rows", "original space has 10"]);
+    expect_error(&measure_args(&c.high, &[&c.low, &low], &[]), &["long.csv", "11 rows", "original space has 10"]);
 }
 
 #[test]
 fn empty_file_has_no_points() {
     let c = case();
     let high = write(c.path(), "empty.csv", "");
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "no points"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "no points"]);
 }
 
 #[test]
 fn comment_only_file_has_no_points() {
     let c = case();
     let low = write(c.path(), "comments.csv", "# nothing here\n\n");
-    expect_error(&args_with(&c.high, &[&low], &[]), &[&s(&low), "no points"]);
+    expect_error(&measure_args(&c.high, &[&low], &[]), &[&s(&low), "no points"]);
 }
 
 #[test]
 fn empty_npy_has_no_points() {
     let c = case();
     let high = write_npy(c.path(), "empty.npy", &Array2::<f64>::zeros((0, 5)));
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "no points"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "no points"]);
 }
 
 #[test]
 fn npy_without_columns_has_no_features() {
     let c = case();
     let high = write_npy(c.path(), "nocols.npy", &Array2::<f64>::zeros((10, 0)));
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "at least one feature"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "at least one feature"]);
 }
 
 #[test]
@@ -218,7 +186,7 @@ fn one_point_is_too_few() {
     let c = case();
     let high = write(c.path(), "one.csv", "1,2,3\n");
     let low = write(c.path(), "one_low.csv", "1,2\n");
-    expect_error(&args_with(&high, &[&low], &[]), &[&s(&high), "at least 2 points", "got 1"]);
+    expect_error(&measure_args(&high, &[&low], &[]), &[&s(&high), "at least 2 points", "got 1"]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -386,14 +354,14 @@ fn full_zadu_id_is_accepted_and_checked() {
 fn missing_file() {
     let c = case();
     let missing = c.path().join("does_not_exist.csv");
-    expect_error(&args_with(&c.high, &[&missing], &[]), &[&s(&missing), "cannot read"]);
+    expect_error(&measure_args(&c.high, &[&missing], &[]), &[&s(&missing), "cannot read"]);
 }
 
 #[test]
 fn missing_npy_file() {
     let c = case();
     let missing = c.path().join("nope.npy");
-    expect_error(&args_with(&missing, &[&c.low], &[]), &[&s(&missing), "cannot read"]);
+    expect_error(&measure_args(&missing, &[&c.low], &[]), &[&s(&missing), "cannot read"]);
 }
 
 #[test]
@@ -401,13 +369,13 @@ fn directory_instead_of_file() {
     let c = case();
     let dir = c.path().join("points.csv");
     std::fs::create_dir(&dir).unwrap();
-    expect_error(&args_with(&dir, &[&c.low], &[]), &[&s(&dir), "cannot read"]);
+    expect_error(&measure_args(&dir, &[&c.low], &[]), &[&s(&dir), "cannot read"]);
 }
 
 #[test]
 fn directory_without_extension() {
     let c = case();
-    expect_error(&args_with(c.path(), &[&c.low], &[]), &[&s(c.path()), "unknown file extension"]);
+    expect_error(&measure_args(c.path(), &[&c.low], &[]), &[&s(c.path()), "unknown file extension"]);
 }
 
 #[test]
@@ -416,7 +384,7 @@ fn malformed_npy_random_bytes() {
     let mut rng = Rng(9);
     let bytes: Vec<u8> = (0..200).map(|_| (rng.uniform() * 256.0) as u8).collect();
     let high = write(c.path(), "garbage.npy", bytes);
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "not a valid .npy"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "not a valid .npy"]);
 }
 
 #[test]
@@ -425,7 +393,7 @@ fn truncated_npy() {
     let full = write_npy(c.path(), "full.npy", &Array2::<f64>::zeros((10, 5)));
     let bytes = std::fs::read(&full).unwrap();
     let high = write(c.path(), "truncated.npy", &bytes[..bytes.len() - 13]);
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high)]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high)]);
 }
 
 #[test]
@@ -440,14 +408,14 @@ fn npy_labels_of_random_bytes() {
 fn npy_points_one_dimensional() {
     let c = case();
     let high = write_npy(c.path(), "flat.npy", &Array1::<f64>::zeros(10));
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "expected a 2-D array, got 1-D"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "expected a 2-D array, got 1-D"]);
 }
 
 #[test]
 fn npy_points_one_dimensional_f32() {
     let c = case();
     let low = write_npy(c.path(), "flat32.npy", &Array1::<f32>::zeros(10));
-    expect_error(&args_with(&c.high, &[&low], &[]), &[&s(&low), "expected a 2-D array, got 1-D"]);
+    expect_error(&measure_args(&c.high, &[&low], &[]), &[&s(&low), "expected a 2-D array, got 1-D"]);
 }
 
 #[test]
@@ -462,14 +430,14 @@ fn npy_labels_two_dimensional() {
 fn npy_integer_points_unsupported() {
     let c = case();
     let high = write_npy(c.path(), "ints.npy", &Array2::<i64>::zeros((10, 5)));
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "unsupported .npy element type", "float64 or float32"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "unsupported .npy element type", "float64 or float32"]);
 }
 
 #[test]
 fn npy_complex_points_unsupported() {
     let c = case();
     let high = write(c.path(), "complex.npy", raw_npy("<c16", "(10, 5)", &[0u8; 10 * 5 * 16]));
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "unsupported .npy element type", "c16"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "unsupported .npy element type", "c16"]);
 }
 
 #[test]
@@ -484,7 +452,7 @@ fn npy_string_labels_unsupported() {
 fn ragged_csv() {
     let c = case();
     let high = write(c.path(), "ragged.csv", "1,2\n3,4\n5\n6,7\n");
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "line 3", "has 1 values, earlier rows have 2"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "line 3", "has 1 values, earlier rows have 2"]);
 }
 
 #[test]
@@ -493,21 +461,21 @@ fn csv_with_header_line() {
     let mut text = String::from("x,y\n");
     text.push_str(&csv_text(&random_rows(10, 2, 11)));
     let low = write(c.path(), "header.csv", text);
-    expect_error(&args_with(&c.high, &[&low], &[]), &[&s(&low), "line 1", "'x' is not a number", "headerless"]);
+    expect_error(&measure_args(&c.high, &[&low], &[]), &[&s(&low), "line 1", "'x' is not a number", "headerless"]);
 }
 
 #[test]
 fn csv_not_utf8() {
     let c = case();
     let low = write(c.path(), "latin1.csv", b"1,2\n\xff\xfe,3\n");
-    expect_error(&args_with(&c.high, &[&low], &[]), &[&s(&low), "not UTF-8"]);
+    expect_error(&measure_args(&c.high, &[&low], &[]), &[&s(&low), "not UTF-8"]);
 }
 
 #[test]
 fn unknown_extension() {
     let c = case();
     let high = write(c.path(), "points.json", "[[1,2],[3,4]]");
-    expect_error(&args_with(&high, &[&c.low], &[]), &[&s(&high), "unknown file extension", ".npy or .csv"]);
+    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "unknown file extension", ".npy or .csv"]);
 }
 
 #[test]
@@ -528,7 +496,7 @@ fn topo_with_duplicate_points_is_undefined() {
     let mut rows = random_rows(10, 5, 12);
     rows[6] = rows[2].clone();
     let high = write_csv(c.path(), "dups.csv", &rows);
-    expect_error(&args_with(&high, &[&c.low], &["--spec", "topo:k=3"]), &["topo", "undefined", "distance zero"]);
+    expect_error(&measure_args(&high, &[&c.low], &["--spec", "topo:k=3"]), &["topo", "undefined", "distance zero"]);
 }
 
 #[test]
@@ -537,7 +505,7 @@ fn topo_with_duplicates_only_in_projection_is_undefined() {
     let mut rows = random_rows(10, 2, 13);
     rows[4] = rows[8].clone();
     let low = write_csv(c.path(), "dups_low.csv", &rows);
-    expect_error(&args_with(&c.high, &[&low], &["--spec", "topo:k=3"]), &["topo", "undefined"]);
+    expect_error(&measure_args(&c.high, &[&low], &["--spec", "topo:k=3"]), &["topo", "undefined"]);
 }
 
 #[test]
@@ -549,7 +517,7 @@ fn proc_with_zero_variance_neighbourhood_is_undefined() {
     }
     let high = write_csv(c.path(), "coincident.csv", &rows);
     let low = write_csv(c.path(), "low12.csv", &random_rows(12, 2, 15));
-    expect_error(&args_with(&high, &[&low], &["--spec", "proc:k=3"]), &["proc", "undefined", "zero variance"]);
+    expect_error(&measure_args(&high, &[&low], &["--spec", "proc:k=3"]), &["proc", "undefined", "zero variance"]);
 }
 
 #[test]

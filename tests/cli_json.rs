@@ -1,45 +1,26 @@
 //! The command line's output contract: `measure --json` (one JSON object, numbers that
 //! round-trip to the library's exact f64s), the table output, and `measures`.
 
+mod common;
+
 use std::ffi::OsString;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use faithful::evaluate::default_specs;
 use faithful::measures::{REGISTRY, ZADU_PENDING};
 use faithful::{Evaluation, Evaluator, Labels, Options, Points, Spec};
-use ndarray::Array2;
-use ndarray_npy::WriteNpyExt;
 use serde_json::Value;
 use tempfile::TempDir;
+use common::files::{self, measure_args, write_csv, write_npy_rows};
+use common::Rng;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// The crate's SplitMix64, so the data are the same on every run.
-use faithful::splitmix::SplitMix64 as Rng;
-
 fn random_rows(n: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
-    let mut rng = Rng(seed);
-    (0..n).map(|_| (0..d).map(|_| rng.uniform() * 2.0 - 1.0).collect()).collect()
-}
-
-/// Writes rows as CSV with Rust's shortest round-trip formatting, so the file holds exactly these f64s.
-fn write_csv(dir: &Path, name: &str, rows: &[Vec<f64>]) -> PathBuf {
-    let text: String =
-        rows.iter().map(|r| r.iter().map(|v| format!("{v}")).collect::<Vec<_>>().join(",") + "\n").collect();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-fn write_npy(dir: &Path, name: &str, rows: &[Vec<f64>]) -> PathBuf {
-    let a = Array2::from_shape_vec((rows.len(), rows[0].len()), rows.concat()).unwrap();
-    let p = dir.join(name);
-    a.write_npy(File::create(&p).unwrap()).unwrap();
-    p
+    files::random_rows(n, d, seed, -1.0, 1.0)
 }
 
 struct Run {
@@ -60,16 +41,6 @@ fn run_ok(args: &[OsString]) -> Run {
 
 fn os(args: &[&str]) -> Vec<OsString> {
     args.iter().map(OsString::from).collect()
-}
-
-fn measure_args(high: &Path, lows: &[&Path], extra: &[&str]) -> Vec<OsString> {
-    let mut a: Vec<OsString> = vec!["measure".into(), "--high".into(), high.into()];
-    for l in lows {
-        a.push("--low".into());
-        a.push((*l).into());
-    }
-    a.extend(extra.iter().map(OsString::from));
-    a
 }
 
 /// Checks stdout is exactly one JSON object and a trailing newline; returns it parsed twice:
@@ -532,8 +503,8 @@ fn json_npy_and_csv_give_the_same_bits() {
     let low_rows = random_rows(50, 2, 22);
     let hc = write_csv(dir.path(), "h.csv", &high_rows);
     let lc = write_csv(dir.path(), "l.csv", &low_rows);
-    let hn = write_npy(dir.path(), "h.npy", &high_rows);
-    let ln = write_npy(dir.path(), "l.npy", &low_rows);
+    let hn = write_npy_rows(dir.path(), "h.npy", &high_rows);
+    let ln = write_npy_rows(dir.path(), "l.npy", &low_rows);
     let a = run_ok(&measure_args(&hc, &[&lc], &["--json", "--spec", "tnc:k=5", "--local"]));
     let b = run_ok(&measure_args(&hn, &[&ln], &["--json", "--spec", "tnc:k=5", "--local"]));
     let (va, ra) = parse_json(&a.stdout);
@@ -549,7 +520,7 @@ fn json_npy_and_csv_give_the_same_bits() {
 fn json_several_projections_in_order() {
     let f = files();
     let dir = tempfile::tempdir().unwrap();
-    let third = write_npy(dir.path(), "third.npy", &random_rows(60, 3, 9));
+    let third = write_npy_rows(dir.path(), "third.npy", &random_rows(60, 3, 9));
     let lows: [&Path; 4] = [&f.low2, &third, &f.low, &f.low2];
     let run = run_ok(&measure_args(&f.high, &lows, &["--json", "--spec", "lcmc:k=5", "--spec", "tnc:k=3"]));
     let (v, r) = parse_json(&run.stdout);

@@ -26,10 +26,12 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::pair_order::final_payload;
+use super::pair_order::{final_payload, scan2_groups, weighted_square};
 use super::radix;
 use super::scratch_pool::Pool;
+use crate::control::Control;
 use crate::data::Points;
+use crate::error::Result;
 use crate::reference::distance_pair;
 use crate::splitmix::SplitMix64;
 
@@ -182,7 +184,8 @@ type YStarts = Vec<u32>;
 
 /// Exact Σa², Σab, Σb² of the doubled average ranks (a of d^X, b of d^Y), or the records back,
 /// untouched, when an X-chunk or a Y-bucket holds more than `limit` records ([`chunk_limit`]).
-pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Result<(u128, u128, u128), Vec<u128>> {
+/// Stops with the control's error when a stop is asked for.
+pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &Control) -> Result<std::result::Result<(u128, u128, u128), Vec<u128>>> {
     let chunks = layout.x.buckets();
     let ybuckets = layout.y.buckets();
     let mut x_start = vec![0u64; chunks + 1];
@@ -190,7 +193,7 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
         x_start[c + 1] = x_start[c] + layout.pieces(c).map(|r| r.len() as u64).sum::<u64>();
     }
     if (0..chunks).any(|c| x_start[c + 1] - x_start[c] > limit) || layout.y_sizes.iter().any(|&m| m > limit) {
-        return Err(recs);
+        return Ok(Err(recs));
     }
 
     // Where each chunk's pieces start, taken end to end: prefix[c][b] for block b.
@@ -213,7 +216,8 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
     let results: Vec<(u128, YStarts)> = (0..chunks)
         .into_par_iter()
         .map(|c| {
-            pool.with(|(v, buf, counts)| {
+            ctl.check()?;
+            Ok(pool.with(|(v, buf, counts)| {
                 let ptr = ptr;
                 let base = ptr.0;
                 v.clear();
@@ -260,9 +264,9 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
                     at += r.len();
                 }
                 (sxx, ystarts)
-            })
+            }))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let sxx: u128 = results.iter().map(|r| r.0).sum();
     let ystarts: Vec<YStarts> = results.into_iter().map(|r| r.1).collect();
 
@@ -276,7 +280,8 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
     let (sxy, syy) = (0..ybuckets.div_ceil(Y_PER_TASK))
         .into_par_iter()
         .map(|t| {
-            pool.with(|(v, buf, counts)| {
+            ctl.check()?;
+            Ok::<_, crate::Error>(pool.with(|(v, buf, counts)| {
                 let (mut sxy, mut syy) = (0u128, 0u128);
                 for b in t * Y_PER_TASK..((t + 1) * Y_PER_TASK).min(ybuckets) {
                     v.clear();
@@ -285,34 +290,15 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64) -> Res
                     }
                     buf.resize(v.len(), 0);
                     let sorted = if group_sort(v, buf, layout.y.range(b), counts) { &buf[..] } else { &v[..] };
-                    let mut g = 0;
-                    while g < sorted.len() {
-                        let key = sorted[g] >> 64;
-                        let mut e = g;
-                        let mut sum_a = 0u128;
-                        while e < sorted.len() && sorted[e] >> 64 == key {
-                            sum_a += ((sorted[e] as u64) >> 1) as u128;
-                            e += 1;
-                        }
-                        let (s, cnt) = (y_start[b] + g as u64, (e - g) as u64);
-                        let bb = 2 * s + cnt + 1;
-                        sxy += if cnt == 1 { bb as u128 * ((sorted[g] as u64) >> 1) as u128 } else { bb as u128 * sum_a };
-                        syy += weighted_square(cnt, bb);
-                        g = e;
-                    }
+                    let (xy, yy) = scan2_groups(sorted, y_start[b]);
+                    sxy += xy;
+                    syy += yy;
                 }
                 (sxy, syy)
-            })
+            }))
         })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    Ok((sxx, sxy, syy))
-}
-
-/// `c · x²` exactly; one 64×64-bit product for the usual group of one.
-#[inline]
-fn weighted_square(c: u64, x: u64) -> u128 {
-    let sq = x as u128 * x as u128;
-    if c == 1 { sq } else { c as u128 * sq }
+        .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
+    Ok(Ok((sxx, sxy, syy)))
 }
 
 /// Appends the records at positions `want` of chunk `c`'s pieces taken end to end
@@ -439,16 +425,7 @@ fn insertion_by_high_bounded(v: &mut [u128], budget: usize) -> bool {
 
 /// Insertion sort by the high halves.
 fn insertion_by_high(v: &mut [u128]) {
-    for i in 1..v.len() {
-        let x = v[i];
-        let k = x >> 64;
-        let mut j = i;
-        while j > 0 && v[j - 1] >> 64 > k {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = x;
-    }
+    insertion_by_high_bounded(v, usize::MAX);
 }
 
 #[cfg(test)]
@@ -456,7 +433,6 @@ mod tests {
     use super::super::pair_order::{sort_and_scan, RankMoments};
     use super::super::pairs::{pair_pass, PairJob};
     use super::*;
-    use crate::control::Control;
 
     /// Records laid out by the pair pass, as the in-memory path makes them.
     fn laid_out(high: &Points, low: &Points, block_rows: usize) -> (Vec<u128>, Layout) {
@@ -501,13 +477,25 @@ mod tests {
             for block_rows in [1, 7, 64] {
                 let (v, layout) = laid_out(high, low, block_rows);
                 let p = v.len() as u64;
-                let got = rank_sums(v, &layout, u64::MAX).unwrap_or_else(|_| panic!("no limit"));
+                let got = rank_sums(v, &layout, u64::MAX, &Control::default()).unwrap().unwrap_or_else(|_| panic!("no limit"));
                 assert_eq!(moments(got, p), want, "block_rows {block_rows}");
             }
             let (v, layout) = laid_out(high, low, 32);
-            let back = rank_sums(v.clone(), &layout, 10).err().expect("over the limit");
+            let back = rank_sums(v.clone(), &layout, 10, &Control::default()).unwrap().err().expect("over the limit");
             assert_eq!(back, v);
         }
+    }
+
+    #[test]
+    fn a_stop_ends_the_bucketed_pass() {
+        let mut rng = SplitMix64(11);
+        let high = points(300, 3, |_, _| rng.normal());
+        let low = points(300, 2, |i, c| high.row(i)[c]);
+        let (v, layout) = laid_out(&high, &low, 16);
+        let cancel = crate::control::Cancel::new();
+        cancel.request();
+        let ctl = Control { progress: None, cancel: Some(cancel) };
+        assert!(matches!(rank_sums(v, &layout, u64::MAX, &ctl), Err(crate::Error::Interrupted)));
     }
 
     #[test]

@@ -493,7 +493,7 @@ pub(super) fn order_records(v: Vec<u128>, layout: Layout, high: Extent, low: Ext
     if rank && !nm && v.len() >= pair_buckets::MIN_PAIRS {
         ctl.report(PHASE, 1, 2);
         let p = v.len() as u64;
-        match pair_buckets::rank_sums(v, &layout, pair_buckets::chunk_limit(p)) {
+        match pair_buckets::rank_sums(v, &layout, pair_buckets::chunk_limit(p), ctl)? {
             Ok((sxx, sxy, syy)) => {
                 ctl.report(PHASE, 2, 2);
                 let (scan1, scan2) = (Scan1 { sxx, first_key: high.min.to_bits(), g_key: high.max.to_bits(), low, ..Scan1::new(true, false, PavaStack::in_memory(Vec::new())) }, Scan2 { sxy, syy, ..Default::default() });
@@ -635,35 +635,44 @@ fn rank_scan_parallel(v: &mut [u128], scan: &mut Scan1) {
 /// Scan 2 over fully resolved payloads (the in-memory path), in parallel by d^Y groups.
 fn scan2_parallel(v: &[u128]) -> Scan2 {
     let chunks = group_chunks(v);
-    let parts: Vec<(u128, u128)> = chunks
-        .into_par_iter()
-        .map(|r| {
-            let recs = &v[r.clone()];
-            let (mut sxy, mut syy) = (0u128, 0u128);
-            let mut g = 0;
-            while g < recs.len() {
-                let key = recs[g] >> 64;
-                let mut e = g;
-                let mut sum_a = 0u128;
-                while e < recs.len() && recs[e] >> 64 == key {
-                    sum_a += ((recs[e] as u64) >> 1) as u128;
-                    e += 1;
-                }
-                let (s, c) = ((r.start + g) as u128, (e - g) as u128);
-                let b = 2 * s + c + 1;
-                sxy += b * sum_a;
-                syy += c * b * b;
-                g = e;
-            }
-            (sxy, syy)
-        })
-        .collect();
+    let parts: Vec<(u128, u128)> = chunks.into_par_iter().map(|r| scan2_groups(&v[r.clone()], r.start as u64)).collect();
     let mut s2 = Scan2::default();
     for (sxy, syy) in parts {
         s2.sxy += sxy;
         s2.syy += syy;
     }
     s2
+}
+
+/// Σ b·(Σa of the group) and Σ c·b² over the d^Y tie groups of `recs` (sorted or grouped by
+/// their high halves, whole groups only, payloads resolved), `start` being the global position
+/// of `recs[0]`.
+pub(super) fn scan2_groups(recs: &[u128], start: u64) -> (u128, u128) {
+    let (mut sxy, mut syy) = (0u128, 0u128);
+    let mut g = 0;
+    while g < recs.len() {
+        let key = recs[g] >> 64;
+        let mut e = g;
+        let mut sum_a = 0u128;
+        while e < recs.len() && recs[e] >> 64 == key {
+            sum_a += ((recs[e] as u64) >> 1) as u128;
+            e += 1;
+        }
+        let (s, c) = (start + g as u64, (e - g) as u64);
+        let b = 2 * s + c + 1;
+        // A group of one (the usual case) needs only 64×64-bit products.
+        sxy += if c == 1 { b as u128 * (sum_a as u64) as u128 } else { b as u128 * sum_a };
+        syy += weighted_square(c, b);
+        g = e;
+    }
+    (sxy, syy)
+}
+
+/// `c · x²` exactly; one 64×64-bit product for a group of one.
+#[inline]
+pub(super) fn weighted_square(c: u64, x: u64) -> u128 {
+    let sq = x as u128 * x as u128;
+    if c == 1 { sq } else { c as u128 * sq }
 }
 
 /// Sets the payload of records whose high half is already d^Y.

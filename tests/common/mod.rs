@@ -3,6 +3,8 @@
 
 use faithful::Points;
 
+pub mod files;
+
 /// The crate's seeded generator.
 pub use faithful::splitmix::SplitMix64 as Rng;
 
