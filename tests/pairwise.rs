@@ -89,6 +89,23 @@ fn external_sort_is_bit_identical_to_in_memory() {
     }
 }
 
+/// Spearman's ρ alone, in memory, with enough pairs for the bucketed path (`pair_buckets`),
+/// equals the full sort's (srho with nm_stress) and the external sort's, bit for bit.
+#[test]
+fn bucketed_spearman_equals_the_full_and_the_external_sort() {
+    for (name, (high, low)) in [("generic", generic(430, 31)), ("tied", tied(420, 32)), ("near-isometric", near_isometric(410, 33))] {
+        assert!(high.n() * (high.n() - 1) / 2 >= 1 << 16, "enough pairs for the bucketed path");
+        let eval = Evaluator::new(high.clone(), Options::default());
+        let alone = values(&eval, &low, &["srho"]);
+        let with_nm = values(&Evaluator::new(high.clone(), Options::default()), &low, &["srho", "nm_stress"]);
+        assert_eq!(alone[..], with_nm[..1], "{name}: bucketed vs full sort");
+        let tmp = TempDir::new().unwrap();
+        let opts = Options { memory_budget: Some(256 << 10), temp_dir: Some(tmp.path().into()), ..Default::default() };
+        let ext = values(&Evaluator::new(high, opts), &low, &["srho"]);
+        assert_eq!(alone, ext, "{name}: bucketed vs external sort");
+    }
+}
+
 #[test]
 fn interrupted_external_sort_removes_its_workspace() {
     let (high, low) = generic(400, 3);
