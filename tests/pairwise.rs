@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{points, Rng};
-use faithful::resources::OrderPlan;
+use faithful::resources::{OrderPath, OrderPlan};
 use faithful::{Cancel, Error, Evaluator, Options, Points, ProgressFn, Spec};
 use ndarray::Array2;
 use ndarray_npy::WriteNpyExt;
@@ -97,6 +97,9 @@ fn bucketed_spearman_equals_the_full_and_the_external_sort() {
         assert!(high.n() * (high.n() - 1) / 2 >= 1 << 16, "enough pairs for the bucketed path");
         let eval = Evaluator::new(high.clone(), Options::default());
         let alone = values(&eval, &low, &["srho"]);
+        let run = eval.measure_many(&[&low], None, &specs(&["srho"])).unwrap();
+        let paths = &run.run.plan.pairwise.as_ref().unwrap().order_paths;
+        assert!(matches!(paths[..], [OrderPath::Bucketed { .. }]), "{name}: {paths:?}");
         let with_nm = values(&Evaluator::new(high.clone(), Options::default()), &low, &["srho", "nm_stress"]);
         assert_eq!(alone[..], with_nm[..1], "{name}: bucketed vs full sort");
         let tmp = TempDir::new().unwrap();
@@ -104,6 +107,17 @@ fn bucketed_spearman_equals_the_full_and_the_external_sort() {
         let ext = values(&Evaluator::new(high, opts), &low, &["srho"]);
         assert_eq!(alone, ext, "{name}: bucketed vs external sort");
     }
+    // Two distinct distances in the original space, two thirds of the pairs at 0: one X-chunk
+    // would hold more than the per-thread scratch takes, so the run falls back to the full
+    // sort, says so, and still agrees with the external sort.
+    let (_, low) = tied(1000, 34);
+    let high = points("two values", 1000, 1, |i, _| if i % 5 == 0 { 1.0 } else { 0.0 });
+    let eval = Evaluator::new(high.clone(), Options::default());
+    let run = eval.measure_many(&[&low], None, &specs(&["srho"])).unwrap();
+    assert!(matches!(run.run.plan.pairwise.as_ref().unwrap().order_paths[..], [OrderPath::InMemory]));
+    let tmp = TempDir::new().unwrap();
+    let opts = Options { memory_budget: Some(1 << 20), temp_dir: Some(tmp.path().into()), ..Default::default() };
+    assert_eq!(values(&eval, &low, &["srho"]), values(&Evaluator::new(high, opts), &low, &["srho"]));
 }
 
 #[test]

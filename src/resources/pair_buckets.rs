@@ -26,7 +26,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::pair_order::{final_payload, scan2_groups, weighted_square};
+use super::pair_order::{final_payload, scan2_groups, weighted_square, OrderPath};
 use super::radix;
 use super::scratch_pool::Pool;
 use crate::control::Control;
@@ -42,41 +42,87 @@ pub(super) const MIN_PAIRS: usize = 1 << 16;
 /// Y-buckets per task of step 2.
 const Y_PER_TASK: usize = 16;
 
-/// A monotone map from a distance's bit pattern to one of `2^bits` buckets: a linear map of
-/// the bits between two sample quantiles (keys beyond them fall into the end buckets).
-#[derive(Debug, Clone, Copy)]
+/// Cells of the fine grid behind a [`Digit`].
+const CELLS: usize = 1 << 16;
+
+/// A monotone map from a distance's bit pattern to one of `2^bits` buckets of about equal
+/// size: the bits between two sample quantiles fall into a fine grid of [`CELLS`] equal cells
+/// (keys beyond them into the end cells), and a table gives each cell its bucket, the cells
+/// dealt out by the sample's counts (equal depth), never decreasing.
+#[derive(Debug, Clone)]
 pub(super) struct Digit {
     lo: u64,
     shift: u32,
     bits: u32,
+    /// Bucket of each cell, non-decreasing.
+    table: Vec<u16>,
+    /// First cell of each bucket (one more entry than buckets).
+    first: Vec<u32>,
 }
 
 impl Digit {
     #[inline]
+    fn cell(&self, key: u64) -> usize {
+        ((key.saturating_sub(self.lo) >> self.shift) as usize).min(CELLS - 1)
+    }
+
+    #[inline]
     pub fn of(&self, key: u64) -> usize {
-        ((key.saturating_sub(self.lo) >> self.shift) as usize).min(self.buckets() - 1)
+        self.table[self.cell(key)] as usize
     }
 
     pub fn buckets(&self) -> usize {
         1 << self.bits
     }
 
-    /// The high keys of bucket `d`, `base..base + 2^shift`, when the bucket is bounded (the end
-    /// buckets also hold the keys beyond the sample's quantiles).
+    /// Bounds on the high keys of bucket `d`, `base..base + 2^shift`, when it holds neither end
+    /// cell (those also take the keys beyond the sample's quantiles).
     fn range(&self, d: usize) -> Option<(u64, u32)> {
-        (d > 0 && d < self.buckets() - 1).then(|| (self.lo + ((d as u64) << self.shift), self.shift))
+        let (c0, c1) = (self.first[d] as usize, self.first[d + 1] as usize);
+        (c0 > 0 && c1 < CELLS && c1 > c0).then(|| {
+            let width = (c1 - c0).next_power_of_two().trailing_zeros();
+            (self.lo + ((c0 as u64) << self.shift), self.shift + width)
+        })
     }
 
-    /// `2^bits` buckets spanning the central 99.8 % of `sample` (bit patterns of distances).
+    /// `2^bits` buckets from `sample` (bit patterns of distances).
     fn from_sample(mut sample: Vec<u64>, bits: u32) -> Digit {
-        if sample.is_empty() {
-            return Digit { lo: 0, shift: 63, bits };
-        }
+        let buckets = 1usize << bits;
         sample.sort_unstable();
-        let cut = sample.len() / 1024;
-        let (lo, hi) = (sample[cut], sample[sample.len() - 1 - cut]);
-        let span = u64::BITS - (hi - lo).leading_zeros();
-        Digit { lo, shift: span.saturating_sub(bits), bits }
+        let (lo, shift) = match sample.len() {
+            0 => (0, 63),
+            len => {
+                let cut = len / 1024;
+                let (lo, hi) = (sample[cut], sample[len - 1 - cut]);
+                let span = u64::BITS - (hi - lo).leading_zeros();
+                (lo, span.saturating_sub(CELLS.trailing_zeros()))
+            }
+        };
+        let mut d = Digit { lo, shift, bits, table: Vec::new(), first: Vec::new() };
+        // Equal depth: a cell goes to the bucket of the sample's share below it.
+        let mut counts = vec![0u64; CELLS];
+        for &k in &sample {
+            counts[d.cell(k)] += 1;
+        }
+        let total = sample.len().max(1) as u64;
+        let mut below = 0u64;
+        d.table = counts
+            .iter()
+            .map(|&c| {
+                let b = ((below * buckets as u64) / total).min(buckets as u64 - 1) as u16;
+                below += c;
+                b
+            })
+            .collect();
+        d.first = vec![CELLS as u32; buckets + 1];
+        for (cell, &b) in d.table.iter().enumerate().rev() {
+            d.first[b as usize] = cell as u32;
+        }
+        // Buckets that got no cell start where the next one does.
+        for b in (0..buckets).rev() {
+            d.first[b] = d.first[b].min(d.first[b + 1]);
+        }
+        d
     }
 }
 
@@ -109,7 +155,8 @@ impl Writer {
             }
         }
         let y = Digit::from_sample(sy, 11);
-        Writer { x: Digit::from_sample(sx, chunk_bits(pairs)), y, y_sizes: Mutex::new(vec![0; y.buckets()]) }
+        let y_sizes = Mutex::new(vec![0; y.buckets()]);
+        Writer { x: Digit::from_sample(sx, chunk_bits(pairs)), y, y_sizes }
     }
 
     /// Writes one block's records (`recs`, any order) into `out` grouped by X-chunk, and
@@ -169,9 +216,10 @@ impl Layout {
     }
 }
 
-/// Largest X-chunk or Y-bucket the per-thread scratch takes for `pairs` records.
+/// Largest X-chunk or Y-bucket the per-thread scratch takes for `pairs` records: at least
+/// four times the average chunk (about 2^16 records, [`chunk_bits`]).
 pub(super) fn chunk_limit(pairs: u64) -> u64 {
-    (pairs / 64).max(1 << 20)
+    (pairs / 64).max(1 << 18)
 }
 
 /// Bytes of per-thread scratch beyond the records.
@@ -185,14 +233,16 @@ type YStarts = Vec<u32>;
 /// Exact Σa², Σab, Σb² of the doubled average ranks (a of d^X, b of d^Y), or the records back,
 /// untouched, when an X-chunk or a Y-bucket holds more than `limit` records ([`chunk_limit`]).
 /// Stops with the control's error when a stop is asked for.
-pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &Control) -> Result<std::result::Result<(u128, u128, u128), Vec<u128>>> {
+pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &Control) -> Result<std::result::Result<((u128, u128, u128), OrderPath), Vec<u128>>> {
     let chunks = layout.x.buckets();
     let ybuckets = layout.y.buckets();
     let mut x_start = vec![0u64; chunks + 1];
     for c in 0..chunks {
         x_start[c + 1] = x_start[c] + layout.pieces(c).map(|r| r.len() as u64).sum::<u64>();
     }
-    if (0..chunks).any(|c| x_start[c + 1] - x_start[c] > limit) || layout.y_sizes.iter().any(|&m| m > limit) {
+    let largest_chunk = (0..chunks).map(|c| x_start[c + 1] - x_start[c]).max().unwrap_or(0);
+    let largest_y_bucket = layout.y_sizes.iter().copied().max().unwrap_or(0);
+    if largest_chunk > limit || largest_y_bucket > limit {
         return Ok(Err(recs));
     }
 
@@ -298,7 +348,7 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &
             }))
         })
         .try_reduce(|| (0, 0), |a, b| Ok((a.0 + b.0, a.1 + b.1)))?;
-    Ok(Ok((sxx, sxy, syy)))
+    Ok(Ok(((sxx, sxy, syy), OrderPath::Bucketed { chunks, largest_chunk, largest_y_bucket })))
 }
 
 /// Appends the records at positions `want` of chunk `c`'s pieces taken end to end
@@ -477,7 +527,7 @@ mod tests {
             for block_rows in [1, 7, 64] {
                 let (v, layout) = laid_out(high, low, block_rows);
                 let p = v.len() as u64;
-                let got = rank_sums(v, &layout, u64::MAX, &Control::default()).unwrap().unwrap_or_else(|_| panic!("no limit"));
+                let got = rank_sums(v, &layout, u64::MAX, &Control::default()).unwrap().unwrap_or_else(|_| panic!("no limit")).0;
                 assert_eq!(moments(got, p), want, "block_rows {block_rows}");
             }
             let (v, layout) = laid_out(high, low, 32);

@@ -52,7 +52,11 @@ impl RankMoments {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "path", rename_all = "snake_case")]
 pub enum OrderPath {
+    /// All records sorted in memory.
     InMemory,
+    /// Ranks only, in cache-sized buckets (`pair_buckets`): the number of X-chunks and the
+    /// largest X-chunk and Y-bucket, in records.
+    Bucketed { chunks: usize, largest_chunk: u64, largest_y_bucket: u64 },
     External { runs: u64, merge_levels: u32 },
 }
 
@@ -494,10 +498,10 @@ pub(super) fn order_records(v: Vec<u128>, layout: Layout, high: Extent, low: Ext
         ctl.report(PHASE, 1, 2);
         let p = v.len() as u64;
         match pair_buckets::rank_sums(v, &layout, pair_buckets::chunk_limit(p), ctl)? {
-            Ok((sxx, sxy, syy)) => {
+            Ok(((sxx, sxy, syy), path)) => {
                 ctl.report(PHASE, 2, 2);
                 let (scan1, scan2) = (Scan1 { sxx, first_key: high.min.to_bits(), g_key: high.max.to_bits(), low, ..Scan1::new(true, false, PavaStack::in_memory(Vec::new())) }, Scan2 { sxy, syy, ..Default::default() });
-                return Ok(stats(p, &scan1, Some(&scan2), OrderPath::InMemory));
+                return Ok(stats(p, &scan1, Some(&scan2), path));
             }
             Err(v) => return sort_and_scan(v, rank, nm, ctl),
         }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use super::density::densities;
 use super::external_sort::{external, ExternalPlan};
 use super::pair_buckets::{Layout, Writer};
-use super::pair_order::{in_memory, in_memory_bytes, order_records, OrderStats};
+use super::pair_order::{in_memory, in_memory_bytes, order_records, OrderPath, OrderStats};
 use super::pairs::{pair_pass, DensityJob, Extent, PairJob, PairSums};
 use super::pass::Extents;
 use super::Needs;
@@ -113,6 +113,9 @@ pub struct PairwiseReport {
     /// The densities were summed in the pair pass (the row pass had found the maxima) rather
     /// than in a pass of their own.
     pub densities_in_pair_pass: bool,
+    /// How each projection's pairs were ordered, as it happened (the bucketed path can fall
+    /// back to the full sort on tie-heavy data).
+    pub order_paths: Vec<OrderPath>,
 }
 
 /// Builds what `needs` asks for, for every projection in `lows`. `known` holds extents that
@@ -210,6 +213,7 @@ pub fn build_pairwise(
                 OrderPlan::InMemory { .. } => in_memory(high, low, needs.pair_ranks, needs.pair_isotonic, block_rows, ctl)?,
                 OrderPlan::External(p) => external(high, low, needs.pair_ranks, needs.pair_isotonic, p, budgets.temp_dir.as_deref(), ctl)?,
             });
+            report.order_paths.extend(o.order.as_ref().map(|s| s.path.clone()));
         }
     }
     Ok((out, report))
