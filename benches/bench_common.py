@@ -1,6 +1,7 @@
 """Shared by benches/peers.py and benches/zadu_compare.py: the data generator and running a
 command in its own process with its wall time and peak RSS. Standard library only."""
 
+import json
 import os
 import subprocess
 import sys
@@ -58,3 +59,14 @@ def run_measured(cmd, log_prefix=None, timeout=None, env=None):
         stdout = out.read().decode("utf-8", errors="replace")
         stderr = err.read().decode("utf-8", errors="replace")
     return proc.returncode, wall, maxrss_to_mib(usage.ru_maxrss), stdout, stderr
+
+
+def write_outputs(text, markdown_path, json_path, payload):
+    """Prints the report, and writes it as Markdown and `payload` as JSON where asked."""
+    print(text)
+    if markdown_path:
+        with open(markdown_path, "w") as f:
+            f.write(text)
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(payload, f, indent=1)

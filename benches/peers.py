@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 
-from bench_common import REPO, load_generator, run_measured
+from bench_common import REPO, load_generator, run_measured, write_outputs
 
 K = 20
 
@@ -221,14 +221,7 @@ def main():
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
-    text = tables(results, adapter, args)
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"adapter": adapter, "results": results}, f, indent=1)
+    write_outputs(tables(results, adapter, args), args.markdown, args.json, {"adapter": adapter, "results": results})
 
 
 def tables(results, adapter, args):

@@ -37,7 +37,7 @@ import sys
 import tempfile
 import time
 
-from bench_common import REPO, load_generator, maxrss_to_mib, run_measured
+from bench_common import REPO, load_generator, maxrss_to_mib, run_measured, write_outputs
 
 FIXTURE_VENV_PY = os.path.join(REPO, "tests", "fixtures", ".venv", "bin", "python")
 DEFAULT_SUITE = "tnc,mrre,lcmc,nh"
@@ -374,14 +374,7 @@ def main():
         if not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    table = markdown_table(rows, suite, args)
-    print(table)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(table)
-    if args.json_out:
-        with open(args.json_out, "w") as f:
-            json.dump({"suite": [[m, p] for m, p in suite], "rows": rows}, f, indent=1)
+    write_outputs(markdown_table(rows, suite, args), args.markdown, args.json_out, {"suite": [[m, p] for m, p in suite], "rows": rows})
     failed = any(
         "zadu_error" in r
         or "faithful_error" in r

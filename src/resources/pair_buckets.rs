@@ -26,7 +26,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::pair_order::{final_payload, scan2_groups, weighted_square, OrderPath};
+use super::pair_order::{rank_x_groups, scan2_groups, OrderPath};
 use super::radix;
 use super::scratch_pool::Pool;
 use crate::control::Control;
@@ -277,26 +277,8 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &
                 }
                 buf.resize(v.len(), 0);
                 let (sorted, spare) = if group_sort(v, buf, layout.x.range(c), counts) { (&mut buf[..], &mut v[..]) } else { (&mut v[..], &mut buf[..]) };
-                let mut sxx = 0u128;
                 let mut ystarts = vec![0u32; ybuckets + 1];
-                let mut g = 0;
-                while g < sorted.len() {
-                    let key = sorted[g] >> 64;
-                    let mut e = g + 1;
-                    while e < sorted.len() && sorted[e] >> 64 == key {
-                        e += 1;
-                    }
-                    let (s, cnt) = (x_start[c] + g as u64, (e - g) as u64);
-                    let a = 2 * s + cnt + 1;
-                    sxx += weighted_square(cnt, a);
-                    let pay = final_payload(a);
-                    for r in &mut sorted[g..e] {
-                        let y = *r as u64;
-                        ystarts[layout.y.of(y) + 1] += 1;
-                        *r = ((y as u128) << 64) | pay;
-                    }
-                    g = e;
-                }
+                let sxx = rank_x_groups(sorted, x_start[c], |y| ystarts[layout.y.of(y) + 1] += 1);
                 for b in 0..ybuckets {
                     ystarts[b + 1] += ystarts[b];
                 }

@@ -602,27 +602,12 @@ fn rank_scan_parallel(v: &mut [u128], scan: &mut Scan1) {
     let results: Vec<(u128, f64, f64)> = parts
         .into_par_iter()
         .map(|(start, recs)| {
-            let (mut sxx, mut lo, mut hi) = (0u128, f64::INFINITY, f64::NEG_INFINITY);
-            let mut g = 0;
-            while g < recs.len() {
-                let key = recs[g] >> 64;
-                let mut e = g + 1;
-                while e < recs.len() && recs[e] >> 64 == key {
-                    e += 1;
-                }
-                let (s, c) = ((start + g) as u64, (e - g) as u64);
-                let a = 2 * s + c + 1;
-                sxx += c as u128 * a as u128 * a as u128;
-                let pay = final_payload(a);
-                for r in &mut recs[g..e] {
-                    let y = *r as u64;
-                    let yf = f64::from_bits(y);
-                    lo = lo.min(yf);
-                    hi = hi.max(yf);
-                    *r = ((y as u128) << 64) | pay;
-                }
-                g = e;
-            }
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            let sxx = rank_x_groups(recs, start as u64, |y| {
+                let yf = f64::from_bits(y);
+                lo = lo.min(yf);
+                hi = hi.max(yf);
+            });
             (sxx, lo, hi)
         })
         .collect();
@@ -634,6 +619,33 @@ fn rank_scan_parallel(v: &mut [u128], scan: &mut Scan1) {
     scan.first_key = first_key;
     scan.g_key = last_key;
     scan.pos = p as u64;
+}
+
+/// Rewrites each d^X tie group of `recs` (grouped by their high halves, whole groups only,
+/// `start` the global position of `recs[0]`) as `(bits(d^Y) << 64) | payload(a)` with its
+/// doubled average rank `a = 2s + c + 1`; calls `each` with every record's d^Y bits and
+/// returns Σ c·a².
+pub(super) fn rank_x_groups(recs: &mut [u128], start: u64, mut each: impl FnMut(u64)) -> u128 {
+    let mut sxx = 0u128;
+    let mut g = 0;
+    while g < recs.len() {
+        let key = recs[g] >> 64;
+        let mut e = g + 1;
+        while e < recs.len() && recs[e] >> 64 == key {
+            e += 1;
+        }
+        let (s, c) = (start + g as u64, (e - g) as u64);
+        let a = 2 * s + c + 1;
+        sxx += weighted_square(c, a);
+        let pay = final_payload(a);
+        for r in &mut recs[g..e] {
+            let y = *r as u64;
+            each(y);
+            *r = ((y as u128) << 64) | pay;
+        }
+        g = e;
+    }
+    sxx
 }
 
 /// Scan 2 over fully resolved payloads (the in-memory path), in parallel by d^Y groups.

@@ -110,6 +110,8 @@ struct Shape {
     kl: usize,
     kc: usize,
     need_dx: bool,
+    /// Densities are planned: find each space's pair-distance extent on the way.
+    extents: bool,
 }
 
 /// Builds the resources for `needs` over `lows` (all with `high.n()` rows).
@@ -122,7 +124,7 @@ pub fn row_pass(high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points
     let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
     let kc = if lows.is_empty() { 0 } else { needs.cross };
     let cached = cached_high.filter(|c| kh > 0 && c.k >= kh);
-    let shape = Shape { kh, kl, kc, need_dx: kc > 0 || (kh > 0 && cached.is_none()) };
+    let shape = Shape { kh, kl, kc, need_dx: kc > 0 || (kh > 0 && cached.is_none()), extents: !needs.density_sigmas.is_empty() };
     let block_rows = block_rows.max(1);
     let blocks: Vec<Range<usize>> = (0..n).step_by(block_rows).map(|s| s..(s + block_rows).min(n)).collect();
 
@@ -190,8 +192,8 @@ fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Sh
             })
             .collect(),
         stats: PassStats::default(),
-        high_extent: s.need_dx.then_some(Extent::EMPTY),
-        low_extents: vec![(s.kl > 0).then_some(Extent::EMPTY); lows.len()],
+        high_extent: (s.extents && s.need_dx).then_some(Extent::EMPTY),
+        low_extents: vec![(s.extents && s.kl > 0).then_some(Extent::EMPTY); lows.len()],
     };
     for (r, i) in rows.enumerate() {
         if s.need_dx {
