@@ -74,6 +74,12 @@ else
     mapfile -t tests <target/device_tests.txt
 fi
 
+# wgpu needs the Vulkan loader; the NVIDIA driver brings its own ICD.
+if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan.so.1'; then
+    say "installing the Vulkan loader (libvulkan1)"
+    { [ "$(id -u)" = 0 ] && apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libvulkan1; } >>"$log" 2>&1 ||
+        say "could not install libvulkan1: wgpu may see no Vulkan adapter"
+fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/faithful-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
