@@ -3,9 +3,11 @@
 mod csv;
 mod labels;
 mod npy;
+mod npy_header;
 mod points;
 mod read;
 
 pub use labels::Labels;
 pub use points::Points;
+pub use npy::{write as write_npy, Element as NpyElement};
 pub use read::{read_labels, read_points};

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use crate::{backends, bench, knn, measure, table};
+use crate::{backends, bench, knn, measure, output, table};
 
 use clap::{Parser, Subcommand};
 
@@ -43,15 +43,13 @@ pub fn main() -> ExitCode {
         Command::Knn(args) => knn::run(args),
         Command::Backends(args) => backends::run(args),
         Command::Bench(args) => bench::run(args),
-        Command::Measures => {
-            print!("{}", table::measures_table());
-            Ok(())
-        }
+        Command::Measures => output::print(&table::measures_table()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("faithful: error: {e}");
+            // One line, whatever file names or contents the message quotes.
+            eprintln!("faithful: error: {}", faithful::quote::one_line(&e.to_string()));
             // 3: the GPU was asked for and cannot serve; 2: bad input.
             // 130: interrupted (Ctrl-C), as shells report SIGINT.
             ExitCode::from(match e {
