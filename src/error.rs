@@ -81,7 +81,7 @@ pub enum FileProblem {
     Data(Box<Error>),
     // Hostile files (issue 11): only regular files are read, never past the size they had when
     // opened, and never into an allocation that memory cannot hold.
-    #[error("cannot read: not a regular file ({0})")]
+    #[error("cannot read: {0} is not a regular file")]
     NotRegular(&'static str),
     #[error("the file changed while being read (its size was {0} bytes)")]
     Changed(u64),

@@ -1,6 +1,8 @@
 //! Validated inputs: point sets, labels, and the readers for `.npy` and `.csv` files.
 
 mod csv;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod fuzz;
 mod labels;
 mod npy;
 mod npy_header;

@@ -73,11 +73,11 @@ pub(super) fn at_end(src: &mut impl Read, len: u64) -> Result<(), FileProblem> {
 }
 
 /// The whole file, exactly its `len` bytes.
-fn all_bytes(file: &mut File, len: u64) -> Result<Vec<u8>, FileProblem> {
+fn all_bytes(file: &mut impl Read, len: u64) -> Result<Vec<u8>, FileProblem> {
     let mut buf = Vec::new();
     let cap = usize::try_from(len).map_err(|_| FileProblem::OutOfMemory(len))?;
     buf.try_reserve_exact(cap).map_err(|_| FileProblem::OutOfMemory(len))?;
-    file.take(len).read_to_end(&mut buf)?;
+    file.by_ref().take(len).read_to_end(&mut buf)?;
     if buf.len() as u64 != len {
         return Err(FileProblem::Changed(len));
     }
@@ -111,4 +111,25 @@ pub fn read_points(path: impl AsRef<Path>) -> Result<Points> {
 pub fn read_labels(path: impl AsRef<Path>) -> Result<Labels> {
     let path = path.as_ref();
     parse(path, |f, len| npy::labels(&mut std::io::BufReader::new(f), len), csv::labels).map(Labels::new)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_changes_size_while_read_is_an_error() {
+        let bytes = b"1,2\n3,4\n";
+        assert_eq!(all_bytes(&mut &bytes[..], 8).unwrap(), bytes);
+        // Shorter than its size when opened, or longer: never a part of the file.
+        assert!(matches!(all_bytes(&mut &bytes[..6], 8), Err(FileProblem::Changed(8))));
+        assert!(matches!(all_bytes(&mut &b"1,2\n3,4\n5,6\n"[..], 8), Err(FileProblem::Changed(8))));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_are_refused_before_reading() {
+        assert!(matches!(open(Path::new("/dev/zero")), Err(FileProblem::NotRegular("a character device"))));
+        assert!(matches!(open(Path::new("/")), Err(FileProblem::NotRegular("a directory"))));
+    }
 }

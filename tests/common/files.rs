@@ -53,3 +53,26 @@ pub fn measure_args(high: &Path, lows: &[&Path], extra: &[&str]) -> Vec<OsString
     a.extend(extra.iter().map(OsString::from));
     a
 }
+
+/// A `.npy` file of format `version` (1, 2 or 3) with any header text, declared length
+/// `header_len` (the text's own length when `None`), and data: for crafted and hostile files.
+pub fn npy_bytes(version: u8, header: &str, header_len: Option<u32>, data: &[u8]) -> Vec<u8> {
+    let len = header_len.unwrap_or(header.len() as u32);
+    let mut out = vec![0x93, b'N', b'U', b'M', b'P', b'Y', version, 0];
+    match version {
+        1 => out.extend((len as u16).to_le_bytes()),
+        _ => out.extend(len.to_le_bytes()),
+    }
+    out.extend(header.as_bytes());
+    out.extend(data);
+    out
+}
+
+/// A hand-made `.npy` (format 1.0) with any descriptor, for element types ndarray-npy cannot write.
+pub fn raw_npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    let unpadded = 10 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
+    header.push('\n');
+    npy_bytes(1, &header, None, data)
+}
