@@ -3,15 +3,13 @@
 
 mod common;
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use faithful::{Error, Evaluator, FileProblem, Labels, Options, Points, Spec};
 use ndarray::{Array1, Array2};
-use tempfile::TempDir;
 use common::cli::expect_error;
-use common::files::{self, csv_text, measure_args, raw_npy, write, write_csv, write_npy};
+use common::files::{self, case, csv_text, measure_args, raw_npy, write, write_csv, write_npy};
 use common::Rng;
 
 // ---------------------------------------------------------------------------------------------
@@ -22,29 +20,6 @@ fn random_rows(n: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
     files::random_rows(n, d, seed, 0.0, 1.0)
 }
 
-/// A temp dir with a valid 10×5 `high.csv` and 10×2 `low.csv`.
-struct Case {
-    dir: TempDir,
-    high: PathBuf,
-    low: PathBuf,
-}
-
-fn case() -> Case {
-    let dir = tempfile::tempdir().unwrap();
-    let high = write_csv(dir.path(), "high.csv", &random_rows(10, 5, 1));
-    let low = write_csv(dir.path(), "low.csv", &random_rows(10, 2, 2));
-    Case { dir, high, low }
-}
-
-impl Case {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-    /// `measure --high HIGH --low LOW` plus `extra`.
-    fn args(&self, extra: &[&str]) -> Vec<OsString> {
-        measure_args(&self.high, &[&self.low], extra)
-    }
-}
 
 fn s(p: &Path) -> String {
     p.display().to_string()

@@ -12,31 +12,20 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use common::cli::{check_error, run, Limits, PROMPT};
-use common::files::{self, measure_args, npy_bytes, write, write_csv};
-use tempfile::TempDir;
+use common::files::{self, case, measure_args, npy_bytes, write, write_csv, Case};
 
 /// Address space for the CLI on hostile input.
 const ONE_GIB: u64 = 1 << 30;
 
-/// A temp dir with a valid 10×5 `high.csv` and 10×2 `low.csv`.
-struct Case {
-    dir: TempDir,
-    high: PathBuf,
-    low: PathBuf,
+/// The ways a case's command lines read `file`.
+trait Roles {
+    /// As points: `--high`, `--low`, `knn --data`.
+    fn as_points(&self, file: &Path) -> Vec<Vec<OsString>>;
+    /// As labels: `--labels`.
+    fn as_labels(&self, file: &Path) -> Vec<OsString>;
 }
 
-fn case() -> Case {
-    let dir = tempfile::tempdir().unwrap();
-    let high = write_csv(dir.path(), "high.csv", &files::random_rows(10, 5, 1, 0.0, 1.0));
-    let low = write_csv(dir.path(), "low.csv", &files::random_rows(10, 2, 2, 0.0, 1.0));
-    Case { dir, high, low }
-}
-
-impl Case {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-    /// Every command line that reads `file` as points: `--high`, `--low`, `knn --data`.
+impl Roles for Case {
     fn as_points(&self, file: &Path) -> Vec<Vec<OsString>> {
         vec![
             measure_args(file, &[&self.low], &[]),
@@ -44,7 +33,6 @@ impl Case {
             vec!["knn".into(), "--data".into(), file.into(), "--k".into(), "3".into()],
         ]
     }
-    /// The command line that reads `file` as labels.
     fn as_labels(&self, file: &Path) -> Vec<OsString> {
         let mut a = measure_args(&self.high, &[&self.low], &["--labels"]);
         a.push(file.into());

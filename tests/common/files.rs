@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use ndarray::Array2;
 use ndarray_npy::WriteNpyExt;
 
+use tempfile::TempDir;
+
 use super::Rng;
 
 /// n rows of d values drawn uniformly from [lo, hi), seeded.
@@ -75,4 +77,28 @@ pub fn raw_npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
     header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
     header.push('\n');
     npy_bytes(1, &header, None, data)
+}
+
+/// A temp dir with a valid 10×5 `high.csv` and 10×2 `low.csv`.
+pub struct Case {
+    pub dir: TempDir,
+    pub high: PathBuf,
+    pub low: PathBuf,
+}
+
+pub fn case() -> Case {
+    let dir = tempfile::tempdir().unwrap();
+    let high = write_csv(dir.path(), "high.csv", &random_rows(10, 5, 1, 0.0, 1.0));
+    let low = write_csv(dir.path(), "low.csv", &random_rows(10, 2, 2, 0.0, 1.0));
+    Case { dir, high, low }
+}
+
+impl Case {
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    /// `measure --high HIGH --low LOW` plus `extra`.
+    pub fn args(&self, extra: &[&str]) -> Vec<OsString> {
+        measure_args(&self.high, &[&self.low], extra)
+    }
 }
