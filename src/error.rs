@@ -115,10 +115,8 @@ fn file_message(path: &std::path::Path, problem: &FileProblem) -> String {
             let text = inner.to_string();
             let shown = escaped(&path.display().to_string());
             let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-            match text.strip_prefix(&format!("{name}: ")) {
-                Some(rest) => format!("{shown}: {rest}"),
-                None => format!("{shown}: {text}"),
-            }
+            let rest = text.strip_prefix(&format!("{name}: ")).unwrap_or(&text);
+            format!("{shown}: {}", escaped(rest))
         }
         other => format!("{}: {other}", escaped(&path.display().to_string())),
     }

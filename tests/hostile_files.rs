@@ -303,6 +303,8 @@ fn float32_npy_is_read_without_intermediate_copies() {
     let size = std::fs::metadata(&file).unwrap().len();
     drop(data);
     // `--k 0` fails right after reading, with the points in memory.
+    // Reaped by wait4 below, which also reports the child's peak memory.
+    #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_faithful"))
         .args(["knn".as_ref(), "--data".as_ref(), file.as_os_str(), "--k".as_ref(), "0".as_ref()])
         .stdout(Stdio::null())

@@ -161,7 +161,8 @@ fn label(t: Dtype, raw: &[u8]) -> Result<i64, String> {
         _ => {
             let v = float(t, raw);
             // Every whole f64 in [-2^63, 2^63) converts exactly.
-            if v.is_finite() && v.fract() == 0.0 && (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&v) {
+            let two_63 = 2f64.powi(63);
+            if v.is_finite() && v.fract() == 0.0 && (-two_63..two_63).contains(&v) {
                 Ok(v as i64)
             } else {
                 Err(format!("{v} is not an integer"))
