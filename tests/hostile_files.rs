@@ -260,6 +260,19 @@ fn a_full_standard_output_is_a_write_failure() {
 }
 
 #[test]
+fn a_full_standard_error_keeps_the_exit_code() {
+    let c = case();
+    let missing = c.path().join("missing.csv");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_faithful"))
+        .args(measure_args(&missing, &[&c.low], &[]))
+        .stdout(Stdio::null())
+        .stderr(dev_full())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(2));
+}
+
+#[test]
 fn knn_out_that_cannot_be_written_is_a_write_failure() {
     let c = case();
     let knn = |out: &Path, flag: &str| -> Vec<OsString> {

@@ -1,6 +1,7 @@
 //! The `faithful` command line (native only).
 
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use crate::{backends, bench, knn, measure, output, table};
@@ -48,8 +49,9 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // One line, whatever file names or contents the message quotes.
-            eprintln!("faithful: error: {}", faithful::quote::one_line(&e.to_string()));
+            // One line, whatever file names or contents the message quotes; a stderr that
+            // cannot be written (`2>/dev/full`) leaves the exit code to tell.
+            let _ = writeln!(std::io::stderr(), "faithful: error: {}", faithful::quote::one_line(&e.to_string()));
             // 3: the GPU was asked for and cannot serve; 2: bad input.
             // 130: interrupted (Ctrl-C), as shells report SIGINT.
             ExitCode::from(match e {
