@@ -63,20 +63,22 @@ fn each_row(text: &str, mut row: impl FnMut(usize, &[&str]) -> Result<(), FilePr
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let sep = match sep {
+        let (sep, first) = match sep {
             Some(s) => s,
-            None => *sep.insert(Sep::detect(trimmed, line_no)?),
+            None => *sep.insert((Sep::detect(trimmed, line_no)?, line_no)),
         };
         // A tab file keeps its leading and trailing tabs: they delimit empty fields.
         let line = if sep == Sep::Tab { line.trim_matches([' ', '\r']) } else { trimmed };
-        split(line, sep, line_no, &mut fields)?;
+        split(line, sep, (line_no, first), &mut fields)?;
         row(line_no, &fields)?;
     }
     Ok(())
 }
 
 /// Splits `line` at `sep` into `fields`; an empty field or another separator is an error.
-fn split<'a>(line: &'a str, sep: Sep, line_no: usize, fields: &mut Vec<&'a str>) -> Result<(), FileProblem> {
+/// `lines` is this line's number and that of the first data line, which set the separator.
+fn split<'a>(line: &'a str, sep: Sep, lines: (usize, usize), fields: &mut Vec<&'a str>) -> Result<(), FileProblem> {
+    let (line_no, first) = lines;
     fields.clear();
     let c = sep.char();
     for (col, field) in line.split(c).enumerate() {
@@ -91,7 +93,7 @@ fn split<'a>(line: &'a str, sep: Sep, line_no: usize, fields: &mut Vec<&'a str>)
         if let Some(other) = field.chars().find(|ch| SEPARATORS.contains(ch)) {
             return Err(csv(
                 line_no,
-                format!("mixes separators: {} and {} (one separator per file, taken from the first data line)", Sep::name(c), Sep::name(other)),
+                format!("mixes separators: {} and {} (one separator per file, taken from the first data line, line {first})", Sep::name(c), Sep::name(other)),
             ));
         }
         fields.push(field);
