@@ -315,11 +315,11 @@ fn float32_npy_is_read_without_intermediate_copies() {
     let file = write(c.path(), "big32.npy", npy_bytes(1, &dict("'<f4'", &format!("({n}, {d})")), None, &data));
     let size = std::fs::metadata(&file).unwrap().len();
     drop(data);
-    // `--k 0` fails right after reading, with the points in memory.
+    // `--k 0` fails right after reading, with the points in memory (the CPU: no driver loaded).
     // Reaped by wait4 below, which also reports the child's peak memory.
     #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_faithful"))
-        .args(["knn".as_ref(), "--data".as_ref(), file.as_os_str(), "--k".as_ref(), "0".as_ref()])
+        .args(["knn".as_ref(), "--data".as_ref(), file.as_os_str(), "--k".as_ref(), "0".as_ref(), "--backend".as_ref(), "cpu".as_ref()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -32,7 +32,7 @@ enum Command {
 
 pub fn main() -> ExitCode {
     // A closed stdout (`faithful ... | head`) ends the process quietly, as for other Unix
-    // tools, instead of a panic in `println!`.
+    // tools, instead of a write error (see output.rs).
     #[cfg(unix)]
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
     unsafe {
@@ -52,7 +52,8 @@ pub fn main() -> ExitCode {
             // One line, whatever file names or contents the message quotes; a stderr that
             // cannot be written (`2>/dev/full`) leaves the exit code to tell.
             let _ = writeln!(std::io::stderr(), "faithful: error: {}", faithful::quote::one_line(&e.to_string()));
-            // 3: the GPU was asked for and cannot serve; 2: bad input.
+            // 3: the GPU was asked for and cannot serve; 2: bad input, or output that cannot
+            // be written.
             // 130: interrupted (Ctrl-C), as shells report SIGINT.
             ExitCode::from(match e {
                 faithful::Error::Gpu(_) => 3,
