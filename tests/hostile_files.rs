@@ -109,6 +109,19 @@ fn a_huge_shape_is_checked_against_the_file_before_allocating() {
 }
 
 #[test]
+fn a_file_larger_than_memory_is_refused_not_aborted() {
+    let c = case();
+    // Sparse files of 4 GB: a valid .npy of 500 000 000 float64 values, and a CSV.
+    let big = 4_000_000_000u64;
+    let npy = write(c.path(), "sparse.npy", npy_bytes(1, &dict("'<f8'", "(500000000, 1)"), None, &[]));
+    let csv = write(c.path(), "sparse.csv", "");
+    for (file, len) in [(&npy, std::fs::metadata(&npy).unwrap().len() + big), (&csv, big)] {
+        std::fs::OpenOptions::new().write(true).open(file).unwrap().set_len(len).unwrap();
+        refused(&measure_args(file, &[&c.low], &[]), file, &["cannot hold it in memory", &format!("({big} bytes)")]);
+    }
+}
+
+#[test]
 fn an_oversized_header_is_refused_before_it_is_read() {
     let c = case();
     let long = write(c.path(), "long_header.npy", npy_bytes(2, &" ".repeat(200_000), None, &[]));
