@@ -1,8 +1,7 @@
 //! `faithful knn`: the exact kNN graph, a product of its own for UMAP/t-SNE pipelines.
 
-use std::path::PathBuf;
-
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use faithful::{data, Error, Evaluator, Options, Result};
 
