@@ -134,19 +134,18 @@ export function parseCsv(text) {
   let first = 0;
   const lines = text.split(/\r?\n/);
   for (let l = 0; l < lines.length; l++) {
-    const trimmed = lines[l].replace(/^[ \t\r]+|[ \t\r]+$/g, '');
+    const trimmed = lines[l].trim();
     if (!trimmed || trimmed.startsWith('#')) continue;
     if (sep === null) {
       sep = detectSeparator(trimmed, l + 1);
       first = l + 1;
     }
     // A tab file keeps its leading and trailing tabs: they delimit empty fields.
-    const line = sep === '\t' ? lines[l].replace(/^[ \r]+|[ \r]+$/g, '') : trimmed;
+    const line = sep === '\t' ? lines[l].replace(/^[^\S\t]+|[^\S\t]+$/g, '') : trimmed;
     const fields = [];
     const parts = line.split(sep);
     for (let c = 0; c < parts.length; c++) {
-      let f = parts[c].replace(/^[ \r]+|[ \r]+$/g, '');
-      if (sep !== '\t') f = f.replace(/^\t+|\t+$/g, '');
+      const f = sep === '\t' ? parts[c].replace(/^[^\S\t]+|[^\S\t]+$/g, '') : parts[c].trim();
       if (!f) {
         if (sep === ' ') continue;
         throw new Error(`line ${l + 1}: empty field in column ${c + 1} (fields are separated by ${SEP_NAME[sep]})`);

@@ -59,7 +59,7 @@ fn each_row(text: &str, mut row: impl FnMut(usize, &[&str]) -> Result<(), FilePr
     let mut fields = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line_no = i + 1;
-        let trimmed = line.trim_matches([' ', '\t', '\r']);
+        let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
@@ -68,11 +68,16 @@ fn each_row(text: &str, mut row: impl FnMut(usize, &[&str]) -> Result<(), FilePr
             None => *sep.insert((Sep::detect(trimmed, line_no)?, line_no)),
         };
         // A tab file keeps its leading and trailing tabs: they delimit empty fields.
-        let line = if sep == Sep::Tab { line.trim_matches([' ', '\r']) } else { trimmed };
+        let line = if sep == Sep::Tab { line.trim_matches(not_tab_space) } else { trimmed };
         split(line, sep, (line_no, first), &mut fields)?;
         row(line_no, &fields)?;
     }
     Ok(())
+}
+
+/// White space around fields (Unicode's, as `str::trim`), except a tab in a tab file.
+fn not_tab_space(c: char) -> bool {
+    c.is_whitespace() && c != '\t'
 }
 
 /// Splits `line` at `sep` into `fields`; an empty field or another separator is an error.
@@ -82,8 +87,7 @@ fn split<'a>(line: &'a str, sep: Sep, lines: (usize, usize), fields: &mut Vec<&'
     fields.clear();
     let c = sep.char();
     for (col, field) in line.split(c).enumerate() {
-        let field = field.trim_matches([' ', '\r']);
-        let field = if sep == Sep::Tab { field } else { field.trim_matches('\t') };
+        let field = if sep == Sep::Tab { field.trim_matches(not_tab_space) } else { field.trim() };
         if field.is_empty() {
             if sep == Sep::Spaces {
                 continue;
@@ -238,6 +242,7 @@ mod tests {
             "1;2.5\n-3;4e3",
             "1\t2.5\n-3\t4e3\n",
             "1 2.5\n  -3    4e3  \n",
+            "\u{a0}1,\u{2003}2.5\n-3\t,4e3\r\n",
             "# comment, with; separators\n\n1,2.5\n# more\n-3,4e3\n\n",
         ] {
             assert_eq!(points(text).unwrap(), want, "{text:?}");
