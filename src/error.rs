@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::quote::escaped;
+
 /// Result with faithful's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -52,6 +54,10 @@ pub enum Error {
     Option(String),
     #[error("GPU backend unavailable: {0}")]
     Gpu(#[from] crate::gpu::GpuError),
+    // Output (issue 11): a result that could not be written (a full disk, a missing folder, a
+    // closed or full standard output) is a write failure, not a read error and not a panic.
+    #[error("cannot write {}: {source}", escaped(target))]
+    Write { target: String, source: std::io::Error },
 }
 
 /// What is wrong with an input file.
@@ -73,6 +79,14 @@ pub enum FileProblem {
     Extension,
     #[error("{0}")]
     Data(Box<Error>),
+    // Hostile files (issue 11): only regular files are read, never past the size they had when
+    // opened, and never into an allocation that memory cannot hold.
+    #[error("cannot read: {0} is not a regular file")]
+    NotRegular(&'static str),
+    #[error("the file changed while being read (its size was {0} bytes)")]
+    Changed(u64),
+    #[error("cannot hold it in memory ({0} bytes)")]
+    OutOfMemory(u64),
 }
 
 impl Error {
@@ -99,13 +113,11 @@ fn file_message(path: &std::path::Path, problem: &FileProblem) -> String {
     match problem {
         FileProblem::Data(inner) => {
             let text = inner.to_string();
-            let shown = path.display().to_string();
+            let shown = escaped(&path.display().to_string());
             let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-            match text.strip_prefix(&format!("{name}: ")) {
-                Some(rest) => format!("{shown}: {rest}"),
-                None => format!("{shown}: {text}"),
-            }
+            let rest = text.strip_prefix(&format!("{name}: ")).unwrap_or(&text);
+            format!("{shown}: {}", escaped(rest))
         }
-        other => format!("{}: {other}", path.display()),
+        other => format!("{}: {other}", escaped(&path.display().to_string())),
     }
 }

@@ -22,6 +22,7 @@ pub mod evaluate;
 pub mod example;
 pub mod gpu;
 pub mod measures;
+pub mod quote;
 pub mod reference;
 pub mod report;
 pub mod resources;

@@ -3,14 +3,13 @@
 
 mod common;
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use faithful::{Error, Evaluator, FileProblem, Labels, Options, Points, Spec};
 use ndarray::{Array1, Array2};
-use tempfile::TempDir;
-use common::files::{self, csv_text, measure_args, write, write_csv, write_npy};
+use common::cli::expect_error;
+use common::files::{self, case, csv_text, measure_args, raw_npy, write, write_csv, write_npy};
 use common::Rng;
 
 // ---------------------------------------------------------------------------------------------
@@ -21,64 +20,6 @@ fn random_rows(n: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
     files::random_rows(n, d, seed, 0.0, 1.0)
 }
 
-/// A hand-made `.npy` (format 1.0) with any descriptor, for element types ndarray-npy cannot write.
-fn raw_npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    let unpadded = 10 + header.len() + 1;
-    header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend((header.len() as u16).to_le_bytes());
-    out.extend(header.as_bytes());
-    out.extend(data);
-    out
-}
-
-/// A temp dir with a valid 10×5 `high.csv` and 10×2 `low.csv`.
-struct Case {
-    dir: TempDir,
-    high: PathBuf,
-    low: PathBuf,
-}
-
-fn case() -> Case {
-    let dir = tempfile::tempdir().unwrap();
-    let high = write_csv(dir.path(), "high.csv", &random_rows(10, 5, 1));
-    let low = write_csv(dir.path(), "low.csv", &random_rows(10, 2, 2));
-    Case { dir, high, low }
-}
-
-impl Case {
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-    /// `measure --high HIGH --low LOW` plus `extra`.
-    fn args(&self, extra: &[&str]) -> Vec<OsString> {
-        measure_args(&self.high, &[&self.low], extra)
-    }
-}
-
-/// Runs the binary and checks the error contract: exit code 2, nothing on stdout, exactly one
-/// non-empty line on stderr starting with `faithful: error:`, no panic, and every `phrase`
-/// present. Returns the line.
-#[track_caller]
-fn expect_error(args: &[OsString], phrases: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_faithful")).args(args).output().expect("binary runs");
-    let stderr = String::from_utf8(out.stderr).expect("stderr is UTF-8");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!stderr.contains("panicked"), "panic for {args:?}:\n{stderr}");
-    assert_eq!(out.status.code(), Some(2), "exit code for {args:?}; stderr:\n{stderr}");
-    assert!(stdout.is_empty(), "stdout not empty for {args:?}:\n{stdout}");
-    let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "want exactly one line on stderr for {args:?}, got:\n{stderr}");
-    let line = lines[0];
-    assert!(!line.trim().is_empty(), "empty error line for {args:?}");
-    assert!(line.starts_with("faithful: error: "), "bad prefix: {line}");
-    for p in phrases {
-        assert!(line.contains(p), "error for {args:?} lacks {p:?}:\n{line}");
-    }
-    line.to_string()
-}
 
 fn s(p: &Path) -> String {
     p.display().to_string()

@@ -103,23 +103,67 @@ function parseField(field) {
   return undefined;
 }
 
-/** Parses a headerless numeric CSV (comma, semicolon, tab or space separated; # comments). */
+const SEPARATORS = [',', ';', '\t', ' '];
+const SEP_NAME = { ',': "','", ';': "';'", '\t': 'tab', ' ': 'space' };
+
+/** The file's separator from its first data line, as the CLI's reader (src/data/csv.rs). */
+function detectSeparator(line, lineNo) {
+  const comma = line.includes(','), semicolon = line.includes(';');
+  if (comma && semicolon) throw new Error(`line ${lineNo}: mixes ',' and ';' (a decimal comma? numbers need '.' as the decimal mark, and a file one separator)`);
+  if (comma) return ',';
+  if (semicolon) return ';';
+  return line.includes('\t') ? '\t' : ' ';
+}
+
+/** A token from the file, quoted and cut, for a one-line message. */
+function quoted(f) {
+  const shown = [...f].slice(0, 40).join('').replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u{${c.charCodeAt(0).toString(16)}}`);
+  return `'${shown}${[...f].length > 40 ? '…' : ''}'`;
+}
+
+/**
+ * Parses a headerless numeric CSV with the CLI's rules: one separator per file (',' ';' tab,
+ * or runs of spaces) taken from the first data line; blank and '#' lines skipped; a line that
+ * mixes separators or has an empty field is an error naming the line.
+ */
 export function parseCsv(text) {
   const values = [];
   let cols = -1;
   let rows = 0;
+  let sep = null;
+  let first = 0;
   const lines = text.split(/\r?\n/);
   for (let l = 0; l < lines.length; l++) {
-    const line = lines[l].trim();
-    if (!line || line.startsWith('#')) continue;
-    const fields = line.split(/[,;\t ]/).map((f) => f.trim()).filter(Boolean);
+    const trimmed = lines[l].trim();
+    if (!trimmed || trimmed.startsWith('#')) continue;
+    if (sep === null) {
+      sep = detectSeparator(trimmed, l + 1);
+      first = l + 1;
+    }
+    // A tab file keeps its leading and trailing tabs: they delimit empty fields.
+    const line = sep === '\t' ? lines[l].replace(/^[^\S\t]+|[^\S\t]+$/g, '') : trimmed;
+    const fields = [];
+    const parts = line.split(sep);
+    for (let c = 0; c < parts.length; c++) {
+      const f = sep === '\t' ? parts[c].replace(/^[^\S\t]+|[^\S\t]+$/g, '') : parts[c].trim();
+      if (!f) {
+        if (sep === ' ') continue;
+        throw new Error(`line ${l + 1}: empty field in column ${c + 1} (fields are separated by ${SEP_NAME[sep]})`);
+      }
+      const other = [...f].find((ch) => SEPARATORS.includes(ch));
+      if (other) throw new Error(`line ${l + 1}: mixes separators: ${SEP_NAME[sep]} and ${SEP_NAME[other]} (one separator per file, taken from the first data line, line ${first})`);
+      fields.push(f);
+    }
     for (const f of fields) {
       const v = parseField(f);
-      if (v === undefined) throw new Error(`line ${l + 1}: '${f.length > 24 ? f.slice(0, 24) + '…' : f}' is not a number (the file must be headerless and numeric)`);
+      if (v === undefined) {
+        const hint = rows === 0 ? 'a header row? ' : '';
+        throw new Error(`line ${l + 1}: ${quoted(f)} is not a number (${hint}the file must be headerless and numeric)`);
+      }
       values.push(v);
     }
     if (cols < 0) cols = fields.length;
-    else if (fields.length !== cols) throw new Error(`line ${l + 1} has ${fields.length} values, earlier rows have ${cols}`);
+    else if (fields.length !== cols) throw new Error(`line ${l + 1}: has ${fields.length} values, earlier rows have ${cols}`);
     rows++;
   }
   if (rows === 0) throw new Error('the file has no rows');

@@ -1,11 +1,15 @@
 //! Validated inputs: point sets, labels, and the readers for `.npy` and `.csv` files.
 
 mod csv;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod fuzz;
 mod labels;
 mod npy;
+mod npy_header;
 mod points;
 mod read;
 
 pub use labels::Labels;
 pub use points::Points;
+pub use npy::{write as write_npy, Element as NpyElement};
 pub use read::{read_labels, read_points};

@@ -3,6 +3,7 @@
 
 use faithful::Points;
 
+pub mod cli;
 pub mod files;
 
 /// The crate's seeded generator.

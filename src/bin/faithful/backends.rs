@@ -1,5 +1,7 @@
 //! `faithful backends`: every backend and adapter with its status, limits and features.
 
+use std::fmt::Write as _;
+
 use faithful::backend::AUTO_MIN_PAIRS;
 use faithful::gpu::adapters_report;
 use faithful::Result;
@@ -31,13 +33,13 @@ pub fn run(args: Args) -> Result<()> {
             "wgpu_backend_env": env,
             "auto_policy": format!("gpu when the adapter is a hardware GPU and n² ≥ {AUTO_MIN_PAIRS:e}, else cpu"),
         });
-        println!("{body}");
-        return Ok(());
+        return crate::output::print(&format!("{body}\n"));
     }
-    println!("cpu   available, {} threads, exact", rayon::current_num_threads());
-    println!("gpu   {gpu_status}");
+    let mut text = format!("cpu   available, {} threads, exact\n", rayon::current_num_threads());
+    let _ = writeln!(text, "gpu   {gpu_status}");
     for a in &adapters {
-        println!(
+        let _ = writeln!(
+            text,
             "      - {} [{} {}, driver {} {}] hardware={} max storage binding {} MiB, max buffer {} MiB, workgroup memory {} KiB",
             a.name,
             a.backend,
@@ -50,6 +52,6 @@ pub fn run(args: Args) -> Result<()> {
             a.max_compute_workgroup_storage_size >> 10
         );
     }
-    println!("auto  gpu when the adapter is a hardware GPU and n² ≥ {AUTO_MIN_PAIRS:e}, else cpu");
-    Ok(())
+    let _ = writeln!(text, "auto  gpu when the adapter is a hardware GPU and n² ≥ {AUTO_MIN_PAIRS:e}, else cpu");
+    crate::output::print(&text)
 }

@@ -177,10 +177,10 @@ pub fn run(args: Args) -> Result<()> {
         distance_block_pairs: kernels::DISTANCE_BLOCK_PAIRS,
     };
     let receipt = Receipt::new(machine, adapters, settings, rows);
-    print!("{}", receipt.table());
+    crate::output::print(&receipt.table())?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&receipt).expect("receipt serialises") + "\n";
-        std::fs::write(path, text).map_err(|e| Error::File { path: path.clone(), problem: faithful::FileProblem::Io(e) })?;
+        crate::output::write_file(path, |w| w.write_all(text.as_bytes()))?;
     }
     if receipt.rows.iter().any(|r| r.parity == "differs" || r.parity == "error") {
         eprintln!("faithful bench: some GPU results differ from the CPU reference or failed (see the parity column)");

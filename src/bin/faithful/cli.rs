@@ -1,9 +1,10 @@
 //! The `faithful` command line (native only).
 
 
+use std::io::Write;
 use std::process::ExitCode;
 
-use crate::{backends, bench, knn, measure, table};
+use crate::{backends, bench, knn, measure, output, table};
 
 use clap::{Parser, Subcommand};
 
@@ -31,7 +32,7 @@ enum Command {
 
 pub fn main() -> ExitCode {
     // A closed stdout (`faithful ... | head`) ends the process quietly, as for other Unix
-    // tools, instead of a panic in `println!`.
+    // tools, instead of a write error (see output.rs).
     #[cfg(unix)]
     // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
     unsafe {
@@ -43,16 +44,16 @@ pub fn main() -> ExitCode {
         Command::Knn(args) => knn::run(args),
         Command::Backends(args) => backends::run(args),
         Command::Bench(args) => bench::run(args),
-        Command::Measures => {
-            print!("{}", table::measures_table());
-            Ok(())
-        }
+        Command::Measures => output::print(&table::measures_table()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("faithful: error: {e}");
-            // 3: the GPU was asked for and cannot serve; 2: bad input.
+            // One line, whatever file names or contents the message quotes; a stderr that
+            // cannot be written (`2>/dev/full`) leaves the exit code to tell.
+            let _ = writeln!(std::io::stderr(), "faithful: error: {}", faithful::quote::one_line(&e.to_string()));
+            // 3: the GPU was asked for and cannot serve; 2: bad input, or output that cannot
+            // be written.
             // 130: interrupted (Ctrl-C), as shells report SIGINT.
             ExitCode::from(match e {
                 faithful::Error::Gpu(_) => 3,

@@ -1,12 +1,12 @@
 //! `faithful knn`: the exact kNN graph, a product of its own for UMAP/t-SNE pipelines.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use faithful::{data, Error, Evaluator, FileProblem, Options, Result};
-use ndarray::Array2;
-use ndarray_npy::WriteNpyExt;
+use faithful::{data, Error, Evaluator, Options, Result};
 
 use crate::backend_args::BackendArgs;
+use crate::output;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,11 +29,6 @@ pub struct Args {
     backend: BackendArgs,
 }
 
-fn write_npy<T: ndarray_npy::WritableElement>(path: &PathBuf, a: &Array2<T>) -> Result<()> {
-    let file = std::fs::File::create(path).map_err(|e| Error::File { path: path.clone(), problem: FileProblem::Io(e) })?;
-    a.write_npy(std::io::BufWriter::new(file)).map_err(|e| Error::File { path: path.clone(), problem: FileProblem::Npy(e.to_string()) })
-}
-
 pub fn run(args: Args) -> Result<()> {
     let points = data::read_points(&args.data)?;
     let n = points.n();
@@ -43,13 +38,11 @@ pub fn run(args: Args) -> Result<()> {
         other => other,
     })?;
     let k = nb.k;
-    let idx = Array2::from_shape_fn((n, k), |(i, s)| i64::from(nb.idx[i * k + s]));
-    let dist = Array2::from_shape_fn((n, k), |(i, s)| nb.dist[i * k + s]);
     if let Some(p) = &args.out {
-        write_npy(p, &idx)?;
+        output::write_file(p, |w| data::write_npy(w, n, k, nb.idx.iter().map(|&j| i64::from(j))))?;
     }
     if let Some(p) = &args.distances {
-        write_npy(p, &dist)?;
+        output::write_file(p, |w| data::write_npy(w, n, k, nb.dist.iter().copied()))?;
     }
     if args.json {
         let rows = |f: &dyn Fn(usize) -> serde_json::Value| (0..n).map(f).collect::<Vec<_>>();
@@ -60,15 +53,15 @@ pub fn run(args: Args) -> Result<()> {
             "distances": rows(&|i| serde_json::json!(nb.dist_row(i, k))),
             "run": run,
         });
-        println!("{body}");
+        output::print(&format!("{body}\n"))
     } else {
-        println!("exact {k}-NN of {n} points: backend {} ({} numerics), {:.3} s", run.backend, run.numerics, run.timings.total_s);
+        let mut text = format!("exact {k}-NN of {n} points: backend {} ({} numerics), {:.3} s\n", run.backend, run.numerics, run.timings.total_s);
         for i in 0..n.min(5) {
-            println!("  {i}: {:?}", nb.row(i, k));
+            let _ = writeln!(text, "  {i}: {:?}", nb.row(i, k));
         }
         if args.out.is_none() {
-            println!("(use --out PATH.npy to save the n×{k} indices, --distances for the distances)");
+            let _ = writeln!(text, "(use --out PATH.npy to save the n×{k} indices, --distances for the distances)");
         }
+        output::print(&text)
     }
-    Ok(())
 }

@@ -12,6 +12,8 @@ mod knn;
 #[cfg(not(target_arch = "wasm32"))]
 mod measure;
 #[cfg(not(target_arch = "wasm32"))]
+mod output;
+#[cfg(not(target_arch = "wasm32"))]
 mod pair_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod table;

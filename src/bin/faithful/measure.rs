@@ -6,6 +6,7 @@ use faithful::evaluate::default_specs;
 use faithful::{example, data, Error, Evaluator, Options, Points, Result, Spec};
 
 use crate::backend_args::BackendArgs;
+use crate::output;
 use crate::pair_args::{install_interrupt, progress_bar, PairArgs};
 use crate::table;
 
@@ -81,9 +82,8 @@ pub fn run(args: Args) -> Result<()> {
     }
     let result = result?;
     if args.json {
-        println!("{}", serde_json::to_string(&result).expect("results serialise"));
+        output::print(&(serde_json::to_string(&result).expect("results serialise") + "\n"))
     } else {
-        print!("{}", table::results_table(eval.high(), &result));
+        output::print(&table::results_table(eval.high(), &result))
     }
-    Ok(())
 }
