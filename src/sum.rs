@@ -77,6 +77,28 @@ fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64
     }
 }
 
+/// Neumaier's compensated sum: error about one rounding of the total, in any length.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Compensated {
+    sum: f64,
+    c: f64,
+}
+
+impl Compensated {
+    pub fn add(&mut self, x: f64) {
+        let t = self.sum + x;
+        if self.sum.abs() >= x.abs() {
+            self.c += (self.sum - t) + x;
+        } else {
+            self.c += (x - t) + self.sum;
+        }
+        self.sum = t;
+    }
+    pub fn value(&self) -> f64 {
+        self.sum + self.c
+    }
+}
+
 /// `np.mean`: the pairwise sum divided by the length.
 pub fn mean(a: &[f64]) -> f64 {
     pairwise_sum(a) / a.len() as f64
