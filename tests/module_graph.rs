@@ -251,10 +251,10 @@ fn cycle(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Option<Vec<Module>> {
     }
     let mut state = BTreeMap::new();
     for n in edges.keys() {
-        if !state.contains_key(n) {
-            if let Some(c) = visit(n, edges, &mut state, &mut Vec::new()) {
-                return Some(c);
-            }
+        if !state.contains_key(n)
+            && let Some(c) = visit(n, edges, &mut state, &mut Vec::new())
+        {
+            return Some(c);
         }
     }
     None
