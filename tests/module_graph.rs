@@ -314,3 +314,28 @@ fn a_cycle_is_found() {
     t.insert(module("r::c"), src(false, "use super::Thing2;\npub struct Thing;\n"));
     assert!(cycle(&edges(&t)).is_some());
 }
+
+/// The modules of `resources::pairs` import only modules listed before them in the map of
+/// `src/resources/pairs/mod.rs`, so the map stays true.
+#[test]
+fn pairs_follow_their_documented_order() {
+    let files = read_tree("resources");
+    let map = &files[&module("resources::pairs")].text;
+    let order: Vec<String> = map
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! | `"))
+        .filter_map(|l| l.split('`').next())
+        .map(String::from)
+        .collect();
+    let listed: BTreeSet<&String> = order.iter().collect();
+    let on_disk: BTreeSet<&String> = files.keys().filter(|m| m.len() == 3 && m[1] == "pairs").map(|m| &m[2]).collect();
+    assert_eq!(listed, on_disk, "the map in pairs/mod.rs lists every file of the folder");
+    let rank = |m: &Module| (m.len() == 3 && m[1] == "pairs").then(|| order.iter().position(|o| *o == m[2]).expect("listed"));
+    for (from, targets) in edges(&files) {
+        for to in &targets {
+            if let (Some(f), Some(t)) = (rank(&from), rank(to)) {
+                assert!(t < f, "{} imports {}, listed after it in pairs/mod.rs", from.join("::"), to.join("::"));
+            }
+        }
+    }
+}

@@ -3,8 +3,9 @@
 //! from all pairs sorted by distance).
 //!
 //! What lives where, lowest first. A module imports only modules above it in this list (and
-//! `resources`' own helpers: `radix`, `scratch_pool`, `workspace`, `density`); the test
-//! `tests/module_graph.rs` fails on any import cycle in `src/resources`.
+//! `resources`' own helpers: `radix`, `scratch_pool`, `workspace`, `density`); the tests in
+//! `tests/module_graph.rs` fail on an import against this order, on a file missing from this
+//! table, and on any import cycle in `src/resources`.
 //!
 //! | module        | holds                                                                      |
 //! |---------------|----------------------------------------------------------------------------|
