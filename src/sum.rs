@@ -5,38 +5,19 @@
 
 /// NumPy's pairwise sum of a contiguous f64 slice (`np.sum`), bit for bit.
 pub fn pairwise_sum(a: &[f64]) -> f64 {
-    let n = a.len();
-    if n < 8 {
-        let mut res = 0.0;
-        for &v in a {
-            res += v;
-        }
-        res
-    } else if n <= 128 {
-        let mut r = [0.0f64; 8];
-        r.copy_from_slice(&a[..8]);
-        let mut i = 8;
-        while i < n - n % 8 {
-            for j in 0..8 {
-                r[j] += a[i + j];
-            }
-            i += 8;
-        }
-        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        while i < n {
-            res += a[i];
-            i += 1;
-        }
-        res
-    } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
-        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
-    }
+    pairwise_sum_by(a.len(), &|t| a[t])
 }
 
-/// `K` pairwise sums at once: component c equals `pairwise_sum` of `(0..len).map(|t| f(t)[c])`
-/// bit for bit (the same recursion and the same eight-lane leaves), in one sweep.
+/// NumPy's pairwise sum of `f(0), f(1), ..., f(len - 1)` (as `np.sum` of that contiguous array).
+#[inline]
+pub fn pairwise_sum_by(len: usize, f: &impl Fn(usize) -> f64) -> f64 {
+    pairwise_sums(len, &|t| [f(t)])[0]
+}
+
+/// `K` pairwise sums at once: component c is NumPy's pairwise sum of `(0..len).map(|t| f(t)[c])`
+/// bit for bit, in one sweep. The one implementation of NumPy's order in faithful: leaves of
+/// fewer than 8 terms add in sequence, leaves of up to 128 in eight lanes combined as a tree,
+/// longer runs split at half the length rounded down to a multiple of 8.
 #[inline]
 pub fn pairwise_sums<const K: usize>(len: usize, f: &impl Fn(usize) -> [f64; K]) -> [f64; K] {
     sums_range(0, len, f)
@@ -96,6 +77,28 @@ fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64
     }
 }
 
+/// Neumaier's compensated sum: error about one rounding of the total, in any length.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Compensated {
+    sum: f64,
+    c: f64,
+}
+
+impl Compensated {
+    pub fn add(&mut self, x: f64) {
+        let t = self.sum + x;
+        if self.sum.abs() >= x.abs() {
+            self.c += (self.sum - t) + x;
+        } else {
+            self.c += (x - t) + self.sum;
+        }
+        self.sum = t;
+    }
+    pub fn value(&self) -> f64 {
+        self.sum + self.c
+    }
+}
+
 /// `np.mean`: the pairwise sum divided by the length.
 pub fn mean(a: &[f64]) -> f64 {
     pairwise_sum(a) / a.len() as f64
@@ -104,6 +107,46 @@ pub fn mean(a: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NumPy's `pairwise_sum` (numpy/_core/src/umath/loops_utils.h.src) transcribed for a
+    /// strided array of one f64 lane: the oracle the shared implementation is held to.
+    fn numpy_oracle(a: &[f64]) -> f64 {
+        let n = a.len();
+        if n < 8 {
+            let mut res = 0.0;
+            for &v in a {
+                res += v;
+            }
+            return res;
+        }
+        if n <= 128 {
+            let mut r: [f64; 8] = a[..8].try_into().unwrap();
+            let mut i = 8;
+            while i < n - (n % 8) {
+                for (j, rj) in r.iter_mut().enumerate() {
+                    *rj += a[i + j];
+                }
+                i += 8;
+            }
+            let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+            for &v in &a[i..] {
+                res += v;
+            }
+            return res;
+        }
+        let n2 = n / 2 - (n / 2) % 8;
+        numpy_oracle(&a[..n2]) + numpy_oracle(&a[n2..])
+    }
+
+    #[test]
+    fn sums_follow_numpy_bit_for_bit() {
+        for n in [0, 1, 7, 8, 9, 15, 16, 17, 100, 128, 129, 255, 1000, 4097] {
+            let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1013) as f64 * 1e-3 + 1e6 * (i % 3) as f64 - 0.3).collect();
+            let want = numpy_oracle(&v).to_bits();
+            assert_eq!(pairwise_sum(&v).to_bits(), want, "n = {n}");
+            assert_eq!(pairwise_sum_by(n, &|i| v[i]).to_bits(), want, "n = {n}");
+        }
+    }
 
     #[test]
     fn small_sums_are_exact() {

@@ -89,7 +89,7 @@ fn external_sort_is_bit_identical_to_in_memory() {
     }
 }
 
-/// Spearman's ρ alone, in memory, with enough pairs for the bucketed path (`pair_buckets`),
+/// Spearman's ρ alone, in memory, with enough pairs for the bucketed path (`pairs::bucketed`),
 /// equals the full sort's (srho with nm_stress) and the external sort's, bit for bit.
 #[test]
 fn bucketed_spearman_equals_the_full_and_the_external_sort() {

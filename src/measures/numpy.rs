@@ -8,42 +8,7 @@
 
 use crate::data::Points;
 
-/// NumPy's pairwise sum of `f(0), f(1), ..., f(n-1)` (as `np.sum` of the contiguous array).
-pub(super) fn pairwise_sum_by(n: usize, f: &impl Fn(usize) -> f64) -> f64 {
-    pairwise_range(0, n, f)
-}
-
-fn pairwise_range(start: usize, n: usize, f: &impl Fn(usize) -> f64) -> f64 {
-    if n < 8 {
-        let mut res = 0.0;
-        for i in start..start + n {
-            res += f(i);
-        }
-        res
-    } else if n <= 128 {
-        let mut r = [0.0f64; 8];
-        for (j, rj) in r.iter_mut().enumerate() {
-            *rj = f(start + j);
-        }
-        let mut i = 8;
-        while i < n - n % 8 {
-            for (j, rj) in r.iter_mut().enumerate() {
-                *rj += f(start + i + j);
-            }
-            i += 8;
-        }
-        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        while i < n {
-            res += f(start + i);
-            i += 1;
-        }
-        res
-    } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
-        pairwise_range(start, n2, f) + pairwise_range(start + n2, n - n2, f)
-    }
-}
+pub(super) use crate::sum::pairwise_sum_by;
 
 /// `np.sum((a - b) ** 2)` over one row: the squared Euclidean norm of `np.linalg.norm(.., axis=-1)`.
 pub(super) fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
@@ -97,14 +62,6 @@ pub(super) fn sk_dist(x: &[f64], xx: f64, y: &[f64], yy: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pairwise_sum_by_equals_the_slice_sum() {
-        for n in [0, 1, 7, 8, 9, 100, 128, 129, 1000, 4097] {
-            let v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1013) as f64 * 1e-3 + 1e6 * (i % 3) as f64).collect();
-            assert_eq!(pairwise_sum_by(n, &|i| v[i]).to_bits(), crate::sum::pairwise_sum(&v).to_bits(), "n={n}");
-        }
-    }
 
     #[test]
     fn mean_rows_orders() {

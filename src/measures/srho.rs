@@ -1,6 +1,6 @@
 //! Spearman's ρ of the pair distances (`srho`): the Pearson correlation of the average ranks
 //! (ties share the mean of their positions) of d^X and d^Y over all pairs. Computed from exact
-//! integer sums of doubled ranks (see `resources::pair_order`). Undefined when the distances of
+//! integer sums of doubled ranks (see `resources::pairs::scans`). Undefined when the distances of
 //! either space are constant.
 
 use super::pairwise::{require_varying, undefined, HIGH, LOW};

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::pair_order::{fill, open_payload, final_payload, stats, OrderPath, OrderStats, PavaStack, Scan1, Scan2, LOW};
+use super::pairs::{fill, open_payload, final_payload, stats, OrderPath, OrderStats, PavaStack, Scan1, Scan2, LOW};
 use super::radix;
 use super::workspace::Workspace;
 use crate::control::Control;
@@ -52,7 +52,7 @@ impl ExternalPlan {
         if memory < MIN_MEMORY {
             return Err(Error::Budget(format!(
                 "memory budget of {memory} bytes is too small: the pair order of {pairs} pairs needs {} bytes in memory, or at least {MIN_MEMORY} bytes for an external sort",
-                super::pair_order::in_memory_bytes(pairs)
+                super::pairs::in_memory_bytes(pairs)
             )));
         }
         let io_buffer = (memory / 64).clamp(4 << 10, 1 << 20) as usize;

@@ -2,14 +2,22 @@
 //! and the all-pairs resources (pair sums, densities, pair order). Measures declare [`Needs`];
 //! the planner merges them so each resource is built once per space (and the original space's
 //! kNN, extent and densities once per [`crate::Evaluator`]).
+//!
+//! What lives where, in import order (a module imports only those before it; the test
+//! `tests/module_graph.rs` fails on any cycle):
+//! 1. helpers with no imports here: `radix` (the u128 sort), `scratch_pool`, `workspace`
+//!    (temporary files), `density` (kernel density sums), `needs`, `neighbours`, `cross`;
+//! 2. `pairs`: everything about all pairs i < j, from the record encoding up to the in-memory
+//!    driver of the pair order (its own map in `pairs/mod.rs`);
+//! 3. `external_sort`: the external driver of the pair order, on `pairs`' records and scans;
+//! 4. `pass`: the row pass (kNN lists, cross ranks, extents);
+//! 5. `pairwise`: the planner and builder of all the all-pairs resources.
 
 mod cross;
 mod density;
 mod external_sort;
 mod needs;
 mod neighbours;
-mod pair_buckets;
-mod pair_order;
 mod pairs;
 mod pairwise;
 mod pass;
@@ -21,7 +29,6 @@ pub use cross::CrossRanks;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};
 pub use needs::Needs;
 pub use neighbours::Neighbours;
-pub use pair_order::{in_memory_bytes, OrderPath, OrderStats, RankMoments};
-pub use pairs::{tree, Extent, PairSums};
+pub use pairs::{in_memory_bytes, tree, Extent, OrderPath, OrderStats, PairSums, RankMoments};
 pub use pairwise::{build_pairwise, default_memory_budget, plan_order, Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport};
 pub use pass::{row_pass, Extents, PassOutput, PassStats, ProjectionResources};

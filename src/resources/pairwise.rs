@@ -8,9 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::density::densities;
 use super::external_sort::{external, ExternalPlan};
-use super::pair_buckets::{Layout, Writer};
-use super::pair_order::{in_memory, in_memory_bytes, order_records, OrderPath, OrderStats};
-use super::pairs::{pair_pass, DensityJob, Extent, PairJob, PairSums};
+use super::pairs::{in_memory, in_memory_bytes, order_records, pair_pass, DensityJob, Extent, Layout, OrderPath, OrderStats, PairJob, PairSums, Writer};
 use super::pass::Extents;
 use super::Needs;
 use crate::control::Control;

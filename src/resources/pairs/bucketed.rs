@@ -1,7 +1,7 @@
 //! The in-memory pair order for Spearman's ρ alone: bucketed, so that every sort runs in cache
 //! and the records are stored once.
 //!
-//! The general path ([`super::pair_order::sort_and_scan`]) radix-sorts all records twice with a
+//! The general path ([`super::in_memory::sort_and_scan`]) radix-sorts all records twice with a
 //! second array as scratch. Ranks need less: the records only have to be grouped by exact d^X
 //! (then by exact d^Y) with their global positions known. So:
 //!
@@ -26,9 +26,13 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use super::pair_order::{rank_x_groups, scan2_groups, OrderPath};
-use super::radix;
-use super::scratch_pool::Pool;
+use super::digit::Digit;
+use super::group_sort::group_sort;
+use super::order_stats::OrderPath;
+use super::record::{key, low_half};
+use super::scans::{rank_x_groups, scan2_groups};
+use super::super::radix;
+use super::super::scratch_pool::Pool;
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -42,90 +46,6 @@ pub(super) const MIN_PAIRS: usize = 1 << 16;
 /// Y-buckets per task of step 2.
 const Y_PER_TASK: usize = 16;
 
-/// Cells of the fine grid behind a [`Digit`].
-const CELLS: usize = 1 << 16;
-
-/// A monotone map from a distance's bit pattern to one of `2^bits` buckets of about equal
-/// size: the bits between two sample quantiles fall into a fine grid of [`CELLS`] equal cells
-/// (keys beyond them into the end cells), and a table gives each cell its bucket, the cells
-/// dealt out by the sample's counts (equal depth), never decreasing.
-#[derive(Debug, Clone)]
-pub(super) struct Digit {
-    lo: u64,
-    shift: u32,
-    bits: u32,
-    /// Bucket of each cell, non-decreasing.
-    table: Vec<u16>,
-    /// First cell of each bucket (one more entry than buckets).
-    first: Vec<u32>,
-}
-
-impl Digit {
-    #[inline]
-    fn cell(&self, key: u64) -> usize {
-        ((key.saturating_sub(self.lo) >> self.shift) as usize).min(CELLS - 1)
-    }
-
-    #[inline]
-    pub fn of(&self, key: u64) -> usize {
-        self.table[self.cell(key)] as usize
-    }
-
-    pub fn buckets(&self) -> usize {
-        1 << self.bits
-    }
-
-    /// Bounds on the high keys of bucket `d`, `base..base + 2^shift`, when it holds neither end
-    /// cell (those also take the keys beyond the sample's quantiles).
-    fn range(&self, d: usize) -> Option<(u64, u32)> {
-        let (c0, c1) = (self.first[d] as usize, self.first[d + 1] as usize);
-        (c0 > 0 && c1 < CELLS && c1 > c0).then(|| {
-            let width = (c1 - c0).next_power_of_two().trailing_zeros();
-            (self.lo + ((c0 as u64) << self.shift), self.shift + width)
-        })
-    }
-
-    /// `2^bits` buckets from `sample` (bit patterns of distances).
-    fn from_sample(mut sample: Vec<u64>, bits: u32) -> Digit {
-        let buckets = 1usize << bits;
-        sample.sort_unstable();
-        let (lo, shift) = match sample.len() {
-            0 => (0, 63),
-            len => {
-                let cut = len / 1024;
-                let (lo, hi) = (sample[cut], sample[len - 1 - cut]);
-                let span = u64::BITS - (hi - lo).leading_zeros();
-                (lo, span.saturating_sub(CELLS.trailing_zeros()))
-            }
-        };
-        let mut d = Digit { lo, shift, bits, table: Vec::new(), first: Vec::new() };
-        // Equal depth: a cell goes to the bucket of the sample's share below it.
-        let mut counts = vec![0u64; CELLS];
-        for &k in &sample {
-            counts[d.cell(k)] += 1;
-        }
-        let total = sample.len().max(1) as u64;
-        let mut below = 0u64;
-        d.table = counts
-            .iter()
-            .map(|&c| {
-                let b = ((below * buckets as u64) / total).min(buckets as u64 - 1) as u16;
-                below += c;
-                b
-            })
-            .collect();
-        d.first = vec![CELLS as u32; buckets + 1];
-        for (cell, &b) in d.table.iter().enumerate().rev() {
-            d.first[b as usize] = cell as u32;
-        }
-        // Buckets that got no cell start where the next one does.
-        for b in (0..buckets).rev() {
-            d.first[b] = d.first[b].min(d.first[b + 1]);
-        }
-        d
-    }
-}
-
 /// `bits(pairs) − 16`, clamped: chunks of about 2^16 records (1 MiB, an L2 cache).
 fn chunk_bits(pairs: usize) -> u32 {
     (usize::BITS - pairs.leading_zeros()).saturating_sub(16).clamp(2, 11)
@@ -133,7 +53,7 @@ fn chunk_bits(pairs: usize) -> u32 {
 
 /// How the pair pass lays the records out: the digits of both spaces, and the Y-bucket sizes
 /// counted on the way.
-pub(super) struct Writer {
+pub(crate) struct Writer {
     x: Digit,
     y: Digit,
     y_sizes: Mutex<Vec<u64>>,
@@ -166,8 +86,8 @@ impl Writer {
         let mut starts = vec![0u32; self.x.buckets() + 1];
         let mut y_sizes = vec![0u64; self.y.buckets()];
         for &r in recs {
-            starts[self.x.of((r >> 64) as u64) + 1] += 1;
-            y_sizes[self.y.of(r as u64)] += 1;
+            starts[self.x.of(key(r)) + 1] += 1;
+            y_sizes[self.y.of(low_half(r))] += 1;
         }
         for (t, c) in self.y_sizes.lock().expect("bucket sizes").iter_mut().zip(y_sizes) {
             *t += c;
@@ -177,7 +97,7 @@ impl Writer {
         }
         let mut next = starts.clone();
         for &r in recs {
-            let d = self.x.of((r >> 64) as u64);
+            let d = self.x.of(key(r));
             out[next[d] as usize] = r;
             next[d] += 1;
         }
@@ -198,7 +118,7 @@ impl Writer {
 }
 
 /// Where the pair pass put the records.
-pub(super) struct Layout {
+pub(crate) struct Layout {
     x: Digit,
     y: Digit,
     /// Per block: X-chunk starts within the block's region.
@@ -284,7 +204,7 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &
                 }
                 let mut next: Vec<u32> = ystarts[..ybuckets].to_vec();
                 for &r in sorted.iter() {
-                    let b = layout.y.of((r >> 64) as u64);
+                    let b = layout.y.of(key(r));
                     spare[next[b] as usize] = r;
                     next[b] += 1;
                 }
@@ -351,119 +271,11 @@ fn gather(recs: &[u128], layout: &Layout, c: usize, prefix: &[usize], want: std:
     }
 }
 
-/// Largest run that insertion sort finishes.
-const INSERTION: usize = 32;
-
-/// Orders `v` by the records' high halves (the distance of the bucket's space) so that equal
-/// distances are adjacent; the order within a group is left open. Returns whether the result
-/// is in `buf` (as long as `v`) rather than `v`. `range` bounds the high keys when known:
-/// counting passes on the bits below the bucket's digit then leave runs of a few keys.
-fn group_sort(v: &mut [u128], buf: &mut [u128], range: Option<(u64, u32)>, counts: &mut Vec<u32>) -> bool {
-    let m = v.len();
-    let hi = |r: u128| (r >> 64) as u64;
-    if m <= INSERTION {
-        insertion_by_high(v);
-        return false;
-    }
-    let Some((base, shift)) = range else {
-        radix::sort(v, buf);
-        return false;
-    };
-    // Counting passes over the top `sb` bits below the bucket's digit: one for a bucket that
-    // fits a cache, else two (least significant half first), each with a cache-friendly
-    // fan-out. What is left are runs of equal digits, a few keys each.
-    let sb = (usize::BITS - m.leading_zeros()).min(shift).min(22);
-    let sub_shift = shift - sb;
-    let sub = |r: u128| ((hi(r) - base) >> sub_shift) as usize;
-    let in_buf = if sb <= SINGLE_PASS_BITS {
-        counts.clear();
-        counts.resize(1 << sb, 0);
-        for &r in v.iter() {
-            counts[sub(r)] += 1;
-        }
-        prefix(counts);
-        for &r in v.iter() {
-            let d = sub(r);
-            buf[counts[d] as usize] = r;
-            counts[d] += 1;
-        }
-        true
-    } else {
-        let lo_bits = sb / 2;
-        let lo_n = 1usize << lo_bits;
-        counts.clear();
-        counts.resize(lo_n + (1 << (sb - lo_bits)), 0);
-        for &r in v.iter() {
-            let d = sub(r);
-            counts[d & (lo_n - 1)] += 1;
-            counts[lo_n + (d >> lo_bits)] += 1;
-        }
-        let (lo_c, hi_c) = counts.split_at_mut(lo_n);
-        prefix(lo_c);
-        prefix(hi_c);
-        for &r in v.iter() {
-            let d = sub(r) & (lo_n - 1);
-            buf[lo_c[d] as usize] = r;
-            lo_c[d] += 1;
-        }
-        for &r in buf.iter() {
-            let d = sub(r) >> lo_bits;
-            v[hi_c[d] as usize] = r;
-            hi_c[d] += 1;
-        }
-        false
-    };
-    // Runs of equal digits are adjacent and in order, a few keys each: insertion sort finishes
-    // them in linear time; data dense enough to make it slow goes to a comparison sort.
-    let out = if in_buf { &mut *buf } else { &mut *v };
-    if !insertion_by_high_bounded(out, 8 * m) {
-        out.sort_unstable_by_key(|&r| hi(r));
-    }
-    in_buf
-}
-
-/// Buckets up to 2^this records are distributed in one counting pass.
-const SINGLE_PASS_BITS: u32 = 13;
-
-/// Exclusive prefix sums in place.
-fn prefix(counts: &mut [u32]) {
-    let mut at = 0;
-    for c in counts.iter_mut() {
-        let t = *c;
-        *c = at;
-        at += t;
-    }
-}
-
-/// Insertion sort by the high halves that gives up (returns false) after `budget` moves.
-fn insertion_by_high_bounded(v: &mut [u128], budget: usize) -> bool {
-    let mut moves = 0;
-    for i in 1..v.len() {
-        let x = v[i];
-        let k = x >> 64;
-        let mut j = i;
-        while j > 0 && v[j - 1] >> 64 > k {
-            v[j] = v[j - 1];
-            j -= 1;
-        }
-        v[j] = x;
-        moves += i - j;
-        if moves > budget {
-            return false;
-        }
-    }
-    true
-}
-
-/// Insertion sort by the high halves.
-fn insertion_by_high(v: &mut [u128]) {
-    insertion_by_high_bounded(v, usize::MAX);
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::pair_order::{sort_and_scan, RankMoments};
-    use super::super::pairs::{pair_pass, PairJob};
+    use super::super::in_memory::sort_and_scan;
+    use super::super::order_stats::RankMoments;
+    use super::super::pair_pass::{pair_pass, PairJob};
     use super::*;
 
     /// Records laid out by the pair pass, as the in-memory path makes them.
@@ -477,9 +289,7 @@ mod tests {
     }
 
     fn moments(sums: (u128, u128, u128), pairs: u64) -> RankMoments {
-        let p = pairs as i128;
-        let centre = p * (p + 1) * (p + 1);
-        RankMoments { cxx: sums.0 as i128 - centre, cyy: sums.2 as i128 - centre, cxy: sums.1 as i128 - centre }
+        RankMoments::from_sums(pairs, sums.0, sums.1, sums.2)
     }
 
     fn points(n: usize, d: usize, mut f: impl FnMut(usize, usize) -> f64) -> Points {
@@ -528,22 +338,5 @@ mod tests {
         cancel.request();
         let ctl = Control { progress: None, cancel: Some(cancel) };
         assert!(matches!(rank_sums(v, &layout, u64::MAX, &ctl), Err(crate::Error::Interrupted)));
-    }
-
-    #[test]
-    fn digits_are_monotone() {
-        let sample: Vec<u64> = (1..5000u64).map(|t| ((t as f64).sqrt() * 3.0).to_bits()).collect();
-        let d = Digit::from_sample(sample, 8);
-        let mut keys: Vec<u64> = (0..20000u64).map(|t| (t as f64 * 0.013).to_bits()).collect();
-        keys.sort_unstable();
-        let digits: Vec<usize> = keys.iter().map(|&k| d.of(k)).collect();
-        assert!(digits.windows(2).all(|w| w[0] <= w[1]));
-        assert!(digits.iter().all(|&x| x < d.buckets()));
-        assert!(digits.iter().collect::<std::collections::BTreeSet<_>>().len() > 100, "spread over the buckets");
-        for (&k, &x) in keys.iter().zip(&digits) {
-            if let Some((base, shift)) = d.range(x) {
-                assert!(k >= base && k - base < 1u64 << shift);
-            }
-        }
     }
 }
