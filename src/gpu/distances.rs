@@ -11,10 +11,11 @@ use super::GpuError;
 /// Threads per workgroup of every kernel (`WG` in bound.wgsl).
 pub const WG: usize = 64;
 
-/// Coordinates per dispatch: at most [`DIM_CHUNK`], and few enough that a row's witness total
-/// n·chunk fits a u32.
-pub fn dim_chunk(n: usize) -> usize {
-    DIM_CHUNK.min((1usize << 31) / n.max(1)).max(1)
+/// Coordinates per dispatch: at most [`DIM_CHUNK`] (or the test override), and few enough that
+/// a row's witness total n·chunk fits a u32.
+pub fn dim_chunk(gpu: &Gpu, n: usize) -> usize {
+    let want = gpu.request.dim_chunk.map_or(DIM_CHUNK, |c| c as usize);
+    want.min((1usize << 31) / n.max(1)).max(1)
 }
 
 /// Largest row block whose distances buffer (rows × n f32) fits one output buffer.
@@ -34,7 +35,7 @@ pub struct Block {
 pub async fn distances_block(gpu: &Gpu, space: &Space, params: &Params, row0: usize, rows: usize, tally: &mut Tally) -> Result<Block, GpuError> {
     let (n, dim) = (space.prep.n, space.prep.dim);
     let buf = gpu.scratch((rows * n * 4) as u64, tally);
-    let chunk = dim_chunk(n);
+    let chunk = dim_chunk(gpu, n);
     let mut short = vec![false; rows];
     let mut p = *params;
     p.row0 = row0 as u32;
