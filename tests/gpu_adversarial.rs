@@ -198,10 +198,10 @@ fn bound_holds_on_every_pair_of_the_hostile_corpus() {
                 worst = worst.max(err / eps);
             }
         }
-        eprintln!("{name} (D={}): max observed error / ε = {worst:.3}", p.dim());
+        eprintln!("{name} (D={}): max observed error / ε = {worst:.2e}", p.dim());
         worst_all = worst_all.max(worst);
     }
-    eprintln!("hostile corpus: max observed error / ε = {worst_all:.3}");
+    eprintln!("hostile corpus: max observed error / ε = {worst_all:.2e}");
 }
 
 /// Fast posture: "0 unresolved" must mean the f32 order is the reference's. The three
