@@ -139,6 +139,20 @@ fn nan_bounds_leave_every_comparison_undecided() {
     assert_eq!(count, 7, "every j is a candidate");
 }
 
+/// The same on the device, end to end: with every ε NaN (a test-only poison after the domain
+/// checks), knn_candidates and rank_counts decide nothing, the host refines every comparison
+/// (or recomputes the row), and the answers are still the reference's.
+#[test]
+fn kernels_refine_everything_when_the_bound_is_nan() {
+    let Some(g) = gpu(GpuRequest { poison_bound: true, ..Default::default() }) else { return };
+    let (name, high, low) = common::corpus().remove(0);
+    let stats = compare_resources(&g, &format!("{name} with NaN bounds"), &high, &low, 5);
+    let n = high.n() as u64;
+    assert_eq!(stats.knn.candidates, 2 * n * (n - 1), "every j is a candidate: {stats:?}");
+    assert!(stats.ranks.overlaps + stats.ranks.rows_recomputed > 0, "{stats:?}");
+    same_local_values(&name, &high, &low, &["tnc:k=5", "mrre:k=5"], GpuRequest { poison_bound: true, ..Default::default() });
+}
+
 /// Dimensions around the 4096-coordinate chunk (one, two and three dispatches per block).
 #[test]
 fn dimensions_at_the_chunk_limits_equal_the_cpu() {

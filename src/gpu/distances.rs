@@ -18,6 +18,16 @@ pub fn dim_chunk(gpu: &Gpu, n: usize) -> usize {
     want.min((1usize << 31) / n.max(1)).max(1)
 }
 
+/// The bound's constants for a certified kernel on n points in `dim` dimensions, after the
+/// domain checks of [`Params::checked`] (and the test-only poison of `GpuRequest::poison_bound`).
+pub fn certified_params(gpu: &Gpu, n: usize, dim: usize) -> Result<Params, GpuError> {
+    let mut p = Params::checked(n, dim)?;
+    if gpu.request.poison_bound {
+        p.abs_e = f32::NAN;
+    }
+    Ok(p)
+}
+
 /// Largest row block whose distances buffer (rows × n f32) fits one output buffer.
 pub fn max_block_rows(gpu: &Gpu, n: usize) -> usize {
     (gpu.max_output_bytes() / (n.max(1) as u64 * 4)).max(1) as usize

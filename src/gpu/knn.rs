@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::bound::{strided_trips, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
-use super::distances::{distances_block, max_block_rows};
+use super::distances::{certified_params, distances_block, max_block_rows};
 use super::shaders::Kernel;
 use super::GpuError;
 use crate::data::Points;
@@ -116,8 +116,7 @@ pub async fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, 
 async fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, mut f: impl FnMut(usize, usize, &[[u32; 2]], &[[u32; 2]], &[bool])) -> Result<u32, GpuError> {
     let (n, cap) = (space.prep.n, cap(k));
     let per = (gpu.max_rows() as u64).min((gpu.max_output_bytes() / (cap as u64 * 8)).max(1)).min(max_block_rows(gpu, n) as u64) as usize;
-    Params::checked(n, space.prep.dim)?;
-    let mut params = knn_params(n, space.prep.dim, k);
+    let mut params = with_knn(certified_params(gpu, n, space.prep.dim)?, k);
     for row0 in (0..n).step_by(per) {
         let rows = per.min(n - row0);
         params.row0 = row0 as u32;
@@ -202,7 +201,11 @@ pub fn raw_candidates(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<(u32, 
 
 /// The kernel parameters `certified_knn` uses (for the twin).
 pub fn knn_params(n: usize, dim: usize, k: usize) -> Params {
-    let mut params = Params::new(n, dim);
+    with_knn(Params::new(n, dim), k)
+}
+
+/// `params` with the kNN fields for k neighbours.
+fn with_knn(mut params: Params, k: usize) -> Params {
     params.k = k as u32;
     params.kt = k.div_ceil(WG) as u32;
     params.cap = cap(k) as u32;
@@ -217,5 +220,34 @@ fn cpu_rows(points: &Points, k: usize, rows: std::ops::Range<usize>, idx: &mut [
     for (r, i) in rows.enumerate() {
         distance_row(points, i, &mut d);
         select_knn(&d, i, k, &mut scratch, &mut idx[r * k..(r + 1) * k], &mut dist[r * k..(r + 1) * k]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knn_witness_checks_every_loop() {
+        let (n, m) = (130, 70);
+        let full: Vec<[u32; 2]> = (0..WG).map(|t| [3 * strided_trips(n, t, WG), strided_trips(m, t, WG) * m as u32]).collect();
+        assert!(knn_witness_complete(n, m, &full));
+        for (tid, part) in [(0, 0), (63, 0), (5, 1)] {
+            let mut cut = full.clone();
+            cut[tid][part] -= 1;
+            assert!(!knn_witness_complete(n, m, &cut), "a short loop of thread {tid} goes unseen");
+        }
+        // A pool that overflowed is not ranked: 0 trips expected.
+        let over: Vec<[u32; 2]> = full.iter().map(|&[j, _]| [j, 0]).collect();
+        assert!(knn_witness_complete(n, POOL + 1, &over));
+    }
+
+    #[test]
+    fn overlapping_counts_every_candidate_an_interval_meets() {
+        let eps = |_: f32, _: u32| 0.1f32;
+        let key = |s: f32, j: u32| (s.to_bits(), j);
+        assert_eq!(overlapping(&[key(1.0, 0), key(2.0, 1), key(3.0, 2)], eps), 0);
+        assert_eq!(overlapping(&[key(1.0, 0), key(1.1, 1), key(3.0, 2)], eps), 2);
+        assert_eq!(overlapping(&[key(1.0, 0), key(2.0, 1)], |_, _| f32::NAN), 2, "NaN is undecided");
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::bound::{strided_trips, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
-use super::distances::{distances_block, max_block_rows, WG};
+use super::distances::{certified_params, distances_block, max_block_rows, WG};
 use super::shaders::Kernel;
 use super::GpuError;
 use crate::data::Points;
@@ -53,7 +53,7 @@ pub async fn certified_ranks(gpu: &Gpu, space: &Space, points: &Points, queries:
     let per_row_bytes = (cap * 8).max(kq * 4).max(WG * 16) as u64;
     let per = (gpu.max_rows() as u64).min((gpu.max_output_bytes() / per_row_bytes).max(1)).min(max_block_rows(gpu, n) as u64) as usize;
     stats.rows_per_dispatch = per as u32;
-    let mut params = Params::checked(n, points.dim())?;
+    let mut params = certified_params(gpu, n, points.dim())?;
     params.k = kq as u32;
     params.cap = cap as u32;
     for row0 in (0..n).step_by(per) {
@@ -167,4 +167,22 @@ fn cpu_row(points: &Points, i: usize, qs: &[u32], out: &mut [u32]) {
     let mut d = vec![0.0; points.n()];
     distance_row(points, i, &mut d);
     count_ranks(&d, i, qs, out, &mut RankScratch::default());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_witness_checks_every_loop() {
+        let (len, kq): (usize, usize) = (150, 100);
+        let tiles = len.div_ceil(WG) as u32;
+        let full: Vec<[u32; 4]> = (0..WG).map(|t| [strided_trips(kq, t, WG), tiles, 2 * tiles, tiles * 64 * if t + WG < kq { 2 } else { 1 }]).collect();
+        assert!(rank_witness_complete(len, kq, &full));
+        for (tid, part) in [(0, 0), (40, 1), (63, 2), (10, 3), (50, 3)] {
+            let mut cut = full.clone();
+            cut[tid][part] -= 1;
+            assert!(!rank_witness_complete(len, kq, &cut), "a short loop of thread {tid} goes unseen");
+        }
+    }
 }

@@ -1,9 +1,8 @@
 //! Host side of `sqdist.wgsl`: f32 squared distances and their bounds for a block of rows.
 
-use super::bound::Params;
 use super::context::Gpu;
 use super::dispatch::Tally;
-use super::distances::{distances_block, max_block_rows, WG};
+use super::distances::{certified_params, distances_block, max_block_rows, WG};
 use super::prepare::{prepare_checked, Prepared};
 use super::shaders::Kernel;
 use super::GpuError;
@@ -19,7 +18,7 @@ pub async fn bounded_sqdist_async(gpu: &Gpu, points: &Points, rows: std::ops::Ra
 pub async fn bounded_sqdist_tally_async(gpu: &Gpu, points: &Points, rows: std::ops::Range<usize>, tally: &mut Tally) -> Result<(Prepared, Vec<f32>, Vec<f32>), GpuError> {
     let n = points.n();
     let space = gpu.upload(prepare_checked(points)?, tally)?;
-    let mut params = Params::checked(n, points.dim())?;
+    let mut params = certified_params(gpu, n, points.dim())?;
     let per = (gpu.max_rows() as usize).min(max_block_rows(gpu, n));
     let (mut s, mut e) = (Vec::with_capacity(rows.len() * n), Vec::with_capacity(rows.len() * n));
     for row0 in rows.clone().step_by(per) {
