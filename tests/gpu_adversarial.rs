@@ -171,7 +171,7 @@ fn dimensions_at_the_chunk_limits_equal_the_cpu() {
 fn near_ties() -> Vec<(String, Points, Points)> {
     let mut rng = Rng(17);
     let mut out = Vec::new();
-    let lattice = |i: usize, c: usize| ((i / 3 >> c) & 1) as f64;
+    let lattice = |i: usize, c: usize| (((i / 3) >> c) & 1) as f64;
     out.push(("dups_1e-12".to_string(), points("h", 90, 3, |i, c| lattice(i, c) + if i % 3 == 2 { 1e-12 * c as f64 } else { 0.0 }), points("l", 90, 2, |i, c| lattice(i, c + 1))));
     out.push(("dups_ulp_offset".to_string(), points("h", 75, 2, |i, c| { let v = 1e4 + lattice(i, c); if i % 5 == 0 { v.next_up() } else { v } }), points("l", 75, 2, |i, _| (i % 4) as f64)));
     out.push(("spread_1e-130".to_string(), points("h", 60, 3, |_, _| 1e-130 * (1.0 + (rng.below(4) as f64))), points("l", 60, 2, |i, c| ((i + c) % 5) as f64)));
