@@ -28,7 +28,8 @@ struct Params {
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(2) var<storage, read> norms: array<f32>;
 
-const WG: u32 = 64u;
+// WG, KT_MAX, POOL and KQ_MAX are put in front of this prelude by src/gpu/shaders.rs from the
+// host's constants, so both sides share one definition.
 const INF_BITS: u32 = 0x7f800000u;
 // The "no value yet" sentinel, above any U the kernels compute (the host checks that, see
 // Params::checked; a constant inf is a WGSL error, and some translators print f32::MAX as a

@@ -14,8 +14,6 @@
 @group(0) @binding(5) var<storage, read_write> cands: array<vec2<u32>>;
 @group(0) @binding(6) var<storage, read_write> trips: array<vec2<u32>>;
 
-const KT_MAX: u32 = 8u;
-const POOL: u32 = 1024u;
 
 var<workgroup> tau1_bits: atomic<u32>;
 var<workgroup> tau_bits: atomic<u32>;

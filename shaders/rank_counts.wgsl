@@ -20,7 +20,6 @@
 @group(0) @binding(8) var<storage, read_write> ocount: array<u32>;
 @group(0) @binding(9) var<storage, read_write> trips: array<vec4<u32>>;
 
-const KQ_MAX: u32 = 128u;
 const NONE: u32 = 0xffffffffu;
 
 var<workgroup> qj: array<u32, KQ_MAX>;

@@ -5,11 +5,9 @@
 use super::bound::{Params, DIM_CHUNK};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
-use super::shaders::Kernel;
+use super::shaders::{Kernel, WG};
 use super::GpuError;
 
-/// Threads per workgroup of every kernel (`WG` in bound.wgsl).
-pub const WG: usize = 64;
 
 /// Coordinates per dispatch: at most [`DIM_CHUNK`] (or the test override), and few enough that
 /// a row's witness total n·chunk fits a u32.

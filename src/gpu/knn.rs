@@ -8,17 +8,13 @@ use super::bound::{strided_trips, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
 use super::distances::{certified_params, distances_block, max_block_rows};
-use super::shaders::Kernel;
+use super::shaders::{Kernel, KT_MAX, POOL, WG};
 use super::GpuError;
 use crate::data::Points;
 use crate::reference::{distance_pair, distance_row, key, select_knn};
 use crate::resources::Neighbours;
 use crate::Numerics;
 
-/// Threads per workgroup, the per-thread list length and the pool the kernel supports.
-const WG: usize = super::distances::WG;
-const KT_MAX: usize = 8;
-const POOL: usize = 1024;
 
 /// Tallies of certified kNN.
 #[derive(Debug, Clone, Default, Serialize)]

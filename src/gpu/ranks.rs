@@ -7,15 +7,13 @@ use serde::Serialize;
 use super::bound::{strided_trips, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
-use super::distances::{certified_params, distances_block, max_block_rows, WG};
-use super::shaders::Kernel;
+use super::distances::{certified_params, distances_block, max_block_rows};
+use super::shaders::{Kernel, KQ_MAX, WG};
 use super::GpuError;
 use crate::data::Points;
 use crate::reference::{count_ranks, distance_pair, distance_row, key, RankScratch};
 use crate::Numerics;
 
-/// Most queries per row the kernel holds in workgroup memory.
-pub const KQ_MAX: usize = 128;
 /// Points l per dispatch: 96 tiles of 64, so an invocation makes about 96 · 131 loop trips,
 /// far inside driver loop budgets such as Mesa's 65535.
 pub const POINT_CHUNK: usize = 96 * WG;

@@ -12,6 +12,19 @@ pub enum Kernel {
     Density,
 }
 
+/// Threads per workgroup of every kernel.
+pub const WG: usize = 64;
+/// `knn_candidates`: per-thread list length (k ≤ 64 · KT_MAX) and the workgroup pool of U values.
+pub const KT_MAX: usize = 8;
+pub const POOL: usize = 1024;
+/// `rank_counts`: most queries per row in workgroup memory.
+pub const KQ_MAX: usize = 128;
+
+/// The constants above as WGSL, in front of every kernel (written once, here).
+fn constants() -> String {
+    format!("const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\n")
+}
+
 const PRELUDE: &str = include_str!("../../shaders/bound.wgsl");
 /// The points binding and an f32 distance, for the uncertified Fast kernels.
 const POINTS: &str = include_str!("../../shaders/points.wgsl");
@@ -48,7 +61,7 @@ impl Kernel {
             Kernel::Density => include_str!("../../shaders/density.wgsl"),
         };
         let points = if matches!(self, Kernel::PairStats | Kernel::Density) { POINTS } else { "" };
-        format!("{PRELUDE}\n{points}\n{body}")
+        format!("{}{PRELUDE}\n{points}\n{body}", constants())
     }
 }
 

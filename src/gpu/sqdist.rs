@@ -2,9 +2,9 @@
 
 use super::context::Gpu;
 use super::dispatch::Tally;
-use super::distances::{certified_params, distances_block, max_block_rows, WG};
+use super::distances::{certified_params, distances_block, max_block_rows};
 use super::prepare::{prepare_checked, Prepared};
-use super::shaders::Kernel;
+use super::shaders::{Kernel, WG};
 use super::GpuError;
 use crate::data::Points;
 

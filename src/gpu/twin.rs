@@ -6,9 +6,7 @@
 use super::bound::Params;
 use super::prepare::Prepared;
 
-const WG: usize = 64;
-const KT_MAX: usize = 8;
-const POOL: usize = 1024;
+use super::shaders::{KT_MAX, POOL, WG};
 
 /// `sqdist` in bound.wgsl: coordinate order, one rounding per operation.
 pub fn sqdist(prep: &Prepared, i: usize, j: usize) -> f32 {
