@@ -120,6 +120,19 @@ fn subnormal_coordinates_route_to_the_cpu() {
     assert!(t < 1.0, "the reference's trustworthiness of a shuffled line is below 1, got {t}");
 }
 
+/// Family 3, dimension: at D = 2^22 the bound's γ_D = D·2^-23/(1 − D·2^-23) would reach 1; the
+/// GPU refuses the space before any kernel runs.
+#[test]
+fn dimensions_beyond_the_bound_route_to_the_cpu() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    let d = 1usize << 22;
+    let high = points("wide", 2, d, |i, c| ((i + c) % 3) as f64);
+    match gpu_row_pass(&g, &high, None, &[], Needs { knn_high: 1, ..Default::default() }, Numerics::Exact) {
+        Err(GpuError::Domain(why)) => assert!(why.contains("2^22"), "{why}"),
+        other => panic!("D = 2^22 must be refused, got {:?}", other.map(|_| ())),
+    }
+}
+
 /// Classification treats anything unproven as undecided: with a NaN bound (the old subnormal
 /// case), the twin of rank_counts counts nothing as certain and lists every comparison as an
 /// overlap, and knn_candidates keeps every point as a candidate.
