@@ -1,6 +1,6 @@
-// Shared prelude of every certified kernel: parameters, point access, the f32 squared distance
-// and its proven error bound (docs/exactness.md, "The f32 error bound"). Concatenated in front
-// of each kernel by src/gpu/shaders.rs. CPU twin: src/gpu/bound.rs.
+// Shared prelude of every GPU kernel: parameters, row norms and the proven error bound of an
+// f32 squared distance (docs/exactness.md, "The f32 error bound"). Concatenated in front of
+// each kernel by src/gpu/shaders.rs. CPU twin: src/gpu/bound.rs.
 
 struct Params {
     n: u32,
@@ -9,8 +9,8 @@ struct Params {
     row0: u32,       // first row of this dispatch
     cap: u32,        // kNN: candidate slots per row; ranks: overlap slots per row
     kt: u32,         // kNN: per-thread list length ceil(k / WG)
-    _pad0: u32,
-    _pad1: u32,
+    lo: u32,         // this dispatch's range: coordinates (distances) or points (ranks)
+    hi: u32,
     inv_one_minus_gamma_d: f32,
     gamma_d: f32,
     alpha1: f32,
@@ -26,30 +26,19 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
-@group(0) @binding(1) var<storage, read> pts: array<f32>;
 @group(0) @binding(2) var<storage, read> norms: array<f32>;
 
-const WG: u32 = 64u;
+// WG, KT_MAX, POOL and KQ_MAX are put in front of this prelude by src/gpu/shaders.rs from the
+// host's constants, so both sides share one definition.
 const INF_BITS: u32 = 0x7f800000u;
-// The "no value yet" sentinel, above any U the kernels compute (a constant inf is a WGSL error,
-// and some translators print f32::MAX as a literal that no longer fits).
+// The "no value yet" sentinel, above any U the kernels compute (the host checks that, see
+// Params::checked; a constant inf is a WGSL error, and some translators print f32::MAX as a
+// literal that no longer fits).
 const F32_MAX: f32 = 1.0e38;
-
-// s̃(i, j): Σ_c (y_ic - y_jc)² in f32, in whatever order and fusion the driver picks.
-fn sqdist(i: u32, j: u32) -> f32 {
-    var s = 0.0;
-    let a = i * P.dim;
-    let b = j * P.dim;
-    for (var c = 0u; c < P.dim; c++) {
-        let t = pts[a + c] - pts[b + c];
-        s = s + t * t;
-    }
-    return s;
-}
 
 // ε(i, j): |s̃ - s_ref| ≤ ε for the reference's f64 value s_ref (in scaled units).
 fn eps_of(s: f32, ni: f32, nj: f32) -> f32 {
-    let delta = sqrt(max(s, 0.0) * P.inv_one_minus_gamma_d);
+    let delta = sqrt((max(s, 0.0) + P.abs_e) * P.inv_one_minus_gamma_d);
     let a = P.alpha1 * (ni + nj) + P.abs_a;
     let t = (delta + a) * P.inv_one_minus_u;
     let e = P.gamma_d * delta * delta + (P.u * t + a) * (delta + t) + P.gamma_ref * t * t + P.abs_e;

@@ -1,19 +1,25 @@
-// Certified rank counting for selected pairs (T&C, MRRE). One workgroup per row i; the row's
-// queries j_q (at most 128) sit in workgroup memory with their intervals [L_q, U_q]. Every l ≠ i
-// is compared with every query, a tile of 64 l at a time:
-//   U_l < L_q                 → l is certainly before j_q: certain[q] += 1
-//   otherwise L_l ≤ U_q, l≠j_q → too close to call: (q, l) into the row's overlap list
-// The host decides the overlaps in f64; a list longer than P.cap sends the row to the CPU.
-// `fast` counts, for the Fast posture, the overlaps that f32 alone puts before j_q.
+// Certified rank counting for selected pairs (T&C, MRRE), from the block's squared distances
+// (distances.wgsl, binding 3). One workgroup per row i; the row's queries j_q (at most 128) sit
+// in workgroup memory with their intervals [L_q, U_q]. Every l in this dispatch's range
+// [P.lo, P.hi), l ≠ i, is compared with every query, a tile of 64 l at a time:
+//   U_l < L_q                     → l is certainly before j_q: certain[q] += 1
+//   L_l > U_q                     → l is certainly after j_q
+//   anything else (NaN included)  → too close to call, unless l = j_q: (q, l) into the overlaps
+// The host decides the overlaps in f64 and adds the ranges' counts; a list longer than P.cap
+// sends the row to the CPU. `fast` counts, for the Fast posture, the overlaps that f32 alone
+// puts before j_q.
+// Completeness witness: each invocation writes its trips of the query, tile, half and inner
+// loops into `trips`; the host checks them against the loops' known lengths.
 // CPU twin: src/gpu/twin.rs::rank_counts.
 
-@group(0) @binding(3) var<storage, read> queries: array<u32>;
-@group(0) @binding(4) var<storage, read_write> certain: array<u32>;
-@group(0) @binding(5) var<storage, read_write> fast: array<u32>;
-@group(0) @binding(6) var<storage, read_write> overlaps: array<vec2<u32>>;
-@group(0) @binding(7) var<storage, read_write> ocount: array<u32>;
+@group(0) @binding(3) var<storage, read> s_in: array<f32>;
+@group(0) @binding(4) var<storage, read> queries: array<u32>;
+@group(0) @binding(5) var<storage, read_write> certain: array<u32>;
+@group(0) @binding(6) var<storage, read_write> fast: array<u32>;
+@group(0) @binding(7) var<storage, read_write> overlaps: array<vec2<u32>>;
+@group(0) @binding(8) var<storage, read_write> ocount: array<u32>;
+@group(0) @binding(9) var<storage, read_write> trips: array<vec4<u32>>;
 
-const KQ_MAX: u32 = 128u;
 const NONE: u32 = 0xffffffffu;
 
 var<workgroup> qj: array<u32, KQ_MAX>;
@@ -31,9 +37,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     let r = wg.x;
     let i = P.row0 + r;
     let ni = norms[i];
+    let row = r * P.n;
+    var q_trips = 0u;
     for (var q = tid; q < P.k; q += WG) {
+        q_trips += 1u;
         let j = queries[r * P.k + q];
-        let s = sqdist(i, j);
+        let s = s_in[row + j];
         let e = eps_of(s, ni, norms[j]);
         qj[q] = j;
         qs[q] = s;
@@ -49,11 +58,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     var cnt1 = 0u;
     var fst0 = 0u;
     var fst1 = 0u;
-    let tiles = (P.n + WG - 1u) / WG;
+    var t_trips = 0u;
+    var h_trips = 0u;
+    var x_trips = 0u;
+    let tiles = (P.hi - P.lo + WG - 1u) / WG;
     for (var t = 0u; t < tiles; t++) {
-        let l = t * WG + tid;
-        if (l < P.n && l != i) {
-            let s = sqdist(i, l);
+        t_trips += 1u;
+        let l = P.lo + t * WG + tid;
+        if (l < P.hi && l != i) {
+            let s = s_in[row + l];
             let e = eps_of(s, ni, norms[l]);
             tl[tid] = l;
             ts[tid] = s;
@@ -64,16 +77,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         }
         workgroupBarrier();
         for (var h = 0u; h < 2u; h++) {
+            h_trips += 1u;
             let q = tid + h * WG;
             if (q < P.k) {
                 var c = 0u;
                 var f = 0u;
                 for (var x = 0u; x < WG; x++) {
+                    x_trips += 1u;
                     let lx = tl[x];
                     if (lx == NONE) { continue; }
                     if (tup[x] < ql[q]) {
                         c += 1u;
-                    } else if (tlo[x] <= qu[q] && lx != qj[q]) {
+                    } else if (!(tlo[x] > qu[q]) && lx != qj[q]) {
                         let p = atomicAdd(&n_ov, 1u);
                         if (p < P.cap) { overlaps[r * P.cap + p] = vec2<u32>(q, lx); }
                         if (ts[x] < qs[q] || (ts[x] == qs[q] && lx < qj[q])) { f += 1u; }
@@ -92,6 +107,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         certain[r * P.k + tid + WG] = cnt1;
         fast[r * P.k + tid + WG] = fst1;
     }
+    trips[r * WG + tid] = vec4<u32>(q_trips, t_trips, h_trips, x_trips);
     workgroupBarrier();
     if (tid == 0u) {
         ocount[r] = atomicLoad(&n_ov);

@@ -8,9 +8,9 @@ mod gpu_common;
 
 use common::{corpus, points, Oracle, Rng};
 use faithful::gpu::{bound::Params, gpu_row_pass, knn, prepare::prepare, sqdist::bounded_sqdist, twin, GpuRequest};
-use faithful::resources::{row_pass, Needs};
+use faithful::resources::Needs;
 use faithful::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec};
-use gpu_common::gpu;
+use gpu_common::{compare_resources, gpu};
 
 /// The corpus plus cases that stress the GPU path: overflowing candidate lists (identical
 /// points, n = 300), larger D, and n beyond one workgroup's stride.
@@ -33,7 +33,7 @@ fn bound_holds_on_every_pair() {
             let mut worst = 0.0f64;
             for i in 0..n {
                 for j in 0..n {
-                    let reference = oracle.d(i, j) * oracle.d(i, j) * prep.scale * prep.scale;
+                    let reference = oracle.s(i, j) * prep.scale * prep.scale;
                     let err = (f64::from(s[i * n + j]) - reference).abs();
                     let eps = f64::from(e[i * n + j]);
                     assert!(err <= eps, "{name}: |s̃ - s| = {err:e} > ε = {eps:e} at ({i},{j})");
@@ -45,26 +45,6 @@ fn bound_holds_on_every_pair() {
             eprintln!("{name} (D={}): max observed error / ε = {worst:.3}", p.dim());
         }
     }
-}
-
-fn compare_resources(g: &faithful::gpu::Gpu, tag: &str, high: &Points, low: &Points, k: usize) {
-    let needs = Needs::cross(k);
-    let cpu = row_pass(high, None, &[low], needs.clone(), 16);
-    let (gp, stats) = gpu_row_pass(g, high, None, &[low], needs, Numerics::Exact).unwrap();
-    let n = high.n();
-    let (ch, gh) = (cpu.high.as_ref().unwrap(), gp.high.as_ref().unwrap());
-    assert_eq!(gh.idx, ch.idx, "{tag}: original-space kNN");
-    let bits = |v: &[f64]| v.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
-    assert_eq!(bits(&gh.dist), bits(&ch.dist), "{tag}: original-space kNN distances");
-    let (cl, gl) = (&cpu.lows[0], &gp.lows[0]);
-    assert_eq!(gl.knn.as_ref().unwrap().idx, cl.knn.as_ref().unwrap().idx, "{tag}: projection kNN");
-    assert_eq!(bits(&gl.knn.as_ref().unwrap().dist), bits(&cl.knn.as_ref().unwrap().dist), "{tag}: projection kNN distances");
-    let (cc, gc) = (cl.cross.as_ref().unwrap(), gl.cross.as_ref().unwrap());
-    assert_eq!(gc.rank_high_of_low, cc.rank_high_of_low, "{tag}: X ranks of Y neighbours");
-    assert_eq!(gc.rank_low_of_high, cc.rank_low_of_high, "{tag}: Y ranks of X neighbours");
-    assert_eq!(bits(&gc.dist_high_of_low), bits(&cc.dist_high_of_low), "{tag}: cross distances");
-    assert_eq!(bits(&gc.dist_low_of_high), bits(&cc.dist_low_of_high), "{tag}: cross distances");
-    assert!(stats.knn.candidates >= (2 * n * k) as u64 - stats.knn.rows_recomputed * k as u64, "{tag}: fewer candidates than neighbours");
 }
 
 #[test]
@@ -174,7 +154,7 @@ fn twin_bound_holds_without_a_gpu() {
         for i in 0..n {
             let (s, e) = twin::sqdist_row(&params, &prep, i);
             for j in 0..n {
-                let reference = oracle.d(i, j) * oracle.d(i, j) * prep.scale * prep.scale;
+                let reference = oracle.s(i, j) * prep.scale * prep.scale;
                 assert!((f64::from(s[j]) - reference).abs() <= f64::from(e[j]), "{name} twin ({i},{j})");
             }
         }

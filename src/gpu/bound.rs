@@ -1,14 +1,26 @@
 //! The proven f32 error bound ε (docs/exactness.md, "The f32 error bound") — the host-side
-//! constants and the CPU twin of `eps_of` in `shaders/bound.wgsl`.
+//! constants, the checks of the bound's premises, and the CPU twin of `eps_of` in
+//! `shaders/bound.wgsl`.
 
 use bytemuck::{Pod, Zeroable};
 
-/// Unit roundoff of f32.
-pub const U32: f64 = 1.0 / 16_777_216.0; // 2^-24
+use super::GpuError;
+
+/// Unit roundoff of a device f32 operation: WGSL lets the result be either neighbouring float
+/// of the exact value (not only the nearest), so the relative error is below 2^-23.
+pub const U32: f64 = 1.0 / 8_388_608.0; // 2^-23
+/// Unit roundoff of the host's f32 rounding (`as f32` rounds to nearest).
+pub const U32_HOST: f64 = 1.0 / 16_777_216.0; // 2^-24
 /// Unit roundoff of f64.
 pub const U64: f64 = 1.0 / 9_007_199_254_740_992.0; // 2^-53
 /// Smallest normal f32: values below it may be flushed to zero by a GPU.
 pub const MIN_NORMAL32: f64 = 1.175_494_350_822_287_5e-38;
+/// Largest dimension the bound covers: D·u < 1/2 (so γ_D ≤ 1, and no f64 reference sum of
+/// squares of inputs below 1e150 can overflow: 2^22 · (2e150)² < f64::MAX).
+pub const MAX_DIM: usize = 1 << 22;
+/// Coordinates processed per invocation and dispatch by `distances.wgsl` (each invocation
+/// stays far inside driver loop budgets such as Mesa's 65535 trips).
+pub const DIM_CHUNK: usize = 4096;
 
 /// The uniform block of every certified kernel (layout of `Params` in bound.wgsl).
 #[repr(C)]
@@ -20,8 +32,9 @@ pub struct Params {
     pub row0: u32,
     pub cap: u32,
     pub kt: u32,
-    pub pad0: u32,
-    pub pad1: u32,
+    /// Start and end of this dispatch's range: coordinates (distances) or points (ranks).
+    pub lo: u32,
+    pub hi: u32,
     pub inv_one_minus_gamma_d: f32,
     pub gamma_d: f32,
     pub alpha1: f32,
@@ -43,12 +56,13 @@ pub fn f32_up(x: f64) -> f32 {
 }
 
 impl Params {
-    /// The bound's constants for dimension `dim` (each rounded up to f32).
+    /// The bound's constants for dimension `dim` (each rounded up to f32). Only meaningful for
+    /// `dim < MAX_DIM`: use [`Params::checked`] where that is not known.
     pub fn new(n: usize, dim: usize) -> Self {
         let d = dim as f64;
         let gamma_d = d * U32 / (1.0 - d * U32);
-        // |y - 2^e (x - μ)| ≤ α|y| + 2^-125 for each coordinate (f64 centring, f32 rounding, FTZ).
-        let alpha = 1.0001 * (U32 + 2.0 * U64) / (1.0 - U32);
+        // Step 1: |y − 2^e (x − μ)| ≤ α|y| (+ flush terms in abs_a): f64 centring, host f32 rounding.
+        let alpha = 1.0001 * (U32_HOST + 2.0 * U64) / (1.0 - U32_HOST);
         let sqrt_d = d.sqrt();
         let gamma_ref = 1.01 * (d + 2.0) * U64 / (1.0 - (d + 2.0) * U64);
         Params {
@@ -58,16 +72,20 @@ impl Params {
             row0: 0,
             cap: 0,
             kt: 0,
-            pad0: 0,
-            pad1: 0,
+            lo: 0,
+            hi: 0,
             inv_one_minus_gamma_d: f32_up(1.0 / (1.0 - gamma_d)),
             gamma_d: f32_up(gamma_d),
             alpha1: f32_up((1.0 + U32) * alpha),
-            abs_a: f32_up((1.0 + U32) * 3.0 * sqrt_d * 2.0 * MIN_NORMAL32),
+            // Step 2: √D · 2^-123 covers the flushed inputs, differences and norms; 2^-110
+            // keeps A (and so uT) far above the flush threshold (see the evaluation lemma).
+            abs_a: f32_up(sqrt_d * 2f64.powi(-110)),
             inv_one_minus_u: f32_up(1.0 / (1.0 - U32)),
             u: U32 as f32,
             gamma_ref: f32_up(gamma_ref),
-            abs_e: f32_up(4.0 * d * MIN_NORMAL32),
+            // Step 3: 2D flushed products/sums, D chunk boundaries, plus 16 flushes while
+            // evaluating ε itself.
+            abs_e: f32_up((6.0 * d + 16.0) * MIN_NORMAL32),
             safety: 2.0,
             rel_margin: (1.0f64 / 1_048_576.0) as f32, // 2^-20
             pad2: 0.0,
@@ -75,13 +93,81 @@ impl Params {
         }
     }
 
+    /// [`Params::new`] after checking the bound's premises on the host: D·u < 1/2, and every
+    /// constant finite and positive where the proof needs it. Anything else is outside the
+    /// certified domain (the caller routes the space to the CPU reference).
+    pub fn checked(n: usize, dim: usize) -> Result<Self, GpuError> {
+        if dim >= MAX_DIM {
+            return Err(GpuError::Domain(format!("D = {dim} is at least 2^22 (the f32 bound needs D·2^-23 < 1/2)")));
+        }
+        let p = Params::new(n, dim);
+        let consts = [p.inv_one_minus_gamma_d, p.gamma_d, p.alpha1, p.abs_a, p.inv_one_minus_u, p.u, p.gamma_ref, p.abs_e, p.safety, p.rel_margin];
+        if consts.iter().any(|c| !c.is_finite() || *c < 0.0) || p.inv_one_minus_gamma_d < 1.0 {
+            return Err(GpuError::Domain(format!("the f32 bound's constants are not finite for D = {dim}")));
+        }
+        // The largest U any pair can have (|y| ≤ 1, so s̃ ≤ 4D(1 + γ_D)) must stay below the
+        // kernels' "no value" sentinel 1e38 and be finite.
+        let s_max = f32_up(4.0 * (dim as f64) * 1.01);
+        let n_max = f32_up((dim as f64).sqrt() * 1.01);
+        let top = s_max + p.eps_of(s_max, n_max, n_max);
+        if !top.is_finite() || top >= 1.0e37 {
+            return Err(GpuError::Domain(format!("the f32 bound is not finite for D = {dim}")));
+        }
+        Ok(p)
+    }
+
     /// ε for the f32 squared distance `s` between rows with norms `ni`, `nj` (CPU twin of
     /// `eps_of`; the same operations in the same order).
     pub fn eps_of(&self, s: f32, ni: f32, nj: f32) -> f32 {
-        let delta = (s.max(0.0) * self.inv_one_minus_gamma_d).sqrt();
+        let delta = ((s.max(0.0) + self.abs_e) * self.inv_one_minus_gamma_d).sqrt();
         let a = self.alpha1 * (ni + nj) + self.abs_a;
         let t = (delta + a) * self.inv_one_minus_u;
         let e = self.gamma_d * delta * delta + (self.u * t + a) * (delta + t) + self.gamma_ref * t * t + self.abs_e;
         self.safety * e + self.rel_margin * s
+    }
+}
+
+/// Expected trips of a strided loop `for (j = tid; j < n; j += WG)`.
+pub fn strided_trips(n: usize, tid: usize, wg: usize) -> u32 {
+    n.saturating_sub(tid).div_ceil(wg) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_refuses_dimensions_beyond_the_bound() {
+        assert!(Params::checked(10, MAX_DIM).is_err());
+        assert!(Params::checked(10, MAX_DIM - 1).is_ok());
+        assert!(Params::checked(10, 1).is_ok());
+        let p = Params::checked(10, 70_000).unwrap();
+        assert!(p.eps_of(1.0, 1.0, 1.0).is_finite());
+    }
+
+    /// The evaluated ε is at least twice the exact bound e minus its rounding: a direct check
+    /// in f64 of the f32 evaluation at many magnitudes and dimensions.
+    #[test]
+    fn f32_evaluation_of_eps_covers_the_exact_bound() {
+        for dim in [1usize, 3, 50, 784, 4096, 70_000, MAX_DIM - 1] {
+            let p = Params::new(2, dim);
+            let d = dim as f64;
+            let gd = d * U32 / (1.0 - d * U32);
+            let gr = 1.01 * (d + 2.0) * U64 / (1.0 - (d + 2.0) * U64);
+            let alpha = 1.0001 * (U32_HOST + 2.0 * U64) / (1.0 - U32_HOST);
+            for s in [0.0f32, 1e-45, 1e-38, 1e-30, 1e-10, 1e-3, 0.5, 2.0, 4.0 * dim as f32] {
+                for nn in [0.0f32, 1e-20, 0.5, (dim as f32).sqrt()] {
+                    let s64 = f64::from(s);
+                    let abs_e = (4.0 * d + 2.0 * d) * MIN_NORMAL32;
+                    let delta = ((s64 + abs_e) / (1.0 - gd)).sqrt();
+                    let a = (1.0 + U32) * alpha * 2.0 * f64::from(nn) + d.sqrt() * 2f64.powi(-123);
+                    let t = (delta + a) / (1.0 - U32);
+                    let e = gd * delta * delta + (U32 * t + a) * (delta + t) + gr * t * t + abs_e;
+                    let eps = f64::from(p.eps_of(s, nn, nn));
+                    // Room left for rounding U = s̃ + ε and L = s̃ − ε either way.
+                    assert!(eps - e >= U32 * (s64 + eps), "D={dim} s={s} N={nn}: ε {eps:e} vs e {e:e}");
+                }
+            }
+        }
     }
 }

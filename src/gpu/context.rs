@@ -22,6 +22,12 @@ pub struct GpuRequest {
     /// Tests only: the first this-many dispatches fail as a lost device would, to exercise the
     /// retry with smaller blocks and the fallback to the CPU.
     pub fail_dispatches: u32,
+    /// Tests only: coordinates per `distances` dispatch instead of `bound::DIM_CHUNK` (a chunk
+    /// beyond a driver's loop budget shows the completeness witness at work).
+    pub dim_chunk: Option<u32>,
+    /// Tests only: a NaN in the bound's constants after the domain checks, so that every ε is
+    /// NaN; the kernels must then decide nothing and the host refine everything.
+    pub poison_bound: bool,
 }
 
 /// One adapter as `faithful backends` shows it.

@@ -73,17 +73,36 @@ impl Gpu {
         Ok(Space { prep, pts, norms })
     }
 
-    /// Runs `kernel` over `groups` rows starting at `params.row0`, with extra read-only inputs
-    /// (bindings 3..) and outputs of the given byte sizes (the bindings after them); returns
-    /// the outputs' bytes.
+    /// A device-resident scratch buffer (the block's squared distances), never read back;
+    /// hand it back with [`Gpu::give_back`].
+    pub(super) fn scratch(&self, bytes: u64, tally: &mut Tally) -> wgpu::Buffer {
+        let (b, reused) = self.pool.take(&self.device, wgpu::BufferUsages::STORAGE, bytes, "distances");
+        if reused {
+            tally.buffers_reused += 1;
+        } else {
+            tally.buffers_created += 1;
+        }
+        b
+    }
+
+    /// Returns a scratch buffer to the pool.
+    pub(super) fn give_back(&self, b: wgpu::Buffer) {
+        self.pool.give(b);
+    }
+
+    /// Runs `kernel` over `groups` = (rows starting at `params.row0`, column tiles) workgroups,
+    /// with resident buffers (bindings 3..), then extra read-only inputs, then outputs of the
+    /// given byte sizes (the bindings after them); returns the outputs' bytes.
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn run(
         &self,
         kernel: Kernel,
         params: &Params,
         space: &Space,
+        resident: &[&wgpu::Buffer],
         inputs: &[&[u8]],
         outputs: &[u64],
-        groups: u32,
+        groups: (u32, u32),
         tally: &mut Tally,
     ) -> Result<Vec<Vec<u8>>, GpuError> {
         let t0 = Instant::now();
@@ -118,14 +137,16 @@ impl Gpu {
             }
             b
         };
-        let outs: Vec<wgpu::Buffer> = outputs.iter().map(|&size| take(wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC, size, "output")).collect();
+        let outs: Vec<wgpu::Buffer> = outputs.iter().map(|&size| take(wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST, size, "output")).collect();
         let staging: Vec<wgpu::Buffer> = outputs.iter().map(|&size| take(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, size, "readback")).collect();
-        let mut entries = vec![
-            wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 1, resource: space.pts.as_entire_binding() },
-            wgpu::BindGroupEntry { binding: 2, resource: space.norms.as_entire_binding() },
-        ];
-        for (b, buf) in ins.iter().chain(outs.iter()).enumerate() {
+        let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
+        if kernel.reads_points() {
+            entries.push(wgpu::BindGroupEntry { binding: 1, resource: space.pts.as_entire_binding() });
+        }
+        if kernel.reads_norms() {
+            entries.push(wgpu::BindGroupEntry { binding: 2, resource: space.norms.as_entire_binding() });
+        }
+        for (b, buf) in resident.iter().copied().chain(ins.iter()).chain(outs.iter()).enumerate() {
             entries.push(wgpu::BindGroupEntry { binding: 3 + b as u32, resource: buf.as_entire_binding() });
         }
         let bind = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
@@ -135,12 +156,16 @@ impl Gpu {
         });
         let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(kernel.name()) });
         let queries = self.timestamps.then(|| self.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("kernel time"), ty: wgpu::QueryType::Timestamp, count: 2 }));
+        // Pooled outputs hold an earlier dispatch's bytes; counters (the witnesses) start at 0.
+        for o in &outs {
+            enc.clear_buffer(o, 0, None);
+        }
         {
             let timestamp_writes = queries.as_ref().map(|q| wgpu::ComputePassTimestampWrites { query_set: q, beginning_of_pass_write_index: Some(0), end_of_pass_write_index: Some(1) });
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.name()), timestamp_writes });
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(groups, 1, 1);
+            pass.dispatch_workgroups(groups.0, groups.1, 1);
         }
         for (o, s) in outs.iter().zip(&staging) {
             enc.copy_buffer_to_buffer(o, 0, s, 0, o.size());

@@ -9,6 +9,8 @@
 pub mod bound;
 pub mod context;
 pub mod dispatch;
+pub mod distances;
+pub mod domain;
 pub mod knn;
 pub mod pair_stats;
 pub mod pass;
@@ -50,4 +52,8 @@ pub enum GpuError {
     Runtime { stage: &'static str, message: String },
     #[error("the data does not fit the adapter's limits: {0}")]
     Limits(String),
+    /// The data or dimension is outside the domain where the f32 bound is proven
+    /// (docs/exactness.md, "The certified domain"); the CPU reference serves it.
+    #[error("outside the GPU's certified domain: {0}")]
+    Domain(String),
 }

@@ -81,7 +81,7 @@ pub async fn fast_pair_sums_async(gpu: &Gpu, high: &Points, low: &Points, tally:
     for row0 in (0..n).step_by(per) {
         let rows = per.min(n - row0);
         params.row0 = row0 as u32;
-        let out = gpu.run(Kernel::PairStats, &params, &space, &[bytemuck::bytes_of(&q), bytemuck::cast_slice(&py.pts)], &[(rows * ROW_VALUES * 4) as u64], rows as u32, tally).await?;
+        let out = gpu.run(Kernel::PairStats, &params, &space, &[], &[bytemuck::bytes_of(&q), bytemuck::cast_slice(&py.pts)], &[(rows * ROW_VALUES * 4) as u64], (rows as u32, 1), tally).await?;
         rows_out.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[0]));
     }
     Ok(merge_rows(&rows_out, n, space.prep.scale))
@@ -118,7 +118,7 @@ pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: 
         for row0 in (0..n).step_by(per) {
             let rows = per.min(n - row0);
             params.row0 = row0 as u32;
-            let o = gpu.run(Kernel::Density, &params, &space, &[bytemuck::bytes_of(&q)], &[(rows * m * 4) as u64], rows as u32, tally).await?;
+            let o = gpu.run(Kernel::Density, &params, &space, &[], &[bytemuck::bytes_of(&q)], &[(rows * m * 4) as u64], (rows as u32, 1), tally).await?;
             raw.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&o[0]));
         }
         for s in 0..m {

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
 use super::knn::{certified_knn, KnnStats};
-use super::prepare::prepare;
+use super::prepare::prepare_checked;
 use super::ranks::{certified_ranks, RankStats};
 use super::GpuError;
 use crate::data::Points;
@@ -28,6 +28,7 @@ impl GpuStats {
         self.knn.rows += s.rows;
         self.knn.candidates += s.candidates;
         self.knn.rows_recomputed += s.rows_recomputed;
+        self.knn.rows_incomplete += s.rows_incomplete;
         self.knn.unresolved += s.unresolved;
         self.knn.rows_per_dispatch = self.knn.rows_per_dispatch.max(s.rows_per_dispatch);
     }
@@ -35,6 +36,7 @@ impl GpuStats {
         self.ranks.queries += s.queries;
         self.ranks.overlaps += s.overlaps;
         self.ranks.rows_recomputed += s.rows_recomputed;
+        self.ranks.rows_incomplete += s.rows_incomplete;
         self.ranks.rows_per_dispatch = self.ranks.rows_per_dispatch.max(s.rows_per_dispatch);
     }
 }
@@ -54,7 +56,7 @@ pub async fn gpu_row_pass_async(gpu: &Gpu, high: &Points, cached_high: Option<&N
     let mut stats = GpuStats::default();
     let mut tally = Tally::default();
     let need_high_space = kc > 0 || (kh > 0 && cached.is_none());
-    let high_space: Option<Space> = if need_high_space { Some(gpu.upload(prepare(high), &mut tally)?) } else { None };
+    let high_space: Option<Space> = if need_high_space { Some(gpu.upload(prepare_checked(high)?, &mut tally)?) } else { None };
     let fresh_high = match (cached, &high_space) {
         (None, Some(space)) if kh > 0 => {
             let (nb, s) = certified_knn(gpu, space, high, kh, numerics, &mut tally).await?;
@@ -70,7 +72,7 @@ pub async fn gpu_row_pass_async(gpu: &Gpu, high: &Points, cached_high: Option<&N
             out_lows.push(ProjectionResources::default());
             continue;
         }
-        let space = gpu.upload(prepare(low), &mut tally)?;
+        let space = gpu.upload(prepare_checked(low)?, &mut tally)?;
         let (knn, s) = certified_knn(gpu, &space, low, kl, numerics, &mut tally).await?;
         stats.add_knn(&s);
         let cross = if kc > 0 {

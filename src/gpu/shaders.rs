@@ -4,6 +4,7 @@
 /// A compute kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kernel {
+    Distances,
     SqDist,
     KnnCandidates,
     RankCounts,
@@ -11,12 +12,28 @@ pub enum Kernel {
     Density,
 }
 
+/// Threads per workgroup of every kernel.
+pub const WG: usize = 64;
+/// `knn_candidates`: per-thread list length (k ≤ 64 · KT_MAX) and the workgroup pool of U values.
+pub const KT_MAX: usize = 8;
+pub const POOL: usize = 1024;
+/// `rank_counts`: most queries per row in workgroup memory.
+pub const KQ_MAX: usize = 128;
+
+/// The constants above as WGSL, in front of every kernel (written once, here).
+fn constants() -> String {
+    format!("const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\n")
+}
+
 const PRELUDE: &str = include_str!("../../shaders/bound.wgsl");
+/// The points binding and an f32 distance, for the uncertified Fast kernels.
+const POINTS: &str = include_str!("../../shaders/points.wgsl");
 
 impl Kernel {
     /// Name for reports.
     pub fn name(self) -> &'static str {
         match self {
+            Kernel::Distances => "distances",
             Kernel::SqDist => "sqdist",
             Kernel::KnnCandidates => "knn_candidates",
             Kernel::RankCounts => "rank_counts",
@@ -24,16 +41,27 @@ impl Kernel {
             Kernel::Density => "density",
         }
     }
-    /// Full WGSL source: prelude + kernel.
+    /// The kernel reads the prepared points (binding 1); the certified kernels after
+    /// `distances` read only its output.
+    pub fn reads_points(self) -> bool {
+        matches!(self, Kernel::Distances | Kernel::PairStats | Kernel::Density)
+    }
+    /// The kernel reads the row norms (binding 2).
+    pub fn reads_norms(self) -> bool {
+        self != Kernel::Distances
+    }
+    /// Full WGSL source: prelude (+ points for the Fast kernels) + kernel.
     pub fn source(self) -> String {
         let body = match self {
+            Kernel::Distances => include_str!("../../shaders/distances.wgsl"),
             Kernel::SqDist => include_str!("../../shaders/sqdist.wgsl"),
             Kernel::KnnCandidates => include_str!("../../shaders/knn_candidates.wgsl"),
             Kernel::RankCounts => include_str!("../../shaders/rank_counts.wgsl"),
             Kernel::PairStats => include_str!("../../shaders/pair_stats.wgsl"),
             Kernel::Density => include_str!("../../shaders/density.wgsl"),
         };
-        format!("{PRELUDE}\n{body}")
+        let points = if matches!(self, Kernel::PairStats | Kernel::Density) { POINTS } else { "" };
+        format!("{}{PRELUDE}\n{points}\n{body}", constants())
     }
 }
 
@@ -44,7 +72,7 @@ mod tests {
     /// Every kernel parses and validates with naga (what wgpu does before compiling).
     #[test]
     fn kernels_validate() {
-        for k in [Kernel::SqDist, Kernel::KnnCandidates, Kernel::RankCounts, Kernel::PairStats, Kernel::Density] {
+        for k in [Kernel::Distances, Kernel::SqDist, Kernel::KnnCandidates, Kernel::RankCounts, Kernel::PairStats, Kernel::Density] {
             let module = naga::front::wgsl::parse_str(&k.source()).unwrap_or_else(|e| panic!("{}: {}", k.name(), e.emit_to_string(&k.source())));
             naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
                 .validate(&module)

@@ -1,10 +1,10 @@
 //! Host side of `sqdist.wgsl`: f32 squared distances and their bounds for a block of rows.
 
-use super::bound::Params;
 use super::context::Gpu;
 use super::dispatch::Tally;
-use super::prepare::{prepare, Prepared};
-use super::shaders::Kernel;
+use super::distances::{certified_params, distances_block, max_block_rows};
+use super::prepare::{prepare_checked, Prepared};
+use super::shaders::{Kernel, WG};
 use super::GpuError;
 use crate::data::Points;
 
@@ -17,15 +17,21 @@ pub async fn bounded_sqdist_async(gpu: &Gpu, points: &Points, rows: std::ops::Ra
 /// [`bounded_sqdist_async`], adding its transfers and device time to `tally`.
 pub async fn bounded_sqdist_tally_async(gpu: &Gpu, points: &Points, rows: std::ops::Range<usize>, tally: &mut Tally) -> Result<(Prepared, Vec<f32>, Vec<f32>), GpuError> {
     let n = points.n();
-    let space = gpu.upload(prepare(points), tally)?;
-    let mut params = Params::new(n, points.dim());
-    let per = (gpu.max_rows() as usize).min((gpu.max_output_bytes() / (n as u64 * 4)).max(1) as usize);
+    let space = gpu.upload(prepare_checked(points)?, tally)?;
+    let mut params = certified_params(gpu, n, points.dim())?;
+    let per = (gpu.max_rows() as usize).min(max_block_rows(gpu, n));
     let (mut s, mut e) = (Vec::with_capacity(rows.len() * n), Vec::with_capacity(rows.len() * n));
     for row0 in rows.clone().step_by(per) {
         let count = per.min(rows.end - row0);
         params.row0 = row0 as u32;
+        let block = distances_block(gpu, &space, &params, row0, count, tally).await?;
         let bytes = (count * n * 4) as u64;
-        let out = gpu.run(Kernel::SqDist, &params, &space, &[], &[bytes, bytes], count as u32, tally).await?;
+        let out = gpu.run(Kernel::SqDist, &params, &space, &[&block.buf], &[], &[bytes, bytes], (count as u32, n.div_ceil(WG) as u32), tally).await;
+        gpu.give_back(block.buf);
+        let out = out?;
+        if let Some(r) = block.short.iter().position(|&b| b) {
+            return Err(GpuError::Runtime { stage: "completeness witness", message: format!("the device did not finish row {}", row0 + r) });
+        }
         s.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[0]));
         e.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[1]));
     }

@@ -6,9 +6,7 @@
 use super::bound::Params;
 use super::prepare::Prepared;
 
-const WG: usize = 64;
-const KT_MAX: usize = 8;
-const POOL: usize = 1024;
+use super::shaders::{KT_MAX, POOL, WG};
 
 /// `sqdist` in bound.wgsl: coordinate order, one rounding per operation.
 pub fn sqdist(prep: &Prepared, i: usize, j: usize) -> f32 {
@@ -69,7 +67,7 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize) -> (u32, Vec<(u32, 
     }
     let cands: Vec<(u32, f32)> = (0..n).filter(|&j| j != i).filter_map(|j| {
         let (s, _, lo) = up(j);
-        (lo <= tau).then_some((j as u32, s))
+        (!(lo > tau)).then_some((j as u32, s))
     }).collect();
     let count = cands.len() as u32;
     (count, cands.into_iter().take(p.cap as usize).collect())
@@ -100,7 +98,7 @@ pub fn rank_counts(p: &Params, prep: &Prepared, i: usize, queries: &[u32]) -> Ra
         for (slot, (&j, &(sq, lq, uq))) in queries.iter().zip(&q).enumerate() {
             if hi < lq {
                 row.certain[slot] += 1;
-            } else if lo <= uq && l as u32 != j {
+            } else if !(lo > uq) && l as u32 != j {
                 if (row.count as usize) < p.cap as usize {
                     row.overlaps.push((slot as u32, l as u32));
                 }

@@ -59,6 +59,8 @@ pub fn corpus() -> Vec<(String, Points, Points)> {
 /// Brute force: the full distance matrix, each row fully sorted by (d, j).
 pub struct Oracle {
     pub n: usize,
+    /// The reference's squared distances s(i, j), and d = √s.
+    pub sq: Vec<f64>,
     pub dist: Vec<f64>,
     /// order[i] = all j != i sorted by (d(i,j), j).
     pub order: Vec<Vec<u32>>,
@@ -70,6 +72,7 @@ impl Oracle {
     pub fn new(p: &Points) -> Self {
         let n = p.n();
         let mut dist = vec![0.0; n * n];
+        let mut sq = vec![0.0; n * n];
         for i in 0..n {
             for j in 0..n {
                 let mut s = 0.0f64;
@@ -77,6 +80,7 @@ impl Oracle {
                     let t = p.row(i)[c] - p.row(j)[c];
                     s += t * t;
                 }
+                sq[i * n + j] = s;
                 dist[i * n + j] = s.sqrt();
             }
         }
@@ -90,10 +94,13 @@ impl Oracle {
             }
             order.push(o);
         }
-        Oracle { n, dist, order, rank }
+        Oracle { n, sq, dist, order, rank }
     }
     pub fn knn(&self, i: usize, k: usize) -> &[u32] {
         &self.order[i][..k]
+    }
+    pub fn s(&self, i: usize, j: usize) -> f64 {
+        self.sq[i * self.n + j]
     }
     pub fn d(&self, i: usize, j: usize) -> f64 {
         self.dist[i * self.n + j]

@@ -1,0 +1,72 @@
+//! Host side of `distances.wgsl`: a row block's f32 squared distances to every point, computed
+//! in coordinate chunks into a device-resident buffer that the certified kernels then read.
+//! Each chunk's completeness witness (coordinate trips per row) is checked here.
+
+use super::bound::{Params, DIM_CHUNK};
+use super::context::Gpu;
+use super::dispatch::{Space, Tally};
+use super::shaders::{Kernel, WG};
+use super::GpuError;
+
+
+/// Coordinates per dispatch: at most [`DIM_CHUNK`] (or the test override), and few enough that
+/// a row's witness total n·chunk fits a u32.
+pub fn dim_chunk(gpu: &Gpu, n: usize) -> usize {
+    let want = gpu.request.dim_chunk.map_or(DIM_CHUNK, |c| c as usize);
+    want.min((1usize << 31) / n.max(1)).max(1)
+}
+
+/// The bound's constants for a certified kernel on n points in `dim` dimensions, after the
+/// domain checks of [`Params::checked`] (and the test-only poison of `GpuRequest::poison_bound`).
+pub fn certified_params(gpu: &Gpu, n: usize, dim: usize) -> Result<Params, GpuError> {
+    let mut p = Params::checked(n, dim)?;
+    if gpu.request.poison_bound {
+        p.abs_e = f32::NAN;
+    }
+    Ok(p)
+}
+
+/// Largest row block whose distances buffer (rows × n f32) fits one output buffer.
+pub fn max_block_rows(gpu: &Gpu, n: usize) -> usize {
+    (gpu.max_output_bytes() / (n.max(1) as u64 * 4)).max(1) as usize
+}
+
+/// A block's distances, resident on the device, and the rows whose witness came back short.
+pub struct Block {
+    pub buf: wgpu::Buffer,
+    /// `short[r]`: the device did not process every coordinate of row `row0 + r`.
+    pub short: Vec<bool>,
+}
+
+/// s̃(row0 + r, j) for r < rows and every j, at `buf[r·n + j]` (the same sequential sum as one
+/// loop over all D: each chunk continues the previous chunk's partial sums).
+pub async fn distances_block(gpu: &Gpu, space: &Space, params: &Params, row0: usize, rows: usize, tally: &mut Tally) -> Result<Block, GpuError> {
+    let (n, dim) = (space.prep.n, space.prep.dim);
+    let buf = gpu.scratch((rows * n * 4) as u64, tally);
+    let chunk = dim_chunk(gpu, n);
+    let mut short = vec![false; rows];
+    let mut p = *params;
+    p.row0 = row0 as u32;
+    let tiles = n.div_ceil(WG) as u32;
+    let mut lo = 0;
+    loop {
+        let hi = (lo + chunk).min(dim);
+        (p.lo, p.hi) = (lo as u32, hi as u32);
+        let out = match gpu.run(Kernel::Distances, &p, space, &[&buf], &[], &[(rows * 4) as u64], (rows as u32, tiles), tally).await {
+            Ok(out) => out,
+            Err(e) => {
+                gpu.give_back(buf);
+                return Err(e);
+            }
+        };
+        let trips: &[u32] = bytemuck::cast_slice(&out[0]);
+        let want = (n * (hi - lo)) as u64;
+        for (s, &t) in short.iter_mut().zip(trips) {
+            *s |= u64::from(t) != want;
+        }
+        lo = hi;
+        if lo >= dim {
+            return Ok(Block { buf, short });
+        }
+    }
+}

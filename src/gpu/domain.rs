@@ -1,0 +1,49 @@
+//! The certified domain (docs/exactness.md, "The certified domain"): the data for which the
+//! f32 bound is proven. Checked on the host before anything is uploaded; a space outside it is
+//! served by the CPU reference, and the run report says why.
+
+use super::prepare::Prepared;
+use super::GpuError;
+use crate::data::Points;
+
+/// Smallest magnitude of a nonzero coordinate: 2^-458 (about 1.3e-138). Every value at least
+/// this large is a multiple of 2^-510, so every nonzero difference of two coordinates (or of a
+/// coordinate and 0) is at least 2^-510 and its square at least 2^-1020: the reference's f64
+/// squares and sums are normal numbers, and its rounding error is relative (Step 5).
+pub const MIN_ABS: f64 = 1.343_575_221_513_417_8e-138; // 2^-458
+
+/// Checks that every coordinate is 0 or at least [`MIN_ABS`] in magnitude.
+pub fn check_points(points: &Points) -> Result<(), GpuError> {
+    for i in 0..points.n() {
+        if let Some((c, v)) = points.row(i).iter().enumerate().find(|(_, v)| **v != 0.0 && v.abs() < MIN_ABS) {
+            return Err(GpuError::Domain(format!(
+                "coordinate {v:e} (row {i}, column {c}) is nonzero but below 2^-458 in magnitude, so the f64 reference's squared differences may underflow"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Checks the prepared space: a finite power-of-two scale, finite f32 coordinates and norms.
+pub fn check_prepared(prep: &Prepared) -> Result<(), GpuError> {
+    if !(prep.scale.is_finite() && prep.scale > 0.0) {
+        return Err(GpuError::Domain(format!("the power-of-two scale of the data is not finite ({:e})", prep.scale)));
+    }
+    if prep.pts.iter().chain(&prep.norms).any(|v| !v.is_finite()) {
+        return Err(GpuError::Domain("a scaled coordinate or row norm is not finite".into()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_abs_is_two_to_the_minus_458() {
+        assert_eq!(MIN_ABS, 2f64.powi(-458));
+        // The smallest nonzero difference of values ≥ 2^-458: one ulp at 2^-458, 2^-510.
+        assert_eq!(MIN_ABS.next_up() - MIN_ABS, 2f64.powi(-510));
+        assert!((2f64.powi(-510) * 2f64.powi(-510)).is_normal());
+    }
+}
