@@ -52,6 +52,12 @@ pub enum Error {
     Option(String),
     #[error("GPU backend unavailable: {0}")]
     Gpu(#[from] crate::gpu::GpuError),
+    // Hostile parameters and numerics (issue 11): memory sized by a parameter, scores that
+    // are not finite numbers.
+    #[error("{id}: parameter {param}={value} needs {bytes} bytes for {what}, above the memory budget of {budget} bytes (lower {param}, or raise --memory-budget)")]
+    ParamMemory { id: String, param: String, value: String, what: String, bytes: u64, budget: u64 },
+    #[error("{id}{}: {key} is not a finite number ({value}); no score is reported", on(projection))]
+    NonFiniteScore { id: String, projection: Option<String>, key: String, value: f64 },
 }
 
 /// What is wrong with an input file.
@@ -85,6 +91,7 @@ impl Error {
     pub fn on_projection(self, name: &str) -> Error {
         match self {
             Error::Undefined { id, projection: None, reason } => Error::Undefined { id, projection: Some(name.into()), reason },
+            Error::NonFiniteScore { id, projection: None, key, value } => Error::NonFiniteScore { id, projection: Some(name.into()), key, value },
             other => other,
         }
     }

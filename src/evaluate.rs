@@ -21,7 +21,8 @@ use crate::resources::{build_pairwise, plan_order, Budgets, PairwiseCache};
 /// How an evaluation runs.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Worker threads; `None` uses Rayon's global pool (all cores).
+    /// Worker threads; `None` or `Some(0)` uses Rayon's global pool (all cores, as ripgrep's
+    /// `--threads 0`); at most [`MAX_THREADS`].
     pub threads: Option<usize>,
     /// Rows per task in the row pass. Results do not depend on it.
     pub block_rows: usize,
@@ -62,6 +63,18 @@ impl Default for Options {
             cancel: None,
         }
     }
+}
+
+/// The most worker threads a run may ask for: more cannot make a run faster and can exceed
+/// the process's thread limit.
+pub const MAX_THREADS: usize = 1024;
+
+/// Checks a thread count: 0 means all cores; above [`MAX_THREADS`] is an error.
+pub fn check_threads(threads: usize) -> Result<()> {
+    if threads > MAX_THREADS {
+        return Err(Error::Option(format!("--threads {threads} is above the limit of {MAX_THREADS} (0 or no --threads: all cores)")));
+    }
+    Ok(())
 }
 
 /// The specs evaluated when none are given: tnc, mrre, lcmc, and nh when labels exist.
@@ -171,10 +184,11 @@ impl Evaluator {
     pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
         let run = || crate::gpu::block_on(self.run(lows, labels, specs));
         match self.opts.threads {
-            None => run(),
+            None | Some(0) => run(),
             Some(t) => {
+                check_threads(t)?;
                 let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(t.max(1))
+                    .num_threads(t)
                     .build()
                     .map_err(|e| Error::Option(format!("cannot start {t} threads: {e}")))?;
                 pool.install(run)
@@ -186,6 +200,11 @@ impl Evaluator {
     /// awaited); `threads` does not apply.
     pub async fn measure_many_async(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
         self.run(lows, labels, specs).await
+    }
+
+    fn budgets(&self) -> Budgets {
+        let o = &self.opts;
+        Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
 
     fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
@@ -202,8 +221,10 @@ impl Evaluator {
             l.check_len(n)?;
         }
         let resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
+        let budget = self.budgets().memory_bytes();
         for r in &resolved {
             r.check_k(n)?;
+            r.check_memory(n, lows.len(), budget)?;
             if r.def.min_classes > 0 {
                 let l = labels.ok_or_else(|| Error::LabelsRequired { id: r.def.id.into() })?;
                 if l.classes() < r.def.min_classes {
@@ -221,7 +242,7 @@ impl Evaluator {
 
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
         let o = &self.opts;
-        let budgets = Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() };
+        let budgets = self.budgets();
         let ctl = Control { progress: o.progress.clone(), cancel: o.cancel.clone() };
         let order_plan = plan_order(self.high.n(), &needs, &budgets)?;
         let any_pairwise = needs.any_pairwise();
@@ -269,7 +290,7 @@ impl Evaluator {
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
-                let out = (r.def.compute)(&ctx, r).map_err(|e| e.on_projection(low.name()))?;
+                let out = (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
                 let values = r.def.keys.iter().map(|k| k.to_string()).zip(out.values).collect();
                 let local = (self.opts.local && !r.def.local_keys.is_empty())
                     .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());
@@ -300,8 +321,13 @@ impl Evaluator {
         if k < 1 || k >= n {
             return Err(Error::KOutOfRange { id: "knn".into(), k: k as i64, n, rule: "1 <= k < n" });
         }
-        let t0 = Instant::now();
         let needs = Needs { knn_high: k, ..Needs::default() };
+        let (bytes, budget) = (needs.list_bytes(n, 0), self.budgets().memory_bytes());
+        if bytes > budget {
+            let what = format!("the neighbour lists of {n} points");
+            return Err(Error::ParamMemory { id: "knn".into(), param: "k".into(), value: k.to_string(), what, bytes, budget });
+        }
+        let t0 = Instant::now();
         let (pass, served) = self.build(None, &[], needs.clone()).await?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
         *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
@@ -353,4 +379,22 @@ impl Evaluator {
             timings,
         }
     }
+}
+
+/// The one check where scores are produced: every value and local value of every measure is
+/// a finite number, or the run fails with [`Error::NonFiniteScore`] naming the key (never a
+/// NaN in a table, a JSON `null` or a local value).
+fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures::Output> {
+    let bad = |key: &str, value: f64| Error::NonFiniteScore { id: r.def.id.into(), projection: None, key: key.into(), value };
+    for (key, &v) in r.def.keys.iter().zip(&out.values) {
+        if !v.is_finite() {
+            return Err(bad(key, v));
+        }
+    }
+    for (key, values) in r.def.local_keys.iter().zip(&out.local) {
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(bad(&format!("{key}[{i}]"), v));
+        }
+    }
+    Ok(out)
 }

@@ -162,7 +162,7 @@ pub fn measures() -> String {
                 .iter()
                 .map(|p| {
                     let (kind, choices): (&str, &[&str]) = match p.kind {
-                        ParamKind::Int => ("int", &[]),
+                        ParamKind::Int | ParamKind::Count | ParamKind::Seed => ("int", &[]),
                         ParamKind::Float | ParamKind::PositiveFloat => ("float", &[]),
                         ParamKind::Choice(c) => ("choice", c),
                     };

@@ -174,10 +174,13 @@ pub fn build_pairwise(
         if let Some((v, w)) = records {
             prepared = Some((v, w.finish(pass.record_starts), hx, pass.lows[0].0));
         }
-        for (o, (lx, sums)) in out.iter_mut().zip(pass.lows) {
+        for ((o, (lx, sums)), low) in out.iter_mut().zip(pass.lows).zip(lows) {
             o.high = Some(hx);
             o.low = Some(lx);
-            o.sums = sums;
+            o.sums = match sums {
+                Some(s) => Some(rescaled_sums(high, low, lx, s, block_rows, ctl)?),
+                None => None,
+            };
         }
         if !sigmas.is_empty() {
             let high_dens = match pass.high_densities {
@@ -217,6 +220,41 @@ pub fn build_pairwise(
         }
     }
     Ok((out, report))
+}
+
+/// Largest pair distance of a projection, as a power of two, that keeps its statistics in
+/// range: within [2^-SAFE_EXP, 2^SAFE_EXP], squares of sums of squares of 10^12 pairs stay
+/// normal f64 numbers (2^(4·200) · 10^24 < 1.8e308, and likewise below).
+const SAFE_EXP: i32 = 200;
+
+/// The pair sums `s` of `low`, or, when the projection's largest distance lies outside
+/// [2^-SAFE_EXP, 2^SAFE_EXP] (e.g. a projection scaled by 1e100 or 1e-160), the sums of `low`
+/// multiplied by the power of two that brings that distance into [1, 2). A power of two scales
+/// coordinates exactly, so the scale-free statistics (scale-normalised stress, Pearson's r)
+/// are those of the projection as given, without the overflow or underflow of products of its
+/// sums; ordinary projections keep their sums bit for bit (nothing is recomputed). Σ(d^X − d^Y)²
+/// stays the first pass's, in original units (stress is not scale-free).
+pub(super) fn rescaled_sums(high: &Points, low: &Points, lx: Extent, s: PairSums, block_rows: usize, ctl: &Control) -> Result<PairSums> {
+    if !lx.max.is_finite() || lx.max <= 0.0 {
+        return Ok(s);
+    }
+    let e = lx.max.log2().floor() as i32;
+    let factor = 2f64.powi(-e);
+    if (-SAFE_EXP..=SAFE_EXP).contains(&e) || !factor.is_finite() {
+        return Ok(s);
+    }
+    let rows: Vec<f64> = low.as_slice().iter().map(|&v| v * factor).collect();
+    // Coordinates far from their spread can leave the accepted range when rescaled: then the
+    // sums stay as they are (a non-finite score is still caught where scores are produced).
+    let Ok(scaled) = Points::from_vec(low.name(), low.n(), low.dim(), rows) else {
+        return Ok(s);
+    };
+    let job = PairJob { high_extent: false, sums: true, records: None, densities: None };
+    let pass = pair_pass(high, &[&scaled], job, block_rows, ctl)?;
+    let mut t = pass.lows.into_iter().next().and_then(|(_, t)| t).expect("sums were asked for");
+    t.sum_sq_diff = s.sum_sq_diff;
+    t.y_scale_exp = -e;
+    Ok(t)
 }
 
 /// The σs whose original-space densities are not cached yet.
