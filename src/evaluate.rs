@@ -35,7 +35,8 @@ pub struct Options {
     /// Adapter choice and block limits for the GPU.
     pub gpu: GpuRequest,
     /// Bytes the pair order may hold in memory (srho, nm_stress); beyond it, an external sort.
-    /// `None`: half the physical memory.
+    /// Also the most that a parameter may size (k's neighbour lists, cadi's triplets), checked
+    /// before any work ([`Error::ParamMemory`]). `None`: half the physical memory.
     pub memory_budget: Option<u64>,
     /// Bytes of temporary files the external sort may write; `None`: unlimited.
     pub temp_budget: Option<u64>,

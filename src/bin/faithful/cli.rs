@@ -53,7 +53,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             eprintln!("faithful: error: {e}");
             // 3: the GPU was asked for and cannot serve; 2: bad input.
-            // 130: interrupted (Ctrl-C), as shells report SIGINT.
+            // 130: interrupted (Ctrl-C, SIGTERM or SIGHUP), as shells report SIGINT.
             ExitCode::from(match e {
                 faithful::Error::Gpu(_) => 3,
                 faithful::Error::Interrupted => 130,
