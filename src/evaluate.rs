@@ -399,3 +399,21 @@ fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures:
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measures::Output;
+
+    #[test]
+    fn non_finite_values_and_local_values_are_typed_errors() {
+        let r = Resolved::new(&Spec::new("tnc")).unwrap();
+        let ok = Output { values: vec![0.5, 0.25], local: vec![vec![1.0], vec![0.0]] };
+        assert_eq!(finite(&r, ok.clone()).unwrap(), ok);
+        let err = finite(&r, Output { values: vec![0.5, f64::NAN], local: vec![] }).unwrap_err().on_projection("p");
+        assert!(matches!(&err, Error::NonFiniteScore { id, key, projection: Some(p), .. } if id == "tnc" && key == "continuity" && p == "p"), "{err:?}");
+        assert_eq!(err.to_string(), "tnc on p: continuity is not a finite number (NaN); no score is reported");
+        let err = finite(&r, Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]] }).unwrap_err();
+        assert!(matches!(&err, Error::NonFiniteScore { key, value, .. } if key == "local_trustworthiness[1]" && *value == f64::INFINITY), "{err:?}");
+    }
+}
