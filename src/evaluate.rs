@@ -136,7 +136,8 @@ impl Evaluator {
             let pass = row_pass(&self.high, cached, lows, needs.clone(), self.opts.block_rows);
             (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None, pairwise_gpu: false })
         };
-        match backend::select(self.opts.backend, self.high.n(), || self.gpu()).await? {
+        let gpu_work = needs.gpu_work(self.opts.numerics == Numerics::Fast);
+        match backend::select(self.opts.backend, self.high.n(), gpu_work, || self.gpu()).await? {
             Selected::Cpu { reason } => {
                 let reason = match (reason, self.opts.numerics) {
                     (r, Numerics::Fast) => Some(r.map_or(String::new(), |r| r + "; ") + "the CPU reference is always exact (Fast applies to GPU work)"),
