@@ -223,10 +223,8 @@ impl Evaluator {
             l.check_len(n)?;
         }
         let resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
-        let budget = self.budgets().memory_bytes();
         for r in &resolved {
             r.check_k(n)?;
-            r.check_memory(n, lows.len(), budget)?;
             if r.def.min_classes > 0 {
                 let l = labels.ok_or_else(|| Error::LabelsRequired { id: r.def.id.into() })?;
                 if l.classes() < r.def.min_classes {
@@ -247,6 +245,10 @@ impl Evaluator {
         let budgets = self.budgets();
         let ctl = Control { progress: o.progress.clone(), cancel: o.cancel.clone() };
         let order_plan = plan_order(self.high.n(), &needs, &budgets)?;
+        // Then what parameters size (k, n_triplets), also before any work.
+        for r in &resolved {
+            r.check_memory(self.high.n(), lows.len(), budgets.memory_bytes())?;
+        }
         let any_pairwise = needs.any_pairwise();
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));

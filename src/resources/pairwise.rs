@@ -35,8 +35,16 @@ impl Budgets {
     }
 }
 
-/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read.
+/// The browser's memory budget: a wasm32 module addresses at most 4 GiB, and its input, kNN
+/// lists and scratch share them with the pair order.
+pub const WASM_MEMORY_BUDGET: u64 = 1 << 30;
+
+/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read; in a
+/// browser (wasm32), [`WASM_MEMORY_BUDGET`].
 pub fn default_memory_budget() -> u64 {
+    if cfg!(target_arch = "wasm32") {
+        return WASM_MEMORY_BUDGET;
+    }
     let total_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
         s.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok())
     });
@@ -64,6 +72,12 @@ pub fn plan_order(n: usize, needs: &Needs, budgets: &Budgets) -> Result<Option<O
     let bytes = in_memory_bytes(pairs);
     if bytes <= memory {
         return Ok(Some(OrderPlan::InMemory { bytes }));
+    }
+    if cfg!(target_arch = "wasm32") {
+        // A browser has no file system for the external sort's workspace.
+        return Err(crate::Error::Budget(format!(
+            "the pair order of {n} points ({pairs} pairs) needs {bytes} bytes in memory, above the browser's limit of {memory} bytes; a browser has no file system for an external sort (use the command line for this size)"
+        )));
     }
     ExternalPlan::new(pairs, needs.pair_ranks, needs.pair_isotonic, memory, budgets.temp).map(|p| Some(OrderPlan::External(p)))
 }
