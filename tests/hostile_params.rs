@@ -77,6 +77,11 @@ fn k_sizes_neighbour_lists_within_the_memory_budget() {
     // n = 60, k = 29: 60·29·(12 + 12 + 24) bytes of lists and cross ranks = 83520.
     expect_error(&c, &["--spec", "tnc:k=29", "--memory-budget", "64K"], &["tnc", "k=29", "83520 bytes", "65536"]);
     expect_ok(&c, &["--spec", "tnc:k=29", "--memory-budget", "128K"]);
+    // `faithful knn` too: 60·29·12 bytes = 20880.
+    let (code, _, stderr, _) = run(&["knn".into(), "--data".into(), c.high.clone().into(), "--k".into(), "29".into(), "--memory-budget".into(), "16K".into()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("knn: parameter k=29 needs 20880 bytes"), "{stderr}");
     // In the library, the same typed error.
     let high = points("high", 60, 3, |i, c| ((i * 7 + c * 3) % 11) as f64);
     let low = points("low", 60, 2, |i, c| ((i * 5 + c) % 13) as f64);
