@@ -58,6 +58,12 @@ pub enum Error {
     // closed or full standard output) is a write failure, not a read error and not a panic.
     #[error("cannot write {}: {source}", escaped(target))]
     Write { target: String, source: std::io::Error },
+    // Hostile parameters and numerics (issue 11): memory sized by a parameter, scores that
+    // are not finite numbers.
+    #[error("{id}: parameter {param}={value} needs {bytes} bytes for {what}, above the memory budget of {budget} bytes (lower {param}, or raise --memory-budget)")]
+    ParamMemory { id: String, param: String, value: String, what: String, bytes: u64, budget: u64 },
+    #[error("{id}{}: {key} is not a finite number ({value}); no score is reported", on(projection))]
+    NonFiniteScore { id: String, projection: Option<String>, key: String, value: f64 },
 }
 
 /// What is wrong with an input file.
@@ -99,6 +105,7 @@ impl Error {
     pub fn on_projection(self, name: &str) -> Error {
         match self {
             Error::Undefined { id, projection: None, reason } => Error::Undefined { id, projection: Some(name.into()), reason },
+            Error::NonFiniteScore { id, projection: None, key, value } => Error::NonFiniteScore { id, projection: Some(name.into()), key, value },
             other => other,
         }
     }

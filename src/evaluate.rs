@@ -21,7 +21,8 @@ use crate::resources::{build_pairwise, plan_order, Budgets, PairwiseCache};
 /// How an evaluation runs.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Worker threads; `None` uses Rayon's global pool (all cores).
+    /// Worker threads; `None` or `Some(0)` uses Rayon's global pool (all cores, as ripgrep's
+    /// `--threads 0`); at most [`MAX_THREADS`].
     pub threads: Option<usize>,
     /// Rows per task in the row pass. Results do not depend on it.
     pub block_rows: usize,
@@ -34,7 +35,8 @@ pub struct Options {
     /// Adapter choice and block limits for the GPU.
     pub gpu: GpuRequest,
     /// Bytes the pair order may hold in memory (srho, nm_stress); beyond it, an external sort.
-    /// `None`: half the physical memory.
+    /// Also the most that a parameter may size (k's neighbour lists, cadi's triplets), checked
+    /// before any work ([`Error::ParamMemory`]). `None`: half the physical memory.
     pub memory_budget: Option<u64>,
     /// Bytes of temporary files the external sort may write; `None`: unlimited.
     pub temp_budget: Option<u64>,
@@ -62,6 +64,18 @@ impl Default for Options {
             cancel: None,
         }
     }
+}
+
+/// The most worker threads a run may ask for: more cannot make a run faster and can exceed
+/// the process's thread limit.
+pub const MAX_THREADS: usize = 1024;
+
+/// Checks a thread count: 0 means all cores; above [`MAX_THREADS`] is an error.
+pub fn check_threads(threads: usize) -> Result<()> {
+    if threads > MAX_THREADS {
+        return Err(Error::Option(format!("--threads {threads} is above the limit of {MAX_THREADS} (0 or no --threads: all cores)")));
+    }
+    Ok(())
 }
 
 /// The specs evaluated when none are given: tnc, mrre, lcmc, and nh when labels exist.
@@ -122,7 +136,8 @@ impl Evaluator {
             let pass = row_pass(&self.high, cached, lows, needs.clone(), self.opts.block_rows);
             (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None, pairwise_gpu: false })
         };
-        match backend::select(self.opts.backend, self.high.n(), || self.gpu()).await? {
+        let gpu_work = needs.gpu_work(self.opts.numerics == Numerics::Fast);
+        match backend::select(self.opts.backend, self.high.n(), gpu_work, || self.gpu()).await? {
             Selected::Cpu { reason } => {
                 let reason = match (reason, self.opts.numerics) {
                     (r, Numerics::Fast) => Some(r.map_or(String::new(), |r| r + "; ") + "the CPU reference is always exact (Fast applies to GPU work)"),
@@ -179,10 +194,11 @@ impl Evaluator {
     pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
         let run = || crate::gpu::block_on(self.run(lows, labels, specs));
         match self.opts.threads {
-            None => run(),
+            None | Some(0) => run(),
             Some(t) => {
+                check_threads(t)?;
                 let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(t.max(1))
+                    .num_threads(t)
                     .build()
                     .map_err(|e| Error::Option(format!("cannot start {t} threads: {e}")))?;
                 pool.install(run)
@@ -194,6 +210,11 @@ impl Evaluator {
     /// awaited); `threads` does not apply.
     pub async fn measure_many_async(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
         self.run(lows, labels, specs).await
+    }
+
+    fn budgets(&self) -> Budgets {
+        let o = &self.opts;
+        Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
 
     fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
@@ -229,9 +250,13 @@ impl Evaluator {
 
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
         let o = &self.opts;
-        let budgets = Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() };
+        let budgets = self.budgets();
         let ctl = Control { progress: o.progress.clone(), cancel: o.cancel.clone() };
         let order_plan = plan_order(self.high.n(), &needs, &budgets)?;
+        // Then what parameters size (k, n_triplets), also before any work.
+        for r in &resolved {
+            r.check_memory(self.high.n(), lows.len(), budgets.memory_bytes())?;
+        }
         let any_pairwise = needs.any_pairwise();
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
@@ -277,7 +302,7 @@ impl Evaluator {
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
-                let out = (r.def.compute)(&ctx, r).map_err(|e| e.on_projection(low.name()))?;
+                let out = (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
                 let values = r.def.keys.iter().map(|k| k.to_string()).zip(out.values).collect();
                 let local = (self.opts.local && !r.def.local_keys.is_empty())
                     .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());
@@ -308,8 +333,13 @@ impl Evaluator {
         if k < 1 || k >= n {
             return Err(Error::KOutOfRange { id: "knn".into(), k: k as i64, n, rule: "1 <= k < n" });
         }
-        let t0 = Instant::now();
         let needs = Needs { knn_high: k, ..Needs::default() };
+        let (bytes, budget) = (needs.list_bytes(n, 0), self.budgets().memory_bytes());
+        if bytes > budget {
+            let what = format!("the neighbour lists of {n} points");
+            return Err(Error::ParamMemory { id: "knn".into(), param: "k".into(), value: k.to_string(), what, bytes, budget });
+        }
+        let t0 = Instant::now();
         let (pass, served) = self.build(None, &[], needs.clone()).await?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
         *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
@@ -360,5 +390,41 @@ impl Evaluator {
             work,
             timings,
         }
+    }
+}
+
+/// The one check where scores are produced: every value and local value of every measure is
+/// a finite number, or the run fails with [`Error::NonFiniteScore`] naming the key (never a
+/// NaN in a table, a JSON `null` or a local value).
+fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures::Output> {
+    let bad = |key: &str, value: f64| Error::NonFiniteScore { id: r.def.id.into(), projection: None, key: key.into(), value };
+    for (key, &v) in r.def.keys.iter().zip(&out.values) {
+        if !v.is_finite() {
+            return Err(bad(key, v));
+        }
+    }
+    for (key, values) in r.def.local_keys.iter().zip(&out.local) {
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(bad(&format!("{key}[{i}]"), v));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measures::Output;
+
+    #[test]
+    fn non_finite_values_and_local_values_are_typed_errors() {
+        let r = Resolved::new(&Spec::new("tnc")).unwrap();
+        let ok = Output { values: vec![0.5, 0.25], local: vec![vec![1.0], vec![0.0]] };
+        assert_eq!(finite(&r, ok.clone()).unwrap(), ok);
+        let err = finite(&r, Output { values: vec![0.5, f64::NAN], local: vec![] }).unwrap_err().on_projection("p");
+        assert!(matches!(&err, Error::NonFiniteScore { id, key, projection: Some(p), .. } if id == "tnc" && key == "continuity" && p == "p"), "{err:?}");
+        assert_eq!(err.to_string(), "tnc on p: continuity is not a finite number (NaN); no score is reported");
+        let err = finite(&r, Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]] }).unwrap_err();
+        assert!(matches!(&err, Error::NonFiniteScore { key, value, .. } if key == "local_trustworthiness[1]" && *value == f64::INFINITY), "{err:?}");
     }
 }

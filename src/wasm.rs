@@ -52,12 +52,23 @@ fn numbers(v: &JsValue, what: &str) -> Result<Vec<f64>, JsValue> {
     }
 }
 
+/// Largest integer a JavaScript number holds exactly (`Number.MAX_SAFE_INTEGER`).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
 fn matrix(v: &JsValue, default_name: &str) -> Result<Points, JsValue> {
     let name = get(v, "name")?.as_string().unwrap_or_else(|| default_name.to_string());
-    let dim = |key: &str| get(v, key).ok().and_then(|x| x.as_f64()).filter(|x| *x >= 0.0 && x.fract() == 0.0).map(|x| x as usize);
-    let (rows, cols) = (dim("rows").ok_or_else(|| fail(format!("{name}: rows missing")))?, dim("cols").ok_or_else(|| fail(format!("{name}: cols missing")))?);
+    let dim = |key: &str| -> Result<usize, JsValue> {
+        let x = get(v, key)?.as_f64().ok_or_else(|| fail(format!("{name}: {key} missing")))?;
+        if !(x >= 0.0 && x.fract() == 0.0 && x <= usize::MAX as f64) {
+            return Err(fail(format!("{name}: {key} must be a whole number from 0 to {}, got {x}", usize::MAX)));
+        }
+        Ok(x as usize)
+    };
+    let (rows, cols) = (dim("rows")?, dim("cols")?);
+    // Checked before the data is read: rows × cols may not even fit in memory's address space.
+    let cells = rows.checked_mul(cols).ok_or_else(|| fail(format!("{name}: a {rows}×{cols} matrix is too large for this browser's memory")))?;
     let data = numbers(&get(v, "data")?, &name)?;
-    if data.len() != rows * cols {
+    if data.len() != cells {
         return Err(fail(format!("{name}: {} values for a {rows}×{cols} matrix", data.len())));
     }
     Points::from_vec(name, rows, cols, data).map_err(fail)
@@ -77,8 +88,9 @@ pub async fn evaluate(request: JsValue) -> Result<String, JsValue> {
         None
     } else {
         let raw = numbers(&labels_js, "labels")?;
-        if raw.iter().any(|v| v.fract() != 0.0 || !v.is_finite()) {
-            return Err(fail("labels: must be integers"));
+        // Integers a JavaScript number holds exactly; beyond, distinct labels would merge.
+        if let Some((i, v)) = raw.iter().enumerate().find(|(_, v)| !v.is_finite() || v.fract() != 0.0 || v.abs() > MAX_SAFE_INTEGER) {
+            return Err(fail(format!("labels: entry {i} ({v}) is not an integer within ±{MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER)")));
         }
         Some(Labels::new(raw.into_iter().map(|v| v as i64).collect()))
     };
@@ -162,7 +174,7 @@ pub fn measures() -> String {
                 .iter()
                 .map(|p| {
                     let (kind, choices): (&str, &[&str]) = match p.kind {
-                        ParamKind::Int => ("int", &[]),
+                        ParamKind::Int | ParamKind::Count | ParamKind::Seed => ("int", &[]),
                         ParamKind::Float | ParamKind::PositiveFloat => ("float", &[]),
                         ParamKind::Choice(c) => ("choice", c),
                     };

@@ -59,3 +59,84 @@ fn registry_and_version_are_exposed() {
     assert!(list.as_array().unwrap().iter().any(|m| m["id"] == "tnc"));
     assert_eq!(version(), env!("CARGO_PKG_VERSION"));
 }
+
+/// A request for `high` and one projection `low` ({rows, cols, data} each), on the wasm CPU.
+fn request(high: &JsValue, low: &JsValue, specs: &[&str]) -> Object {
+    let req = Object::new();
+    Reflect::set(&req, &"high".into(), high).unwrap();
+    let lows = Array::new();
+    lows.push(low);
+    Reflect::set(&req, &"lows".into(), &lows).unwrap();
+    Reflect::set(&req, &"backend".into(), &"cpu".into()).unwrap();
+    let list = Array::new();
+    for s in specs {
+        list.push(&(*s).into());
+    }
+    Reflect::set(&req, &"specs".into(), &list).unwrap();
+    req
+}
+
+fn matrix(rows: f64, cols: f64, data: &[f64]) -> JsValue {
+    let m = Object::new();
+    Reflect::set(&m, &"rows".into(), &rows.into()).unwrap();
+    Reflect::set(&m, &"cols".into(), &cols.into()).unwrap();
+    Reflect::set(&m, &"data".into(), &Float64Array::from(data).into()).unwrap();
+    m.into()
+}
+
+async fn error_of(req: Object) -> String {
+    let err = evaluate(req.into()).await.unwrap_err();
+    js_sys::Error::from(err).message().as_string().unwrap()
+}
+
+/// n points on a line with a little wiggle (no ties), one column.
+fn line(n: usize) -> Vec<f64> {
+    (0..n).map(|i| i as f64 + ((i * 7919) % 13) as f64 * 1e-3).collect()
+}
+
+#[wasm_bindgen_test]
+async fn hostile_shapes_and_labels_are_clear_errors() {
+    let ok = matrix(4.0, 1.0, &line(4));
+    // rows × cols overflows the address space: refused before the data is read.
+    let msg = error_of(request(&matrix(65536.0 * 65536.0 / 2.0, 4.0, &[0.0]), &ok, &["stress"])).await;
+    assert!(msg.contains("too large") || msg.contains("whole number"), "{msg}");
+    let msg = error_of(request(&matrix(1e300, 1.0, &[0.0]), &ok, &["stress"])).await;
+    assert!(msg.contains("rows must be a whole number"), "{msg}");
+    let msg = error_of(request(&matrix(65536.0, 65536.0, &[0.0]), &ok, &["stress"])).await;
+    assert!(msg.contains("too large for this browser's memory"), "{msg}");
+    let msg = error_of(request(&matrix(2.5, 1.0, &[0.0]), &ok, &["stress"])).await;
+    assert!(msg.contains("rows must be a whole number"), "{msg}");
+    // Labels beyond ±2^53 would merge into one class; fractions are not labels.
+    for bad in [1e19, -1e19, 9_007_199_254_740_992.0, 1.5] {
+        let req = request(&ok, &ok, &["nh:k=1"]);
+        Reflect::set(&req, &"labels".into(), &Float64Array::from(&[0.0, 1.0, bad, 0.0][..]).into()).unwrap();
+        let msg = error_of(req).await;
+        assert!(msg.contains("labels: entry 2") && msg.contains("not an integer within"), "{bad}: {msg}");
+    }
+    let req = request(&ok, &ok, &["nh:k=1"]);
+    Reflect::set(&req, &"labels".into(), &Float64Array::from(&[0.0, 9_007_199_254_740_991.0, 0.0, -9_007_199_254_740_991.0][..]).into()).unwrap();
+    evaluate(req.into()).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn the_browser_plans_its_memory_instead_of_trapping() {
+    // 9000 points: the pair order needs 32 · 40 495 500 bytes (> 1 GiB) and a browser has no
+    // file system for the external sort: a clear error before any work, not a trap.
+    let n = 9000;
+    let m = matrix(n as f64, 1.0, &line(n));
+    for spec in ["srho", "nm_stress"] {
+        let msg = error_of(request(&m, &m, &[spec])).await;
+        assert!(msg.contains("browser's limit") && msg.contains("no file system"), "{spec}: {msg}");
+    }
+    // Parameters that size memory are planned against the same limit.
+    let small = matrix(40.0, 1.0, &line(40));
+    let req = request(&small, &small, &["cadi:n_triplets=1000000000"]);
+    Reflect::set(&req, &"labels".into(), &Float64Array::from(&(0..40).map(|i| (i % 2) as f64).collect::<Vec<_>>()[..]).into()).unwrap();
+    let msg = error_of(req).await;
+    assert!(msg.contains("n_triplets=1000000000") && msg.contains("memory budget"), "{msg}");
+    // And a size that fits still runs in memory.
+    let m = matrix(2000.0, 1.0, &line(2000));
+    let json = evaluate(request(&m, &m, &["srho"]).into()).await.unwrap();
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["run"]["plan"]["pairwise"]["order"]["path"], "in_memory");
+}

@@ -6,6 +6,8 @@
 // Benchmark tab: ?bench=1[&autorun=1][&sizes=300,600][&dims=20][&k=20][&repeat=3][&backends=cpu,webgpu]
 // opens it (and runs it); when the run ends, data-status becomes "done" (or "error") and
 // #bench-json holds the receipt JSON exactly as bench() returned it (faithful bench's format).
+// Cancel (#cancel, #bench-cancel) stops a run by terminating the worker (wasm cannot be
+// interrupted from outside) and starting a fresh one; data-status becomes "cancelled".
 
 import { readFile } from './files.js';
 import { drawScatter, drawCurve, markPoint, nearest, viridisGradient, CATEGORICAL } from './plots.js';
@@ -65,6 +67,24 @@ function startWorker() {
 
 function restartWorker() {
   worker.terminate();
+  startWorker();
+}
+
+/** Thrown to the callers of a run that Cancel stopped. */
+class Cancelled extends Error {
+  constructor() {
+    super('Cancelled.');
+    this.cancelled = true;
+  }
+}
+
+/** Stops whatever the worker runs: a fresh worker loads the wasm package again on its next call. */
+function cancelRun() {
+  if (!state.busy) return;
+  worker.terminate();
+  const err = new Cancelled();
+  for (const p of pending.values()) p.reject(err);
+  pending.clear();
   startWorker();
 }
 
@@ -138,6 +158,7 @@ function updateButtons() {
   $('download').disabled = !state.json;
   $('bench-run').disabled = state.busy || !state.ready;
   $('bench-download').disabled = !state.benchJson;
+  for (const id of ['cancel', 'bench-cancel']) $(id).hidden = !state.busy;
 }
 
 // ---------------------------------------------------------------- data
@@ -358,20 +379,24 @@ async function evaluate(specs, local) {
     renderResults(ms);
     markStale(false);
     $('run-status').innerHTML = `<span>Done in ${(ms / 1000).toFixed(2)} s.</span>`;
-    return true;
+    return 'done';
   } catch (e) {
+    if (e.cancelled) {
+      $('run-status').innerHTML = '<span>Cancelled.</span>';
+      return 'cancelled';
+    }
     showError(e.message);
     $('run-status').innerHTML = `<span class="msg error">${esc(e.message)}</span>`;
-    return false;
+    return 'error';
   } finally {
     setBusy(false);
   }
 }
 
 async function evaluateAndCurve(specs, local) {
-  const ok = await evaluate(specs, local);
-  if (ok && state.high.rows <= CURVE_AUTO_MAX_N) await computeCurve();
-  setStatus(ok ? 'done' : 'error');
+  let status = await evaluate(specs, local);
+  if (status === 'done' && state.high.rows <= CURVE_AUTO_MAX_N && (await computeCurve()) === 'cancelled') status = 'cancelled';
+  setStatus(status);
 }
 
 function fmt(v) {
@@ -607,13 +632,14 @@ async function computeCurve() {
     status.textContent = `${res.run.backend === 'gpu' ? 'GPU (WebGPU)' : 'CPU (WebAssembly)'} · ${ks.length} values of k in ${(ms / 1000).toFixed(2)} s`;
     document.body.dataset.curve = 'done';
   } catch (e) {
-    status.innerHTML = `<span class="msg error">${esc(e.message)}</span>`;
-    document.body.dataset.curve = 'error';
+    status.innerHTML = e.cancelled ? '<span>Cancelled.</span>' : `<span class="msg error">${esc(e.message)}</span>`;
+    document.body.dataset.curve = e.cancelled ? 'cancelled' : 'error';
   } finally {
     clearInterval(curveTicker);
     state.busy = wasBusy;
     updateButtons();
   }
+  return document.body.dataset.curve;
 }
 let curveTicker = null;
 
@@ -713,6 +739,7 @@ async function runBench() {
   tick();
   const timer = setInterval(tick, 200);
   let ok = false;
+  let cancelled = false;
   try {
     const { value } = await call('bench', request, (p) => {
       what = p.what;
@@ -727,15 +754,18 @@ async function runBench() {
     el.textContent = `done in ${((performance.now() - t0) / 1000).toFixed(1)} s` + (bad ? ` · ${bad} row(s) differ or failed` : ' · every GPU result identical to the CPU reference');
     ok = true;
   } catch (e) {
-    $('bench-error').textContent = `The benchmark failed: ${e.message}`;
-    $('bench-error').hidden = false;
-    el.textContent = '';
+    cancelled = !!e.cancelled;
+    if (!cancelled) {
+      $('bench-error').textContent = `The benchmark failed: ${e.message}`;
+      $('bench-error').hidden = false;
+    }
+    el.textContent = cancelled ? 'Cancelled.' : '';
   } finally {
     clearInterval(timer);
     state.busy = false;
     updateButtons();
   }
-  setStatus(ok ? 'done' : 'error');
+  setStatus(ok ? 'done' : cancelled ? 'cancelled' : 'error');
   return ok;
 }
 
@@ -743,6 +773,7 @@ function wireBench() {
   $('tab-evaluate').addEventListener('click', () => showTab(false));
   $('tab-bench').addEventListener('click', () => showTab(true));
   $('bench-run').addEventListener('click', runBench);
+  $('bench-cancel').addEventListener('click', cancelRun);
   $('bench-download').addEventListener('click', () => download(state.benchJson, 'faithful-bench-browser.json'));
   for (const [key, id] of [['sizes', 'bench-sizes'], ['dims', 'bench-dims'], ['k', 'bench-k'], ['repeat', 'bench-repeat']]) {
     if (params.get(key)) $(id).value = params.get(key);
@@ -775,6 +806,7 @@ function wire() {
     await evaluateAndCurve(specs, $('local').checked);
   });
   $('curve-run').addEventListener('click', computeCurve);
+  $('cancel').addEventListener('click', cancelRun);
   $('download').addEventListener('click', () => download());
   $('scatter-proj').addEventListener('change', () => {
     renderColourChoices();

@@ -4,12 +4,23 @@
     python3 web/server.py [--port 8000] [--port-file FILE] [--quiet]
 
 --port 0 picks a free port; --port-file writes the chosen port there once listening.
+
+A good local citizen: only regular files inside web/ are served (a symlink may point within
+web/, never out of it; a directory serves its index.html, never a listing); a request whose
+Host header is not this server's loopback address (127.0.0.1, localhost or [::1], with the
+port) is refused, so a web page elsewhere cannot reach it through DNS rebinding; a NUL or an
+undecodable escape in the path is a 400; every response says X-Content-Type-Options: nosniff.
+Start-up errors (port in use, unwritable port file) are one line on stderr and exit 1.
 """
 import argparse
-import functools
 import http.server
 import os
+import posixpath
+import stat
 import sys
+import urllib.parse
+
+ROOT = os.path.realpath(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
@@ -22,14 +33,79 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         ".npy": "application/octet-stream",
     }
     quiet = False
+    allowed_hosts = frozenset()
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, directory=ROOT, **kwargs)
 
     def end_headers(self):
         self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
         super().end_headers()
 
     def log_message(self, fmt, *args):
         if not self.quiet:
             super().log_message(fmt, *args)
+
+    def list_directory(self, path):
+        # Never reached through send_head below; refused should anything else call it.
+        self.send_error(404, "File not found")
+        return None
+
+    def resolve(self):
+        """The real path of the regular file under ROOT that the request names, or an HTTP
+        status (400, 404) saying why there is none."""
+        raw = urllib.parse.urlsplit(self.path).path
+        try:
+            path = urllib.parse.unquote(raw, errors="strict")
+        except UnicodeDecodeError:
+            return 400
+        if "\x00" in path:
+            return 400
+        if path.endswith("/"):
+            path += "index.html"
+        parts = [p for p in posixpath.normpath(path).split("/") if p not in ("", ".", "..")]
+        real = os.path.realpath(os.path.join(ROOT, *parts))
+        if os.path.commonpath([real, ROOT]) != ROOT:
+            return 404
+        try:
+            st = os.stat(real)
+        except (OSError, ValueError):
+            return 404
+        if stat.S_ISDIR(st.st_mode):
+            index = os.path.join(real, "index.html")
+            if os.path.isfile(index) and os.path.commonpath([os.path.realpath(index), ROOT]) == ROOT:
+                return os.path.realpath(index)
+            return 404
+        return real if stat.S_ISREG(st.st_mode) else 404
+
+    def send_head(self):
+        if self.headers.get("Host", "").lower() not in self.allowed_hosts:
+            self.send_error(403, "Unexpected Host header")
+            return None
+        target = self.resolve()
+        if target == 400:
+            self.send_error(400, "Bad path")
+            return None
+        if target == 404:
+            self.send_error(404, "File not found")
+            return None
+        try:
+            f = open(target, "rb")
+        except OSError:
+            self.send_error(404, "File not found")
+            return None
+        try:
+            st = os.fstat(f.fileno())
+            self.send_response(200)
+            self.send_header("Content-type", self.guess_type(target))
+            self.send_header("Content-Length", str(st.st_size))
+            self.send_header("Last-Modified", self.date_time_string(st.st_mtime))
+            self.end_headers()
+            return f
+        except Exception:
+            f.close()
+            raise
 
 
 def main():
@@ -39,23 +115,32 @@ def main():
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args()
     Handler.quiet = args.quiet
-    root = os.path.dirname(os.path.abspath(__file__))
-    handler = functools.partial(Handler, directory=root)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    except (OSError, OverflowError) as e:
+        print(f"faithful web: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
+        return 1
     port = server.server_address[1]
+    Handler.allowed_hosts = frozenset(f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]"))
     if args.port_file:
         tmp = args.port_file + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(f"{port}\n")
-        os.replace(tmp, args.port_file)
-    print(f"faithful web: serving {root} at http://127.0.0.1:{port}/", file=sys.stderr, flush=True)
+        try:
+            with open(tmp, "w") as f:
+                f.write(f"{port}\n")
+            os.replace(tmp, args.port_file)
+        except OSError as e:
+            print(f"faithful web: cannot write the port file {args.port_file}: {e}", file=sys.stderr)
+            server.server_close()
+            return 1
+    print(f"faithful web: serving {ROOT} at http://127.0.0.1:{port}/", file=sys.stderr, flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

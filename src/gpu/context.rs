@@ -76,6 +76,7 @@ fn instance() -> wgpu::Instance {
 
 /// Every adapter wgpu can see (after `WGPU_BACKEND`), for `faithful backends`.
 pub async fn adapters_report_async() -> Vec<AdapterReport> {
+    let _quiet = super::quiet::Quiet::new();
     let inst = instance();
     inst.enumerate_adapters(wgpu::Backends::all()).await.iter().map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features())).collect()
 }
@@ -111,6 +112,8 @@ impl Gpu {
     /// device with the adapter's own limits.
     pub async fn new_async(req: &GpuRequest) -> Result<Gpu, GpuError> {
         let t0 = web_time::Instant::now();
+        // Drivers may print while they are probed (see `quiet`); declared first, dropped last.
+        let _quiet = super::quiet::Quiet::new();
         let inst = instance();
         let adapter = match &req.adapter {
             Some(sub) => {

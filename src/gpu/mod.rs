@@ -16,6 +16,7 @@ pub mod pair_stats;
 pub mod pass;
 mod pool;
 pub mod prepare;
+mod quiet;
 pub mod ranks;
 pub mod sqdist;
 mod shaders;

@@ -58,6 +58,7 @@ pub fn row_sums(v: &[f32], count: u64, scale: f64) -> PairSums {
         m2_x: quad(v[7]),
         m2_y: quad(v[8]),
         co_moment: quad(v[9]),
+        y_scale_exp: 0,
     }
 }
 

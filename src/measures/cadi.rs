@@ -61,20 +61,22 @@ fn sample(rng: &mut Pcg64, members: &[Vec<usize>], valid_b: &[usize]) -> (usize,
     (x, b[y_off as usize], b[z_off as usize])
 }
 
+/// Memory per triplet: its three indices and its squared difference.
+pub(super) const BYTES_PER_TRIPLET: u64 = 3 * std::mem::size_of::<usize>() as u64 + 8;
+
+/// The number of triplets drawn for `n_triplets` (validated ≥ 0): 10n when it is 0.
+pub(super) fn triplets(n: usize, n_triplets: i64) -> u64 {
+    if n_triplets == 0 { 10 * n as u64 } else { n_triplets as u64 }
+}
+
 pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let n = ctx.n();
     if n < 3 {
         return Err(undefined("CADI needs at least 3 points"));
     }
-    let n_triplets = param_int(r, "n_triplets");
+    // Both validated by the registry (a count, a seed) and against the memory budget.
+    let t = triplets(n, param_int(r, "n_triplets")) as usize;
     let seed = param_int(r, "random_seed");
-    if n_triplets < 0 {
-        return Err(Error::BadParam { id: "cadi".into(), param: "n_triplets".into(), value: n_triplets.to_string(), reason: "must be zero or greater".into() });
-    }
-    if seed < 0 {
-        return Err(Error::BadParam { id: "cadi".into(), param: "random_seed".into(), value: seed.to_string(), reason: "must be zero or greater".into() });
-    }
-    let t = if n_triplets == 0 { 10 * n } else { n_triplets as usize };
     let labels = ctx.labels();
     let mut members = vec![Vec::new(); labels.classes()];
     for (i, &c) in labels.codes().iter().enumerate() {

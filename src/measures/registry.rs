@@ -14,6 +14,11 @@ pub enum ParamKind {
     PositiveFloat,
     /// A string from a fixed set.
     Choice(&'static [&'static str]),
+    /// An integer ≥ 0 (a count).
+    Count,
+    /// A random seed: 0 ≤ seed < 2³², the range NumPy's `RandomState` accepts (one rule for
+    /// every seed, so none wraps silently).
+    Seed,
 }
 
 /// A parameter of a measure, with its default as written on the command line.
@@ -159,7 +164,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         zadu_id: "label_trustworthiness_and_continuity",
         params: &[
             ParamDef { name: "cvm", kind: ParamKind::Choice(&["dsc", "ch_btw"]), default: "dsc" },
-            ParamDef { name: "random_seed", kind: ParamKind::Int, default: "0" },
+            ParamDef { name: "random_seed", kind: ParamKind::Seed, default: "0" },
         ],
         min_classes: 2,
         k_rule: KRule::None,
@@ -216,8 +221,8 @@ pub static REGISTRY: &[MeasureDef] = &[
         id: "cadi",
         zadu_id: "class_angular_distortion_index",
         params: &[
-            ParamDef { name: "n_triplets", kind: ParamKind::Int, default: "0" },
-            ParamDef { name: "random_seed", kind: ParamKind::Int, default: "0" },
+            ParamDef { name: "n_triplets", kind: ParamKind::Count, default: "0" },
+            ParamDef { name: "random_seed", kind: ParamKind::Seed, default: "0" },
         ],
         min_classes: 2,
         k_rule: KRule::None,
@@ -417,6 +422,29 @@ impl Resolved {
     pub fn needs(&self) -> Needs {
         (self.def.needs)(self)
     }
+
+    /// Checks the memory that this spec's parameters size against `budget` bytes, before any
+    /// work: `k` sizes the neighbour lists and cross ranks (n·k entries per space and
+    /// projection), `n_triplets` the triplets drawn. Without this, a large value aborts on
+    /// allocation instead of failing with a message.
+    pub fn check_memory(&self, n: usize, projections: usize, budget: u64) -> Result<()> {
+        let mut planned: Vec<(&str, u64, String)> = Vec::new();
+        if self.def.k_rule != KRule::None {
+            let bytes = self.needs().list_bytes(n, projections);
+            planned.push(("k", bytes, format!("neighbour lists of {n} points ({projections} projection(s))")));
+        }
+        if self.params.iter().any(|(p, _)| p == "n_triplets") {
+            let t = super::cadi::triplets(n, super::params::param_int(self, "n_triplets"));
+            planned.push(("n_triplets", t.saturating_mul(super::cadi::BYTES_PER_TRIPLET), format!("{t} triplets")));
+        }
+        for (param, bytes, what) in planned {
+            if bytes > budget {
+                let value = self.params.iter().find(|(p, _)| p == param).map_or(String::new(), |(_, v)| v.to_string());
+                return Err(Error::ParamMemory { id: self.def.id.into(), param: param.into(), value, what, bytes, budget });
+            }
+        }
+        Ok(())
+    }
 }
 
 fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue> {
@@ -429,6 +457,10 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
     match (p.kind, &value) {
         (ParamKind::Int, ParamValue::Int(_)) => Ok(value.clone()),
         (ParamKind::Int, _) => Err(bad("must be an integer")),
+        (ParamKind::Count, ParamValue::Int(i)) if *i >= 0 => Ok(value.clone()),
+        (ParamKind::Count, _) => Err(bad("must be an integer, zero or greater")),
+        (ParamKind::Seed, ParamValue::Int(i)) if (0..1i64 << 32).contains(i) => Ok(value.clone()),
+        (ParamKind::Seed, _) => Err(bad("must be an integer with 0 <= seed < 2^32 (4294967296), as NumPy's RandomState accepts")),
         (ParamKind::Float, ParamValue::Int(i)) => Ok(ParamValue::Float(*i as f64)),
         (ParamKind::Float, ParamValue::Float(f)) if f.is_finite() => Ok(value.clone()),
         (ParamKind::Float, _) => Err(bad("must be a finite number")),

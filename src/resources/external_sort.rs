@@ -186,7 +186,7 @@ fn new_file(ws: &Workspace, tag: &str, counter: &mut usize) -> PathBuf {
 
 fn write_run(path: &Path, recs: &[u128], io_buffer: usize) -> Result<()> {
     let io = |e| Workspace::io_error(path, e);
-    let file = File::options().write(true).create_new(true).open(path).map_err(io)?;
+    let file = Workspace::create_file(path)?;
     let mut w = BufWriter::with_capacity(io_buffer, file);
     for r in recs {
         w.write_all(&r.to_le_bytes()).map_err(io)?;
@@ -228,7 +228,7 @@ fn merge(ws: &Workspace, runs: Vec<Run>, plan: &ExternalPlan, counter: &mut usiz
             }
             let path = new_file(ws, "m", counter);
             let io = |e| Workspace::io_error(&path, e);
-            let file = File::options().write(true).create_new(true).open(&path).map_err(io)?;
+            let file = Workspace::create_file(&path)?;
             let mut w = BufWriter::with_capacity(plan.io_buffer, file);
             kway(group, plan.io_buffer, ctl, "pair order: merge runs", total, |r| w.write_all(&r.to_le_bytes()).map_err(io))?;
             w.flush().map_err(io)?;

@@ -33,8 +33,16 @@ impl Budgets {
     }
 }
 
-/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read.
+/// The browser's memory budget: a wasm32 module addresses at most 4 GiB, and its input, kNN
+/// lists and scratch share them with the pair order.
+pub const WASM_MEMORY_BUDGET: u64 = 1 << 30;
+
+/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read; in a
+/// browser (wasm32), [`WASM_MEMORY_BUDGET`].
 pub fn default_memory_budget() -> u64 {
+    if cfg!(target_arch = "wasm32") {
+        return WASM_MEMORY_BUDGET;
+    }
     let total_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
         s.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok())
     });
@@ -62,6 +70,12 @@ pub fn plan_order(n: usize, needs: &Needs, budgets: &Budgets) -> Result<Option<O
     let bytes = in_memory_bytes(pairs);
     if bytes <= memory {
         return Ok(Some(OrderPlan::InMemory { bytes }));
+    }
+    if cfg!(target_arch = "wasm32") {
+        // A browser has no file system for the external sort's workspace.
+        return Err(crate::Error::Budget(format!(
+            "the pair order of {n} points ({pairs} pairs) needs {bytes} bytes in memory, above the browser's limit of {memory} bytes; a browser has no file system for an external sort (use the command line for this size)"
+        )));
     }
     ExternalPlan::new(pairs, needs.pair_ranks, needs.pair_isotonic, memory, budgets.temp).map(|p| Some(OrderPlan::External(p)))
 }
@@ -172,10 +186,13 @@ pub fn build_pairwise(
         if let Some((v, w)) = records {
             prepared = Some((v, w.finish(pass.record_starts), hx, pass.lows[0].0));
         }
-        for (o, (lx, sums)) in out.iter_mut().zip(pass.lows) {
+        for ((o, (lx, sums)), low) in out.iter_mut().zip(pass.lows).zip(lows) {
             o.high = Some(hx);
             o.low = Some(lx);
-            o.sums = sums;
+            o.sums = match sums {
+                Some(s) => Some(rescaled_sums(high, low, lx, s, block_rows, ctl)?),
+                None => None,
+            };
         }
         if !sigmas.is_empty() {
             let high_dens = match pass.high_densities {
@@ -215,6 +232,41 @@ pub fn build_pairwise(
         }
     }
     Ok((out, report))
+}
+
+/// Largest pair distance of a projection, as a power of two, that keeps its statistics in
+/// range: within [2^-SAFE_EXP, 2^SAFE_EXP], squares of sums of squares of 10^12 pairs stay
+/// normal f64 numbers (2^(4·200) · 10^24 < 1.8e308, and likewise below).
+const SAFE_EXP: i32 = 200;
+
+/// The pair sums `s` of `low`, or, when the projection's largest distance lies outside
+/// [2^-SAFE_EXP, 2^SAFE_EXP] (e.g. a projection scaled by 1e100 or 1e-160), the sums of `low`
+/// multiplied by the power of two that brings that distance into [1, 2). A power of two scales
+/// coordinates exactly, so the scale-free statistics (scale-normalised stress, Pearson's r)
+/// are those of the projection as given, without the overflow or underflow of products of its
+/// sums; ordinary projections keep their sums bit for bit (nothing is recomputed). Σ(d^X − d^Y)²
+/// stays the first pass's, in original units (stress is not scale-free).
+pub(super) fn rescaled_sums(high: &Points, low: &Points, lx: Extent, s: PairSums, block_rows: usize, ctl: &Control) -> Result<PairSums> {
+    if !lx.max.is_finite() || lx.max <= 0.0 {
+        return Ok(s);
+    }
+    let e = lx.max.log2().floor() as i32;
+    let factor = 2f64.powi(-e);
+    if (-SAFE_EXP..=SAFE_EXP).contains(&e) || !factor.is_finite() {
+        return Ok(s);
+    }
+    let rows: Vec<f64> = low.as_slice().iter().map(|&v| v * factor).collect();
+    // Coordinates far from their spread can leave the accepted range when rescaled: then the
+    // sums stay as they are (a non-finite score is still caught where scores are produced).
+    let Ok(scaled) = Points::from_vec(low.name(), low.n(), low.dim(), rows) else {
+        return Ok(s);
+    };
+    let job = PairJob { high_extent: false, sums: true, records: None, densities: None };
+    let pass = pair_pass(high, &[&scaled], job, block_rows, ctl)?;
+    let mut t = pass.lows.into_iter().next().and_then(|(_, t)| t).expect("sums were asked for");
+    t.sum_sq_diff = s.sum_sq_diff;
+    t.y_scale_exp = -e;
+    Ok(t)
 }
 
 /// The σs whose original-space densities are not cached yet.

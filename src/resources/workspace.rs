@@ -31,8 +31,15 @@ impl Workspace {
         let made = (|| {
             ctl.check()?;
             let parent = parent.map(Path::to_path_buf).unwrap_or_else(std::env::temp_dir);
-            let dir = tempfile::Builder::new()
-                .prefix("faithful-")
+            let mut builder = tempfile::Builder::new();
+            builder.prefix("faithful-");
+            // Private on a shared /tmp: the runs hold the data's distances.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                builder.permissions(std::fs::Permissions::from_mode(0o700));
+            }
+            let dir = builder
                 .tempdir_in(&parent)
                 .map_err(|source| Error::Workspace { path: parent.clone(), source })?;
             Ok(dir)
@@ -53,6 +60,16 @@ impl Workspace {
     /// The directory.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Creates a new file at `path` (inside the workspace) for reading and writing, readable
+    /// by its owner only (0600 on unix), failing if it exists.
+    pub fn create_file(path: &Path) -> Result<std::fs::File> {
+        let mut o = std::fs::File::options();
+        o.read(true).write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        o.open(path).map_err(|e| Self::io_error(path, e))
     }
 
     /// An I/O error on `path` inside the workspace, typed.

@@ -267,6 +267,30 @@ test('bad files get clear messages', async () => {
   await page.close();
 });
 
+test('Cancel stops a long run, and a fresh worker serves the next one', async () => {
+  const { page, log } = await openPage('?example=default&backend=cpu');
+  await waitStatus(page, log, ['ready']);
+  // Seconds of work on the wasm CPU: 8 million CADI triplets on the 1797 digits.
+  const extraSpecs = (v) => page.$eval('#extra-specs', (el, text) => { el.value = text; }, v); // inside a closed <details>
+  await extraSpecs('cadi:n_triplets=8000000');
+  await page.click('#run');
+  assert.equal(await waitStatus(page, log, ['running', 'done', 'error']), 'running');
+  await page.waitForSelector('#cancel:not([hidden])', { timeout: 10_000 });
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => document.body.dataset.status), 'running', 'the run ended before Cancel: make it longer');
+  const t0 = Date.now();
+  await page.click('#cancel');
+  assert.equal(await waitStatus(page, log, ['cancelled', 'done', 'error']), 'cancelled');
+  assert.ok(Date.now() - t0 < 5000, `Cancel took ${Date.now() - t0} ms`);
+  assert.match(await page.textContent('#run-status'), /Cancelled/);
+  assert.ok(await page.isHidden('#error'), 'a cancelled run is not an error');
+  assert.ok(await page.isHidden('#cancel'), 'Cancel hides when nothing runs');
+  await extraSpecs('');
+  await page.click('#run');
+  assert.equal(await waitStatus(page, log, ['done', 'error']), 'done', await page.textContent('#error'));
+  await page.close();
+});
+
 test('benchmark tab: the kernel suite on WebGPU and the wasm CPU, receipt in the native format', async (t) => {
   const { page, log } = await openPage('?bench=1&autorun=1&sizes=300&repeat=2');
   const status = await waitStatus(page, log, ['done', 'error']);

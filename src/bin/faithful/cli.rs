@@ -54,7 +54,7 @@ pub fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "faithful: error: {}", faithful::quote::one_line(&e.to_string()));
             // 3: the GPU was asked for and cannot serve; 2: bad input, or output that cannot
             // be written.
-            // 130: interrupted (Ctrl-C), as shells report SIGINT.
+            // 130: interrupted (Ctrl-C, SIGTERM or SIGHUP), as shells report SIGINT.
             ExitCode::from(match e {
                 faithful::Error::Gpu(_) => 3,
                 faithful::Error::Interrupted => 130,

@@ -25,6 +25,10 @@ pub struct Args {
     /// Print one JSON object: n, k, indices, distances and the run report.
     #[arg(long)]
     json: bool,
+    /// The most memory the neighbour lists may take (n·k·12 bytes), e.g. 2G; checked before
+    /// any work. Default: half the physical memory.
+    #[arg(long, value_name = "BYTES", value_parser = crate::pair_args::parse_bytes)]
+    memory_budget: Option<u64>,
     #[command(flatten)]
     backend: BackendArgs,
 }
@@ -32,7 +36,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let points = data::read_points(&args.data)?;
     let n = points.n();
-    let eval = Evaluator::new(points, args.backend.apply(Options::default()));
+    let eval = Evaluator::new(points, args.backend.apply(Options { memory_budget: args.memory_budget, ..Options::default() }));
     let (nb, run) = eval.knn(args.k).map_err(|e| match e {
         Error::KOutOfRange { .. } => e.in_file(&args.data),
         other => other,

@@ -31,7 +31,8 @@ pub struct Args {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-    /// Worker threads (default: all cores). Results are identical for any count.
+    /// Worker threads, at most 1024 (default, or 0: all cores, as ripgrep's --threads 0).
+    /// Results are identical for any count.
     #[arg(long)]
     threads: Option<usize>,
     /// Rows per task. Results are identical for any size.
@@ -44,6 +45,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    if let Some(t) = args.threads {
+        faithful::evaluate::check_threads(t)?;
+    }
     let (high, lows, labels) = match &args.high {
         Some(path) => {
             let high = data::read_points(path)?;

@@ -1,5 +1,6 @@
 //! `--memory-budget`, `--temp-budget`, `--temp-dir`: limits of the pair order (srho,
-//! nm_stress), a progress bar on a terminal, and Ctrl-C that removes temporary files.
+//! nm_stress), a progress bar on a terminal, and Ctrl-C, SIGTERM and SIGHUP that remove
+//! temporary files.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -11,7 +12,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 #[derive(clap::Args, Debug, Clone)]
 pub struct PairArgs {
     /// Memory for sorting all pairs (srho, nm_stress), e.g. 512M or 2G (K/M/G/T are powers of
-    /// 1024); beyond it, an external sort in --temp-dir. Default: half the physical memory.
+    /// 1024); beyond it, an external sort in --temp-dir. Also the most that a parameter may
+    /// size (k's neighbour lists, cadi's n_triplets), checked before any work. Default: half
+    /// the physical memory.
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
     pub memory_budget: Option<u64>,
     /// Temporary space the external sort may use (checked before any work starts). Default: unlimited.
@@ -49,9 +52,11 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
     v.checked_mul(1u64 << shift).ok_or_else(bad)
 }
 
-/// A Ctrl-C handler: the first Ctrl-C during an external sort asks the run to stop (it removes
-/// its workspace and the command exits with 130); otherwise, or on a second Ctrl-C, live
-/// workspaces are removed and the process exits at once with 130.
+/// A handler of Ctrl-C (SIGINT) and, through ctrlc's `termination` feature, SIGTERM and SIGHUP
+/// (`timeout`, systemd, a closed terminal): the first signal during an external sort asks the
+/// run to stop (it removes its workspace and the command exits with 130); otherwise, or on a
+/// second signal, live workspaces are removed and the process exits at once with 130. ctrlc
+/// does not say which signal came, so every one exits with 130.
 pub fn install_interrupt(cancel: Cancel) {
     let _ = ctrlc::set_handler(move || {
         let again = cancel.request();

@@ -54,7 +54,7 @@ impl PavaStack {
             let half = self.cap / 2;
             if self.spill.is_none() {
                 let path = self.dir.as_ref().expect("a spilling stack has a directory").join("pava.bin");
-                let file = File::options().read(true).write(true).create_new(true).open(&path).map_err(|e| Workspace::io_error(&path, e))?;
+                let file = Workspace::create_file(&path)?;
                 self.spill = Some((file, path, 0));
             }
             let (file, path, len) = self.spill.as_mut().expect("spill file");

@@ -33,6 +33,12 @@ pub struct PairSums {
     pub m2_x: f64,
     pub m2_y: f64,
     pub co_moment: f64,
+    /// 0, or e when the statistics of d^Y (`sum_yy`, `sum_xy`, `mean_y`, `m2_y`, `co_moment`)
+    /// are those of 2^e·d^Y: a projection whose distances are so large or small that their
+    /// squares and products leave f64's range is measured rescaled (see
+    /// [`crate::resources::pairwise::rescaled_sums`]). `sum_sq_diff` is always in original
+    /// units and `scaled_residual` does not depend on the scale of d^Y.
+    pub y_scale_exp: i32,
 }
 
 impl PairSums {
@@ -70,6 +76,7 @@ impl PairSums {
             m2_x: a.m2_x + b.m2_x + dx * dx * w,
             m2_y: a.m2_y + b.m2_y + dy * dy * w,
             co_moment: a.co_moment + b.co_moment + dx * dy * w,
+            y_scale_exp: a.y_scale_exp,
         }
     }
 
@@ -91,7 +98,7 @@ impl PairSums {
             [(a - alpha * b) * (a - alpha * b), (a - mean_x) * (a - mean_x), (b - mean_y) * (b - mean_y), (a - mean_x) * (b - mean_y)]
         });
         let scaled_residual = if sum_yy > 0.0 { residual } else { sum_xx };
-        PairSums { count: c as u64, sum_sq_diff, sum_xx, sum_yy, sum_xy, scaled_residual, mean_x, mean_y, m2_x, m2_y, co_moment }
+        PairSums { count: c as u64, sum_sq_diff, sum_xx, sum_yy, sum_xy, scaled_residual, mean_x, mean_y, m2_x, m2_y, co_moment, y_scale_exp: 0 }
     }
 }
 

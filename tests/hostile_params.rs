@@ -1,0 +1,209 @@
+//! Hostile parameters and numerics (issue 11): parameters that size memory are checked against
+//! the memory budget before any work, seeds follow one rule, `--threads` is bounded, and no
+//! measure ever reports a non-finite number: scale-free measures are scale-safe and any
+//! non-finite score is a typed error. On the command line: exit 2 and one stderr line naming
+//! the problem.
+
+mod common;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::files::{measure_args, random_rows, write_csv, write_npy_rows};
+use common::{points, Rng};
+use faithful::{Error, Evaluator, Labels, Options, Points, Spec};
+use tempfile::TempDir;
+
+struct Case {
+    _dir: TempDir,
+    high: PathBuf,
+    low: PathBuf,
+    labels: PathBuf,
+}
+
+fn case() -> Case {
+    let dir = tempfile::tempdir().unwrap();
+    let high = write_csv(dir.path(), "high.csv", &random_rows(60, 5, 1, 0.0, 1.0));
+    let low = write_csv(dir.path(), "low.csv", &random_rows(60, 2, 2, 0.0, 1.0));
+    let labels = dir.path().join("labels.csv");
+    std::fs::write(&labels, (0..60).map(|i| (i % 3).to_string()).collect::<Vec<_>>().join("\n")).unwrap();
+    Case { _dir: dir, high, low, labels }
+}
+
+fn run(args: &[OsString]) -> (Option<i32>, String, String, Duration) {
+    let t0 = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_faithful")).args(args).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned(), t0.elapsed())
+}
+
+/// Exit 2, in bounded time, with exactly one stderr line containing every phrase.
+fn expect_error(c: &Case, extra: &[&str], phrases: &[&str]) -> String {
+    let mut all = vec!["--labels", c.labels.to_str().unwrap(), "--backend", "cpu"];
+    all.extend_from_slice(extra);
+    let (code, _, stderr, took) = run(&measure_args(&c.high, &[&c.low], &all));
+    assert_eq!(code, Some(2), "{extra:?}: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{extra:?}: one line expected: {stderr}");
+    for p in phrases {
+        assert!(stderr.contains(p), "{extra:?}: '{p}' missing from: {stderr}");
+    }
+    assert!(took < Duration::from_secs(5), "{extra:?}: took {took:?}");
+    stderr
+}
+
+fn expect_ok(c: &Case, extra: &[&str]) -> String {
+    let mut all = vec!["--labels", c.labels.to_str().unwrap(), "--backend", "cpu", "--json"];
+    all.extend_from_slice(extra);
+    let (code, stdout, stderr, _) = run(&measure_args(&c.high, &[&c.low], &all));
+    assert_eq!(code, Some(0), "{extra:?}: {stderr}");
+    assert!(stderr.is_empty(), "{extra:?}: stderr must be empty: {stderr}");
+    stdout
+}
+
+#[test]
+fn n_triplets_beyond_the_memory_budget_is_refused_before_any_work() {
+    let c = case();
+    // 10^12 triplets would abort on allocation; 10^8 would take ~3 GB.
+    expect_error(&c, &["--spec", "cadi:n_triplets=1000000000000"], &["cadi", "n_triplets=1000000000000", "32000000000000 bytes", "memory budget"]);
+    expect_error(&c, &["--spec", "cadi:n_triplets=100000000", "--memory-budget", "1G"], &["n_triplets=100000000", "3200000000 bytes", "1073741824"]);
+    expect_error(&c, &["--spec", "cadi:n_triplets=-1"], &["cadi", "n_triplets=-1", "zero or greater"]);
+    expect_ok(&c, &["--spec", "cadi:n_triplets=1000", "--memory-budget", "1M"]);
+}
+
+#[test]
+fn k_sizes_neighbour_lists_within_the_memory_budget() {
+    let c = case();
+    // n = 60, k = 29: 60·29·(12 + 12 + 24) bytes of lists and cross ranks = 83520.
+    expect_error(&c, &["--spec", "tnc:k=29", "--memory-budget", "64K"], &["tnc", "k=29", "83520 bytes", "65536"]);
+    expect_ok(&c, &["--spec", "tnc:k=29", "--memory-budget", "128K"]);
+    // `faithful knn` too: 60·29·12 bytes = 20880.
+    let (code, _, stderr, _) = run(&["knn".into(), "--data".into(), c.high.clone().into(), "--k".into(), "29".into(), "--memory-budget".into(), "16K".into()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("knn: parameter k=29 needs 20880 bytes"), "{stderr}");
+    // In the library, the same typed error.
+    let high = points("high", 60, 3, |i, c| ((i * 7 + c * 3) % 11) as f64);
+    let low = points("low", 60, 2, |i, c| ((i * 5 + c) % 13) as f64);
+    let opts = Options { memory_budget: Some(1 << 10), ..Default::default() };
+    let err = Evaluator::new(high, opts).measure(&low, None, &["lcmc:k=10".parse::<Spec>().unwrap()]).unwrap_err();
+    assert!(matches!(&err, Error::ParamMemory { id, param, .. } if id == "lcmc" && param == "k"), "{err:?}");
+}
+
+#[test]
+fn seeds_follow_one_rule() {
+    let c = case();
+    for spec in ["cadi:random_seed=4294967296", "l_tnc:cvm=ch_btw,random_seed=4294967296", "cadi:random_seed=-1", "l_tnc:random_seed=-1"] {
+        expect_error(&c, &["--spec", spec], &["random_seed", "0 <= seed < 2^32"]);
+    }
+    expect_error(&c, &["--spec", "cadi:random_seed=1.5"], &["random_seed=1.5"]);
+    // The largest seed is accepted, and l_tnc's no longer wraps: 2^32 - 1 is not 2^32 + (2^32 - 1).
+    expect_ok(&c, &["--spec", "l_tnc:cvm=ch_btw,random_seed=4294967295"]);
+    expect_ok(&c, &["--spec", "cadi:random_seed=4294967295"]);
+}
+
+#[test]
+fn threads_are_bounded_and_zero_means_all_cores() {
+    let c = case();
+    expect_error(&c, &["--threads", "65535"], &["--threads 65535", "1024"]);
+    expect_error(&c, &["--threads", "1025"], &["1024"]);
+    let all = expect_ok(&c, &["--threads", "0"]);
+    let v: serde_json::Value = serde_json::from_str(&all).unwrap();
+    let want = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(v["run"]["threads"], want, "--threads 0 must use every core");
+    let two: serde_json::Value = serde_json::from_str(&expect_ok(&c, &["--threads", "2"])).unwrap();
+    assert_eq!(two["run"]["threads"], 2);
+    assert_eq!(two["projections"], v["projections"]);
+    let err = Evaluator::new(points("h", 10, 2, |i, c| (i + c) as f64), Options { threads: Some(5000), ..Default::default() })
+        .measure(&points("l", 10, 1, |i, _| i as f64), None, &["tnc:k=2".parse::<Spec>().unwrap()])
+        .unwrap_err();
+    assert!(matches!(&err, Error::Option(m) if m.contains("1024")), "{err:?}");
+}
+
+/// A projection of generic data scaled by `s`.
+fn scaled(low: &Points, s: f64) -> Points {
+    points("low", low.n(), low.dim(), |i, c| low.row(i)[c] * s)
+}
+
+fn value(eval: &Evaluator, low: &Points, spec: &str) -> f64 {
+    let scores = eval.measure(low, None, &[spec.parse::<Spec>().unwrap()]).unwrap();
+    scores[0].values[0].1
+}
+
+#[test]
+fn scale_free_measures_are_scale_safe() {
+    let mut rng = Rng(5);
+    let high = points("high", 150, 5, |_, _| rng.uniform());
+    let low = points("low", 150, 2, |_, _| rng.uniform());
+    let eval = Evaluator::new(high, Options::default());
+    for spec in ["sn_stress", "pr"] {
+        let want = value(&eval, &low, spec);
+        for s in [1e100, 1e140, 1e-100, 1e-160, 2f64.powi(300)] {
+            let got = value(&eval, &scaled(&low, s), spec);
+            assert!((got - want).abs() <= 1e-14 * want.abs(), "{spec} at scale {s:e}: {got} vs {want}");
+        }
+    }
+    // An exact power of two inside the safe range changes nothing, bit for bit.
+    assert_eq!(value(&eval, &scaled(&low, 1024.0), "sn_stress").to_bits(), value(&eval, &low, "sn_stress").to_bits());
+}
+
+#[test]
+fn no_measure_prints_a_non_finite_number() {
+    // Every measure, on ordinary and on extreme projections: each either scores finite numbers
+    // or fails with one line; the JSON never holds null.
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(9);
+    let rows = |n: usize, d: usize, s: f64, rng: &mut Rng| (0..n).map(|_| (0..d).map(|_| rng.uniform() * s).collect()).collect::<Vec<Vec<f64>>>();
+    let high = write_npy_rows(dir.path(), "high.npy", &rows(80, 4, 1.0, &mut rng));
+    let labels = dir.path().join("labels.csv");
+    std::fs::write(&labels, (0..80).map(|i| (i % 4).to_string()).collect::<Vec<_>>().join("\n")).unwrap();
+    let ids: Vec<&str> = faithful::measures::REGISTRY.iter().map(|d| d.id).collect();
+    for s in [1.0, 1e100, 1e-100, 1e-160] {
+        let low = write_npy_rows(dir.path(), &format!("low{s:e}.npy"), &rows(80, 2, s, &mut rng));
+        for id in &ids {
+            let spec = if ["tnc", "ca_tnc"].contains(id) { format!("{id}:k=10") } else { id.to_string() };
+            let args = measure_args(&high, &[&low], &["--labels", labels.to_str().unwrap(), "--spec", &spec, "--local", "--json", "--backend", "cpu"]);
+            let (code, stdout, stderr, _) = run(&args);
+            match code {
+                Some(0) => {
+                    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                    let scores = v["projections"].to_string();
+                    assert!(!scores.contains("null") && !scores.contains("NaN"), "{id} at {s:e}: {scores}");
+                    for score in v["projections"][0]["scores"].as_array().unwrap() {
+                        for (k, x) in score["values"].as_object().unwrap() {
+                            assert!(x.as_f64().is_some_and(f64::is_finite), "{id} at {s:e}: {k} = {x}");
+                        }
+                    }
+                }
+                Some(2) => assert_eq!(stderr.lines().count(), 1, "{id} at {s:e}: {stderr}"),
+                other => panic!("{id} at {s:e}: exit {other:?}: {stderr}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_non_finite_score_is_a_typed_error() {
+    // Identical points in the projection except one: per-point Procrustes and friends stay
+    // defined, but a 0/0 anywhere must surface as NonFiniteScore or Undefined, never as NaN.
+    let high = points("high", 30, 3, |i, c| ((i * 3 + c) % 7) as f64);
+    let low = points("low", 30, 2, |i, _| if i == 0 { 1.0 } else { 0.0 });
+    let labels = Labels::new((0..30).map(|i| (i % 3) as i64).collect());
+    let eval = Evaluator::new(high, Options { local: true, ..Default::default() });
+    for def in faithful::measures::REGISTRY {
+        let text = if def.params.iter().any(|p| p.name == "k") { format!("{}:k=5", def.id) } else { def.id.to_string() };
+        let spec: Spec = text.parse().unwrap();
+        match eval.measure(&low, Some(&labels), &[spec]) {
+            Ok(scores) => {
+                for s in &scores {
+                    assert!(s.values.iter().all(|(_, v)| v.is_finite()), "{}: {:?}", def.id, s.values);
+                    for (_, l) in s.local.iter().flatten() {
+                        assert!(l.iter().all(|v| v.is_finite()), "{}: non-finite local value", def.id);
+                    }
+                }
+            }
+            Err(Error::NonFiniteScore { id, key, .. }) => assert!(id == def.id && !key.is_empty()),
+            Err(e) => assert!(!e.to_string().contains("NaN"), "{}: {e}", def.id),
+        }
+    }
+}
