@@ -174,7 +174,7 @@ pub fn measures() -> String {
                 .iter()
                 .map(|p| {
                     let (kind, choices): (&str, &[&str]) = match p.kind {
-                        ParamKind::Int | ParamKind::Count | ParamKind::Seed => ("int", &[]),
+                        ParamKind::Int | ParamKind::Count | ParamKind::Seed(_) => ("int", &[]),
                         ParamKind::Float | ParamKind::PositiveFloat => ("float", &[]),
                         ParamKind::Choice(c) => ("choice", c),
                     };

@@ -93,13 +93,19 @@ fn k_sizes_neighbour_lists_within_the_memory_budget() {
 #[test]
 fn seeds_follow_one_rule() {
     let c = case();
-    for spec in ["cadi:random_seed=4294967296", "l_tnc:cvm=ch_btw,random_seed=4294967296", "cadi:random_seed=-1", "l_tnc:random_seed=-1"] {
+    // Each seed's range is its NumPy generator's: RandomState (l_tnc) 32 bits, default_rng
+    // (cadi) any non-negative integer (faithful: 63 bits).
+    for spec in ["l_tnc:cvm=ch_btw,random_seed=4294967296", "l_tnc:random_seed=-1"] {
         expect_error(&c, &["--spec", spec], &["random_seed", "0 <= seed < 2^32"]);
     }
+    expect_error(&c, &["--spec", "cadi:random_seed=-1"], &["random_seed", "0 <= seed < 2^63"]);
     expect_error(&c, &["--spec", "cadi:random_seed=1.5"], &["random_seed=1.5"]);
     // The largest seed is accepted, and l_tnc's no longer wraps: 2^32 - 1 is not 2^32 + (2^32 - 1).
     expect_ok(&c, &["--spec", "l_tnc:cvm=ch_btw,random_seed=4294967295"]);
     expect_ok(&c, &["--spec", "cadi:random_seed=4294967295"]);
+    // default_rng takes seeds past 2^32 (tests/cluster_measures.rs holds one to ZADU's score).
+    expect_ok(&c, &["--spec", "cadi:random_seed=4294967296"]);
+    expect_ok(&c, &["--spec", "cadi:random_seed=9223372036854775807"]);
 }
 
 #[test]

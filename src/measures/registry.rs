@@ -16,9 +16,11 @@ pub enum ParamKind {
     Choice(&'static [&'static str]),
     /// An integer ≥ 0 (a count).
     Count,
-    /// A random seed: 0 ≤ seed < 2³², the range NumPy's `RandomState` accepts (one rule for
-    /// every seed, so none wraps silently).
-    Seed,
+    /// A random seed: an integer 0 ≤ seed < 2^bits, the range of the NumPy generator the
+    /// measure reproduces (one rule for every seed: out of range is an error, never a wrap).
+    /// `RandomState` (l_tnc) takes 32 bits; `default_rng`'s SeedSequence (cadi) any
+    /// non-negative integer, of which faithful reproduces the 63-bit ones.
+    Seed(u32),
 }
 
 /// A parameter of a measure, with its default as written on the command line.
@@ -164,7 +166,8 @@ pub static REGISTRY: &[MeasureDef] = &[
         zadu_id: "label_trustworthiness_and_continuity",
         params: &[
             ParamDef { name: "cvm", kind: ParamKind::Choice(&["dsc", "ch_btw"]), default: "dsc" },
-            ParamDef { name: "random_seed", kind: ParamKind::Seed, default: "0" },
+            // np.random.seed / RandomState: 0 <= seed < 2^32.
+            ParamDef { name: "random_seed", kind: ParamKind::Seed(32), default: "0" },
         ],
         min_classes: 2,
         k_rule: KRule::None,
@@ -222,7 +225,8 @@ pub static REGISTRY: &[MeasureDef] = &[
         zadu_id: "class_angular_distortion_index",
         params: &[
             ParamDef { name: "n_triplets", kind: ParamKind::Count, default: "0" },
-            ParamDef { name: "random_seed", kind: ParamKind::Seed, default: "0" },
+            // np.random.default_rng: any non-negative integer (faithful: below 2^63).
+            ParamDef { name: "random_seed", kind: ParamKind::Seed(63), default: "0" },
         ],
         min_classes: 2,
         k_rule: KRule::None,
@@ -459,8 +463,9 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
         (ParamKind::Int, _) => Err(bad("must be an integer")),
         (ParamKind::Count, ParamValue::Int(i)) if *i >= 0 => Ok(value.clone()),
         (ParamKind::Count, _) => Err(bad("must be an integer, zero or greater")),
-        (ParamKind::Seed, ParamValue::Int(i)) if (0..1i64 << 32).contains(i) => Ok(value.clone()),
-        (ParamKind::Seed, _) => Err(bad("must be an integer with 0 <= seed < 2^32 (4294967296), as NumPy's RandomState accepts")),
+        (ParamKind::Seed(bits), ParamValue::Int(i)) if *i >= 0 && (bits >= 63 || *i < 1i64 << bits) => Ok(value.clone()),
+        (ParamKind::Seed(32), _) => Err(bad("must be an integer with 0 <= seed < 2^32 (4294967296), as NumPy's RandomState accepts")),
+        (ParamKind::Seed(bits), _) => Err(bad(&format!("must be an integer with 0 <= seed < 2^{bits}"))),
         (ParamKind::Float, ParamValue::Int(i)) => Ok(ParamValue::Float(*i as f64)),
         (ParamKind::Float, ParamValue::Float(f)) if f.is_finite() => Ok(value.clone()),
         (ParamKind::Float, _) => Err(bad("must be a finite number")),
