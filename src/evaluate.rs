@@ -279,10 +279,14 @@ impl Evaluator {
             build_pairwise(&self.high, lows, &cpu_needs, order_plan.as_ref(), &budgets, &self.pairwise, &pass.extents, self.opts.block_rows, &ctl)?;
         if let Some(g) = fast_gpu {
             match crate::gpu::fast_pairwise_async(&g, &self.high, lows, &needs, &mut pairwise).await {
-                Ok(()) => served.pairwise_gpu = true,
+                Ok(incomplete) => {
+                    served.pairwise_gpu = true;
+                    if incomplete > 0 {
+                        add_reason(&mut served.fallback_reason, format!("the completeness witness found {incomplete} pair-statistics rows the device did not finish; the CPU twin recomputed them"));
+                    }
+                }
                 Err(e) => {
-                    let reason = format!("GPU pair reductions failed ({e}); the CPU served them in f64");
-                    served.fallback_reason = Some(served.fallback_reason.take().map_or(reason.clone(), |r| format!("{r}; {reason}")));
+                    add_reason(&mut served.fallback_reason, format!("GPU pair reductions failed ({e}); the CPU served them in f64"));
                     (pairwise, pairwise_report) = build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, &pass.extents, self.opts.block_rows, &ctl)?;
                 }
             }
@@ -409,6 +413,11 @@ fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures:
         }
     }
     Ok(out)
+}
+
+/// Appends `reason` to a run's fallback reasons ("; "-separated).
+fn add_reason(reasons: &mut Option<String>, reason: String) {
+    *reasons = Some(reasons.take().map_or(reason.clone(), |r| format!("{r}; {reason}")));
 }
 
 #[cfg(test)]

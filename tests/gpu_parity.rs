@@ -176,13 +176,13 @@ fn fast_pair_reductions_agree_with_twin_and_with_exact_scores() {
         let ratio = (px.scale / py.scale) as f32;
         let twin_rows: Vec<f32> = (0..n).flat_map(|i| twin::pair_stats_row(&px, &py, ratio, i)).collect();
         let (_, _, want) = pair_stats::merge_rows(&twin_rows, n, px.scale);
-        let (hx, _, got) = pair_stats::fast_pair_sums(&g, &high, &low, &mut dispatch_tally()).unwrap();
+        let (hx, _, got, _) = pair_stats::fast_pair_sums(&g, &high, &low, &mut dispatch_tally()).unwrap();
         for (what, a, b) in [("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff), ("Σx²", got.sum_xx, want.sum_xx), ("Σy²", got.sum_yy, want.sum_yy), ("Σxy", got.sum_xy, want.sum_xy), ("m2x", got.m2_x, want.m2_x)] {
             assert!(rel_close(a, b, 1e-4) || (a - b).abs() <= 1e-6 * want.sum_xx.max(want.sum_yy), "{name} {what}: GPU {a} twin {b}");
         }
         if hx.max > 0.0 {
             let sigmas = [0.1, 1.0];
-            let dev = pair_stats::fast_densities(&g, &high, hx.max, &sigmas, &mut dispatch_tally()).unwrap();
+            let (dev, _) = pair_stats::fast_densities(&g, &high, hx.max, &sigmas, &mut dispatch_tally()).unwrap();
             let inv = (1.0 / (hx.max * px.scale)) as f32;
             for (s, &sigma) in sigmas.iter().enumerate() {
                 let raw: Vec<f64> = (0..n).map(|i| f64::from(twin::density_row(&px, inv, &[sigma as f32], i)[0])).collect();

@@ -5,12 +5,13 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::bound::Params;
+use super::bound::{strided_trips, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
+use super::distances::{distances_block, max_block_rows};
 use super::prepare::prepare;
-use super::shaders::Kernel;
-use super::GpuError;
+use super::shaders::{Kernel, WG};
+use super::{twin, GpuError};
 use crate::data::Points;
 use crate::resources::{tree, Extent, PairSums};
 use crate::sum::pairwise_sum;
@@ -62,30 +63,77 @@ pub fn row_sums(v: &[f32], count: u64, scale: f64) -> PairSums {
     }
 }
 
-fn rows_per_dispatch(gpu: &Gpu, bytes_per_row: u64) -> usize {
-    (gpu.max_rows() as u64).min((gpu.max_output_bytes() / bytes_per_row).max(1)) as usize
+/// Rows per block: one workgroup per row, the outputs (`bytes_per_row`, and the witness's
+/// WG u32 per row) within the output limit, and each resident distances row block (rows × n
+/// f32) too.
+fn block_rows(gpu: &Gpu, n: usize, bytes_per_row: u64) -> usize {
+    let per_row = bytes_per_row.max((WG * 4) as u64);
+    (gpu.max_rows() as u64).min((gpu.max_output_bytes() / per_row).max(1)).min(max_block_rows(gpu, n) as u64) as usize
 }
 
-/// Extents of both spaces and the pair sums, from the device's f32 sums.
-pub async fn fast_pair_sums_async(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums), GpuError> {
+/// Trips `pair_stats.wgsl` makes in invocation `tid` of row i (m = n − 1 − i pairs j > i):
+/// three strided sweeps over j, and for thread 0 the reductions: ten `total` calls of WG trips,
+/// the extremes loop (WG − 1) and the loop over q in 2..10 (8).
+pub fn pair_stats_trips(m: usize, tid: usize) -> u64 {
+    let sweeps = 3 * u64::from(strided_trips(m, tid, WG));
+    sweeps + if tid == 0 { (10 * WG + (WG - 1) + 8) as u64 } else { 0 }
+}
+
+/// Trips `density.wgsl` makes in invocation `tid` of a row, with `sigmas` bandwidths: the
+/// strided sweep over all n points with its inner loop over σ, the 8-slot store loop, and for
+/// the first `sigmas` threads the WG-trip reduction.
+pub fn density_trips(n: usize, sigmas: usize, tid: usize) -> u64 {
+    u64::from(strided_trips(n, tid, WG)) * (1 + sigmas as u64) + 8 + if tid < sigmas { WG as u64 } else { 0 }
+}
+
+/// Rows of one block whose witness came back short: the distances' coordinate trips
+/// (`dist_short`) or the kernel's own (`trips`, WG per row, against `want(row)`).
+fn short_rows(dist_short: &[bool], trips: &[u32], row0: usize, want: impl Fn(usize, usize) -> u64) -> Vec<bool> {
+    dist_short.iter().enumerate().map(|(r, &s)| s || trips[r * WG..(r + 1) * WG].iter().enumerate().any(|(tid, &t)| u64::from(t) != want(row0 + r, tid))).collect()
+}
+
+/// Extents of both spaces and the pair sums, from the device's f32 sums, and how many rows the
+/// completeness witness found short (recomputed on the CPU twin).
+pub async fn fast_pair_sums_async(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums, u64), GpuError> {
     let n = high.n();
-    let space = gpu.upload(prepare(high), tally)?;
-    let py = prepare(low);
-    let ratio = space.prep.scale / py.scale;
+    let (px, py) = (prepare(high), prepare(low));
+    let ratio = px.scale / py.scale;
     if !(1e-30..=1e30).contains(&ratio) {
         return Err(GpuError::Limits("the two spaces' scales are too far apart for f32 pair sums".into()));
     }
     let q = PairParams { n: n as u32, dim_y: low.dim() as u32, y_to_x: ratio as f32, pad: 0 };
-    let mut params = Params::new(n, high.dim());
-    let per = rows_per_dispatch(gpu, (ROW_VALUES * 4) as u64);
+    let (space_x, space_y) = (gpu.upload(px, tally)?, gpu.upload(py, tally)?);
+    let (mut params, params_y) = (Params::new(n, high.dim()), Params::new(n, low.dim()));
+    let per = block_rows(gpu, n, (ROW_VALUES * 4) as u64);
     let mut rows_out: Vec<f32> = Vec::with_capacity(n * ROW_VALUES);
+    let mut incomplete = 0;
     for row0 in (0..n).step_by(per) {
         let rows = per.min(n - row0);
         params.row0 = row0 as u32;
-        let out = gpu.run(Kernel::PairStats, &params, &space, &[], &[bytemuck::bytes_of(&q), bytemuck::cast_slice(&py.pts)], &[(rows * ROW_VALUES * 4) as u64], (rows as u32, 1), tally).await?;
+        let bx = distances_block(gpu, &space_x, &params, row0, rows, tally).await?;
+        let by = match distances_block(gpu, &space_y, &params_y, row0, rows, tally).await {
+            Ok(b) => b,
+            Err(e) => {
+                gpu.give_back(bx.buf);
+                return Err(e);
+            }
+        };
+        let sizes = [(rows * ROW_VALUES * 4) as u64, (rows * WG * 4) as u64];
+        let out = gpu.run(Kernel::PairStats, &params, &space_x, &[&bx.buf, &by.buf], &[bytemuck::bytes_of(&q)], &sizes, (rows as u32, 1), tally).await;
+        gpu.give_back(bx.buf);
+        gpu.give_back(by.buf);
+        let out = out?;
+        let dist_short: Vec<bool> = bx.short.iter().zip(&by.short).map(|(a, b)| a | b).collect();
+        let short = short_rows(&dist_short, bytemuck::cast_slice(&out[1]), row0, |i, tid| pair_stats_trips(n - 1 - i, tid));
         rows_out.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[0]));
+        for r in (0..rows).filter(|&r| short[r]) {
+            let i = row0 + r;
+            rows_out[i * ROW_VALUES..(i + 1) * ROW_VALUES].copy_from_slice(&twin::pair_stats_row(&space_x.prep, &space_y.prep, q.y_to_x, i));
+            incomplete += 1;
+        }
     }
-    Ok(merge_rows(&rows_out, n, space.prep.scale))
+    let (hx, lx, sums) = merge_rows(&rows_out, n, space_x.prep.scale);
+    Ok((hx, lx, sums, incomplete))
 }
 
 /// Merges the per-row values (the device's or the twin's) into extents and pair sums.
@@ -101,26 +149,39 @@ pub fn merge_rows(rows_out: &[f32], n: usize, scale: f64) -> (Extent, Extent, Pa
     (ext(10, 12), ext(11, 13), sums)
 }
 
-/// Normalised densities for each σ, from the device's f32 row sums. `max` is the space's largest
+/// Normalised densities for each σ, from the device's f32 row sums, and how many rows the
+/// completeness witness found short (recomputed on the CPU twin). `max` is the space's largest
 /// pair distance (original units, > 0).
-pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<Vec<Vec<f64>>, GpuError> {
+pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<(Vec<Vec<f64>>, u64), GpuError> {
     let n = points.n();
     let space: Space = gpu.upload(prepare(points), tally)?;
     let mut out: Vec<Vec<f64>> = Vec::with_capacity(sigmas.len());
+    let mut incomplete = 0;
     for chunk in sigmas.chunks(MAX_SIGMAS) {
         let mut q = DensityParams { inv_max: (1.0 / (max * space.prep.scale)) as f32, sigmas: chunk.len() as u32, pad: [0; 2], neg_sigma: [1.0; 8] };
         for (s, &sigma) in chunk.iter().enumerate() {
             q.neg_sigma[s] = -sigma as f32;
         }
         let m = chunk.len();
-        let per = rows_per_dispatch(gpu, (m * 4) as u64);
+        let per = block_rows(gpu, n, (m * 4) as u64);
         let mut params = Params::new(n, points.dim());
         let mut raw: Vec<f32> = Vec::with_capacity(n * m);
         for row0 in (0..n).step_by(per) {
             let rows = per.min(n - row0);
             params.row0 = row0 as u32;
-            let o = gpu.run(Kernel::Density, &params, &space, &[], &[bytemuck::bytes_of(&q)], &[(rows * m * 4) as u64], (rows as u32, 1), tally).await?;
+            let block = distances_block(gpu, &space, &params, row0, rows, tally).await?;
+            let sizes = [(rows * m * 4) as u64, (rows * WG * 4) as u64];
+            let o = gpu.run(Kernel::Density, &params, &space, &[&block.buf], &[bytemuck::bytes_of(&q)], &sizes, (rows as u32, 1), tally).await;
+            gpu.give_back(block.buf);
+            let o = o?;
+            let short = short_rows(&block.short, bytemuck::cast_slice(&o[1]), row0, |_, tid| density_trips(n, m, tid));
             raw.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&o[0]));
+            let sig: Vec<f32> = chunk.iter().map(|&s| s as f32).collect();
+            for r in (0..rows).filter(|&r| short[r]) {
+                let i = row0 + r;
+                raw[i * m..(i + 1) * m].copy_from_slice(&twin::density_row(&space.prep, q.inv_max, &sig, i));
+                incomplete += 1;
+            }
         }
         for s in 0..m {
             let v: Vec<f64> = (0..n).map(|i| f64::from(raw[i * m + s])).collect();
@@ -128,16 +189,19 @@ pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: 
             out.push(v.iter().map(|&x| x / total).collect());
         }
     }
-    Ok(out)
+    Ok((out, incomplete))
 }
 
 /// Fills the pair sums, extents and densities of `out` (one per projection) from the GPU's Fast
-/// reductions; the pair order (srho, nm_stress) stays the CPU's.
-pub async fn fast_pairwise_async(gpu: &Gpu, high: &Points, lows: &[&Points], needs: &crate::resources::Needs, out: &mut [crate::resources::Pairwise]) -> Result<(), GpuError> {
+/// reductions; the pair order (srho, nm_stress) stays the CPU's. Returns how many rows the
+/// completeness witnesses found short (recomputed on the CPU twin), for the run report.
+pub async fn fast_pairwise_async(gpu: &Gpu, high: &Points, lows: &[&Points], needs: &crate::resources::Needs, out: &mut [crate::resources::Pairwise]) -> Result<u64, GpuError> {
     let mut tally = Tally::default();
     let mut high_dens: Option<Vec<Vec<f64>>> = None;
+    let mut incomplete = 0;
     for (o, low) in out.iter_mut().zip(lows) {
-        let (hx, lx, sums) = fast_pair_sums_async(gpu, high, low, &mut tally).await?;
+        let (hx, lx, sums, short) = fast_pair_sums_async(gpu, high, low, &mut tally).await?;
+        incomplete += short;
         o.high = Some(hx);
         o.low = Some(lx);
         if needs.pair_sums {
@@ -145,9 +209,17 @@ pub async fn fast_pairwise_async(gpu: &Gpu, high: &Points, lows: &[&Points], nee
         }
         if !needs.density_sigmas.is_empty() {
             if high_dens.is_none() && hx.max > 0.0 {
-                high_dens = Some(fast_densities_async(gpu, high, hx.max, &needs.density_sigmas, &mut tally).await?);
+                let (d, short) = fast_densities_async(gpu, high, hx.max, &needs.density_sigmas, &mut tally).await?;
+                incomplete += short;
+                high_dens = Some(d);
             }
-            let low_dens = if lx.max > 0.0 { Some(fast_densities_async(gpu, low, lx.max, &needs.density_sigmas, &mut tally).await?) } else { None };
+            let low_dens = if lx.max > 0.0 {
+                let (d, short) = fast_densities_async(gpu, low, lx.max, &needs.density_sigmas, &mut tally).await?;
+                incomplete += short;
+                Some(d)
+            } else {
+                None
+            };
             o.densities = needs
                 .density_sigmas
                 .iter()
@@ -160,17 +232,43 @@ pub async fn fast_pairwise_async(gpu: &Gpu, high: &Points, lows: &[&Points], nee
                 .collect();
         }
     }
-    Ok(())
+    Ok(incomplete)
 }
 
 /// [`fast_pair_sums_async`], blocking.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn fast_pair_sums(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums), GpuError> {
+pub fn fast_pair_sums(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums, u64), GpuError> {
     super::block_on(fast_pair_sums_async(gpu, high, low, tally))
 }
 
 /// [`fast_densities_async`], blocking.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn fast_densities(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<Vec<Vec<f64>>, GpuError> {
+pub fn fast_densities(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<(Vec<Vec<f64>>, u64), GpuError> {
     super::block_on(fast_densities_async(gpu, points, max, sigmas, tally))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One trip missing in any invocation of a row, or a short distances row, marks the row.
+    #[test]
+    fn short_rows_sees_one_missing_trip() {
+        let (n, row0, rows) = (200, 3, 4);
+        let want = |i: usize, tid: usize| pair_stats_trips(n - 1 - i, tid);
+        let full: Vec<u32> = (0..rows).flat_map(|r| (0..WG).map(move |tid| want(row0 + r, tid) as u32)).collect();
+        assert_eq!(short_rows(&[false; 4], &full, row0, want), vec![false; 4]);
+        for (r, tid) in [(0, 0), (1, 63), (3, 5)] {
+            let mut cut = full.clone();
+            cut[r * WG + tid] -= 1;
+            let short = short_rows(&[false; 4], &cut, row0, want);
+            assert_eq!(short.iter().filter(|&&s| s).count(), 1, "thread {tid} of row {r}");
+            assert!(short[r]);
+        }
+        assert_eq!(short_rows(&[false, false, true, false], &full, row0, want), vec![false, false, true, false]);
+        // A budget spent makes every loop run once: thread 0's reductions shrink too.
+        assert!(pair_stats_trips(0, 0) > pair_stats_trips(0, 1));
+        assert_eq!(density_trips(130, 2, 1), 3 * 3 + 8 + 64);
+        assert_eq!(density_trips(130, 2, 2), 2 * 3 + 8);
+    }
 }

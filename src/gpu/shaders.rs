@@ -26,8 +26,6 @@ fn constants() -> String {
 }
 
 const PRELUDE: &str = include_str!("../../shaders/bound.wgsl");
-/// The points binding and an f32 distance, for the uncertified Fast kernels.
-const POINTS: &str = include_str!("../../shaders/points.wgsl");
 
 impl Kernel {
     /// Name for reports.
@@ -41,16 +39,16 @@ impl Kernel {
             Kernel::Density => "density",
         }
     }
-    /// The kernel reads the prepared points (binding 1); the certified kernels after
-    /// `distances` read only its output.
+    /// The kernel reads the prepared points (binding 1); every kernel after `distances`
+    /// (certified or Fast) reads only its output.
     pub fn reads_points(self) -> bool {
-        matches!(self, Kernel::Distances | Kernel::PairStats | Kernel::Density)
+        self == Kernel::Distances
     }
     /// The kernel reads the row norms (binding 2).
     pub fn reads_norms(self) -> bool {
         self != Kernel::Distances
     }
-    /// Full WGSL source: prelude (+ points for the Fast kernels) + kernel.
+    /// Full WGSL source: prelude + kernel.
     pub fn source(self) -> String {
         let body = match self {
             Kernel::Distances => include_str!("../../shaders/distances.wgsl"),
@@ -60,8 +58,7 @@ impl Kernel {
             Kernel::PairStats => include_str!("../../shaders/pair_stats.wgsl"),
             Kernel::Density => include_str!("../../shaders/density.wgsl"),
         };
-        let points = if matches!(self, Kernel::PairStats | Kernel::Density) { POINTS } else { "" };
-        format!("{}{PRELUDE}\n{points}\n{body}", constants())
+        format!("{}{PRELUDE}\n{body}", constants())
     }
 }
 
