@@ -2,7 +2,8 @@
 // block and every j, s[r, j] (+)= Σ_{c in [P.lo, P.hi)} (y_ic - y_jc)² in f32. The host runs the
 // chunks in order (at most 4096 coordinates each), so every invocation stays far inside
 // driver loop budgets; the result is the same sequential sum as one loop over all D.
-// Completeness witness: each row's coordinate trips are summed into `trips[r]`; the host
+// Completeness witness: each row's coordinate trips are summed into `trips[r]` (in workgroup
+// memory first, so a row costs one global atomic per 64 points, not one per point); the host
 // checks n·(hi - lo) and sends any short row to the CPU reference.
 // CPU twin: src/gpu/twin.rs::sqdist.
 
@@ -10,22 +11,30 @@
 @group(0) @binding(3) var<storage, read_write> s_out: array<f32>;
 @group(0) @binding(4) var<storage, read_write> trips: array<atomic<u32>>;
 
+// Zero-initialised at the start of every workgroup (WGSL workgroup memory).
+var<workgroup> wg_trips: atomic<u32>;
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let j = wg.y * WG + tid;
-    if (j >= P.n) { return; }
-    let i = P.row0 + r;
-    var s = 0.0;
-    if (P.lo > 0u) { s = s_out[r * P.n + j]; }
-    let a = i * P.dim;
-    let b = j * P.dim;
-    var done = 0u;
-    for (var c = P.lo; c < P.hi; c++) {
-        let t = pts[a + c] - pts[b + c];
-        s = s + t * t;
-        done += 1u;
+    if (j < P.n) {
+        let i = P.row0 + r;
+        var s = 0.0;
+        if (P.lo > 0u) { s = s_out[r * P.n + j]; }
+        let a = i * P.dim;
+        let b = j * P.dim;
+        var done = 0u;
+        for (var c = P.lo; c < P.hi; c++) {
+            let t = pts[a + c] - pts[b + c];
+            s = s + t * t;
+            done += 1u;
+        }
+        s_out[r * P.n + j] = s;
+        atomicAdd(&wg_trips, done);
     }
-    s_out[r * P.n + j] = s;
-    atomicAdd(&trips[r], done);
+    workgroupBarrier();
+    if (tid == 0u) {
+        atomicAdd(&trips[r], atomicLoad(&wg_trips));
+    }
 }
