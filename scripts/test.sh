@@ -21,14 +21,17 @@ fi
 
 # GPU tests run on Mesa's lavapipe (software Vulkan) and llvmpipe (GL) where no GPU exists.
 # Under CI=true a missing adapter fails those tests instead of skipping them.
-if ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
-    pkgs="mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri"
+# tests/web_server.rs runs web/server.py with python3 (under CI=true a missing python3 fails it).
+pkgs=""
+ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1 || pkgs="mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri"
+command -v python3 >/dev/null 2>&1 || pkgs="$pkgs python3"
+if [ -n "$pkgs" ]; then
     if [ "$(id -u)" = 0 ]; then
         apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $pkgs
     elif command -v sudo >/dev/null 2>&1; then
         sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q $pkgs
     else
-        echo "scripts/test.sh: cannot install $pkgs (not root, no sudo); GPU tests will skip outside CI" >&2
+        echo "scripts/test.sh: cannot install $pkgs (not root, no sudo); GPU and server tests will skip outside CI" >&2
     fi
 fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/faithful-xdg-$(id -u)}"
