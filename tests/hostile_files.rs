@@ -146,15 +146,22 @@ fn symlink(c: &Case, target: &str, name: &str) -> PathBuf {
     link
 }
 
+/// `path` is refused at once as points (in every role) and as labels, as "<what> is not a
+/// regular file".
+#[track_caller]
+fn refused_everywhere(c: &Case, path: &Path, what: &str) {
+    let why = format!("{what} is not a regular file");
+    for args in c.as_points(path) {
+        refused(&args, path, &["cannot read", &why]);
+    }
+    refused(&c.as_labels(path), path, &[&why]);
+}
+
 #[test]
 fn devices_behind_symlinks_are_refused() {
     let c = case();
     for (target, name) in [("/dev/zero", "zero.npy"), ("/dev/urandom", "urandom.csv"), ("/dev/zero", "zero.csv"), ("/dev/null", "null.npy")] {
-        let link = symlink(&c, target, name);
-        for args in c.as_points(&link) {
-            refused(&args, &link, &["cannot read", "a character device is not a regular file"]);
-        }
-        refused(&c.as_labels(&link), &link, &["a character device is not a regular file"]);
+        refused_everywhere(&c, &symlink(&c, target, name), "a character device");
     }
 }
 
@@ -166,10 +173,7 @@ fn a_fifo_is_refused_without_waiting_for_a_writer() {
         let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
-        for args in c.as_points(&fifo) {
-            refused(&args, &fifo, &["cannot read", "a FIFO (named pipe) is not a regular file"]);
-        }
-        refused(&c.as_labels(&fifo), &fifo, &["FIFO"]);
+        refused_everywhere(&c, &fifo, "a FIFO (named pipe)");
     }
 }
 
