@@ -150,14 +150,12 @@ impl Evaluator {
                 for _attempt in 0..2 {
                     match gpu_row_pass_async(&gpu, &self.high, cached, lows, needs.clone(), self.opts.numerics).await {
                         Ok((pass, stats)) => {
-                            let retried = last.as_ref().map(|e| format!("GPU failed once ({e}); retried with half the rows per dispatch"));
+                            let mut reason = last.as_ref().map(|e| format!("GPU failed once ({e}); retried with half the rows per dispatch"));
                             let incomplete = stats.knn.rows_incomplete + stats.ranks.rows_incomplete;
-                            let witness = (incomplete > 0).then(|| format!("the completeness witness found {incomplete} rows the device did not finish; the CPU reference recomputed them"));
-                            let retried = match (retried, witness) {
-                                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
-                                (a, b) => a.or(b),
-                            };
-                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: retried, gpu: Some((gpu.clone(), stats)), pairwise_gpu: false };
+                            if incomplete > 0 {
+                                add_reason(&mut reason, format!("the completeness witness found {incomplete} rows the device did not finish; the CPU reference recomputed them"));
+                            }
+                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: reason, gpu: Some((gpu.clone(), stats)), pairwise_gpu: false };
                             return Ok((pass, served));
                         }
                         Err(e @ GpuError::Runtime { .. }) => {

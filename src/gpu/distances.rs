@@ -31,6 +31,14 @@ pub fn max_block_rows(gpu: &Gpu, n: usize) -> usize {
     (gpu.max_output_bytes() / (n.max(1) as u64 * 4)).max(1) as usize
 }
 
+/// Rows per block of a certified or Fast kernel: one workgroup per row, its outputs
+/// (`bytes_per_row`, at least the witness's WG u32 per row) within the output limit, and the
+/// block's resident distances (rows × n f32) too.
+pub fn block_rows(gpu: &Gpu, n: usize, bytes_per_row: u64) -> usize {
+    let per_row = bytes_per_row.max((WG * 4) as u64);
+    (gpu.max_rows() as u64).min((gpu.max_output_bytes() / per_row).max(1)).min(max_block_rows(gpu, n) as u64) as usize
+}
+
 /// A block's distances, resident on the device, and the rows whose witness came back short.
 pub struct Block {
     pub buf: wgpu::Buffer,

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::bound::{strided_trips, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
-use super::distances::{certified_params, distances_block, max_block_rows};
+use super::distances::{block_rows, certified_params, distances_block};
 use super::shaders::{Kernel, KT_MAX, POOL, WG};
 use super::GpuError;
 use crate::data::Points;
@@ -111,7 +111,7 @@ pub async fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, 
 /// whose witness came back short) to `f`; returns the rows per dispatch.
 async fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, mut f: impl FnMut(usize, usize, &[[u32; 2]], &[[u32; 2]], &[bool])) -> Result<u32, GpuError> {
     let (n, cap) = (space.prep.n, cap(k));
-    let per = (gpu.max_rows() as u64).min((gpu.max_output_bytes() / (cap as u64 * 8)).max(1)).min(max_block_rows(gpu, n) as u64) as usize;
+    let per = block_rows(gpu, n, cap as u64 * 8);
     let mut params = with_knn(certified_params(gpu, n, space.prep.dim)?, k);
     for row0 in (0..n).step_by(per) {
         let rows = per.min(n - row0);

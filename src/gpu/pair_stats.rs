@@ -8,7 +8,7 @@ use bytemuck::{Pod, Zeroable};
 use super::bound::{strided_trips, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
-use super::distances::{distances_block, max_block_rows};
+use super::distances::{block_rows, distances_block};
 use super::prepare::prepare;
 use super::shaders::{Kernel, WG};
 use super::{twin, GpuError};
@@ -61,14 +61,6 @@ pub fn row_sums(v: &[f32], count: u64, scale: f64) -> PairSums {
         co_moment: quad(v[9]),
         y_scale_exp: 0,
     }
-}
-
-/// Rows per block: one workgroup per row, the outputs (`bytes_per_row`, and the witness's
-/// WG u32 per row) within the output limit, and each resident distances row block (rows × n
-/// f32) too.
-fn block_rows(gpu: &Gpu, n: usize, bytes_per_row: u64) -> usize {
-    let per_row = bytes_per_row.max((WG * 4) as u64);
-    (gpu.max_rows() as u64).min((gpu.max_output_bytes() / per_row).max(1)).min(max_block_rows(gpu, n) as u64) as usize
 }
 
 /// Trips `pair_stats.wgsl` makes in invocation `tid` of row i (m = n − 1 − i pairs j > i):
@@ -166,6 +158,7 @@ pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: 
         let per = block_rows(gpu, n, (m * 4) as u64);
         let mut params = Params::new(n, points.dim());
         let mut raw: Vec<f32> = Vec::with_capacity(n * m);
+        let sig: Vec<f32> = chunk.iter().map(|&s| s as f32).collect();
         for row0 in (0..n).step_by(per) {
             let rows = per.min(n - row0);
             params.row0 = row0 as u32;
@@ -176,7 +169,6 @@ pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: 
             let o = o?;
             let short = short_rows(&block.short, bytemuck::cast_slice(&o[1]), row0, |_, tid| density_trips(n, m, tid));
             raw.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&o[0]));
-            let sig: Vec<f32> = chunk.iter().map(|&s| s as f32).collect();
             for r in (0..rows).filter(|&r| short[r]) {
                 let i = row0 + r;
                 raw[i * m..(i + 1) * m].copy_from_slice(&twin::density_row(&space.prep, q.inv_max, &sig, i));

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::bound::{strided_trips, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
-use super::distances::{certified_params, distances_block, max_block_rows};
+use super::distances::{block_rows, certified_params, distances_block};
 use super::shaders::{Kernel, KQ_MAX, WG};
 use super::GpuError;
 use crate::data::Points;
@@ -49,7 +49,7 @@ pub async fn certified_ranks(gpu: &Gpu, space: &Space, points: &Points, queries:
     }
     let cap = cap(kq);
     let per_row_bytes = (cap * 8).max(kq * 4).max(WG * 16) as u64;
-    let per = (gpu.max_rows() as u64).min((gpu.max_output_bytes() / per_row_bytes).max(1)).min(max_block_rows(gpu, n) as u64) as usize;
+    let per = block_rows(gpu, n, per_row_bytes);
     stats.rows_per_dispatch = per as u32;
     let mut params = certified_params(gpu, n, points.dim())?;
     params.k = kq as u32;
