@@ -182,9 +182,7 @@ fn a_directory_is_refused() {
     let c = case();
     let dir = c.path().join("points.npy");
     std::fs::create_dir(&dir).unwrap();
-    for args in c.as_points(&dir) {
-        refused(&args, &dir, &["cannot read", "a directory is not a regular file"]);
-    }
+    refused_everywhere(&c, &dir, "a directory");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -8,9 +8,9 @@ mod common;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
+use common::cli::{self, Limits};
 use common::files::{measure_args, random_rows, write_csv, write_npy_rows};
 use common::{points, Rng};
 use faithful::{Error, Evaluator, Labels, Options, Points, Spec};
@@ -32,30 +32,27 @@ fn case() -> Case {
     Case { _dir: dir, high, low, labels }
 }
 
-fn run(args: &[OsString]) -> (Option<i32>, String, String, Duration) {
-    let t0 = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_faithful")).args(args).output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned(), t0.elapsed())
+/// (exit code, stdout, stderr) of the binary.
+fn run(args: &[OsString]) -> (Option<i32>, String, String) {
+    let out = cli::run(args, Limits::default(), Stdio::piped()).out;
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-/// Exit 2, in bounded time, with exactly one stderr line containing every phrase.
+/// Exit 2, in bounded time, with exactly one stderr line containing every phrase (the CLI's
+/// error contract, `common::cli::check_error`).
 fn expect_error(c: &Case, extra: &[&str], phrases: &[&str]) -> String {
     let mut all = vec!["--labels", c.labels.to_str().unwrap(), "--backend", "cpu"];
     all.extend_from_slice(extra);
-    let (code, _, stderr, took) = run(&measure_args(&c.high, &[&c.low], &all));
-    assert_eq!(code, Some(2), "{extra:?}: {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{extra:?}: one line expected: {stderr}");
-    for p in phrases {
-        assert!(stderr.contains(p), "{extra:?}: '{p}' missing from: {stderr}");
-    }
-    assert!(took < Duration::from_secs(5), "{extra:?}: took {took:?}");
-    stderr
+    let args = measure_args(&c.high, &[&c.low], &all);
+    let r = cli::run(&args, Limits::default(), Stdio::piped());
+    assert!(r.elapsed < cli::PROMPT, "{extra:?}: took {:?}", r.elapsed);
+    cli::check_error(&r, &args, phrases)
 }
 
 fn expect_ok(c: &Case, extra: &[&str]) -> String {
     let mut all = vec!["--labels", c.labels.to_str().unwrap(), "--backend", "cpu", "--json"];
     all.extend_from_slice(extra);
-    let (code, stdout, stderr, _) = run(&measure_args(&c.high, &[&c.low], &all));
+    let (code, stdout, stderr) = run(&measure_args(&c.high, &[&c.low], &all));
     assert_eq!(code, Some(0), "{extra:?}: {stderr}");
     assert!(stderr.is_empty(), "{extra:?}: stderr must be empty: {stderr}");
     stdout
@@ -78,7 +75,7 @@ fn k_sizes_neighbour_lists_within_the_memory_budget() {
     expect_error(&c, &["--spec", "tnc:k=29", "--memory-budget", "64K"], &["tnc", "k=29", "83520 bytes", "65536"]);
     expect_ok(&c, &["--spec", "tnc:k=29", "--memory-budget", "128K"]);
     // `faithful knn` too: 60·29·12 bytes = 20880.
-    let (code, _, stderr, _) = run(&["knn".into(), "--data".into(), c.high.clone().into(), "--k".into(), "29".into(), "--memory-budget".into(), "16K".into()]);
+    let (code, _, stderr) = run(&["knn".into(), "--data".into(), c.high.clone().into(), "--k".into(), "29".into(), "--memory-budget".into(), "16K".into()]);
     assert_eq!(code, Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("knn: parameter k=29 needs 20880 bytes"), "{stderr}");
@@ -169,7 +166,7 @@ fn no_measure_prints_a_non_finite_number() {
         for id in &ids {
             let spec = if ["tnc", "ca_tnc"].contains(id) { format!("{id}:k=10") } else { id.to_string() };
             let args = measure_args(&high, &[&low], &["--labels", labels.to_str().unwrap(), "--spec", &spec, "--local", "--json", "--backend", "cpu"]);
-            let (code, stdout, stderr, _) = run(&args);
+            let (code, stdout, stderr) = run(&args);
             match code {
                 Some(0) => {
                     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();

@@ -2,7 +2,7 @@
 //! evaluation) on the CPU reference and every GPU adapter, cold and warm, each GPU result checked
 //! against the CPU reference; a table on stdout and a JSON receipt.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 
 use faithful::bench::kernels::{self, Backend, Case, Check, Kernel, Outcome};
@@ -183,7 +183,7 @@ pub fn run(args: Args) -> Result<()> {
         crate::output::write_file(path, |w| w.write_all(text.as_bytes()))?;
     }
     if receipt.rows.iter().any(|r| r.parity == "differs" || r.parity == "error") {
-        eprintln!("faithful bench: some GPU results differ from the CPU reference or failed (see the parity column)");
+        let _ = writeln!(std::io::stderr(), "faithful bench: some GPU results differ from the CPU reference or failed (see the parity column)");
     }
     Ok(())
 }

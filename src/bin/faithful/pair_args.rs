@@ -2,7 +2,7 @@
 //! nm_stress), a progress bar on a terminal, and Ctrl-C, SIGTERM and SIGHUP that remove
 //! temporary files.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use faithful::resources::workspace;
@@ -62,7 +62,9 @@ pub fn install_interrupt(cancel: Cancel) {
         let again = cancel.request();
         if again || !workspace::any_active() {
             workspace::remove_all_active();
-            eprintln!("faithful: interrupted");
+            // Never a panic here (a stderr that cannot be written, `2>/dev/full`): the exit must
+            // happen whatever became of the message.
+            let _ = writeln!(std::io::stderr(), "faithful: interrupted");
             std::process::exit(130);
         }
     });
