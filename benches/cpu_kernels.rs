@@ -4,10 +4,10 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use faithful::bench::blobs;
-use faithful::reference::{count_ranks, distance_row, select_knn, RankScratch};
-use faithful::resources::{row_pass, Needs};
+use faithful::reference::{RankScratch, count_ranks, distance_row, select_knn};
+use faithful::resources::{Needs, row_pass};
 
 /// Criterion's benchmark mode (`cargo bench` passes `--bench`); otherwise small data.
 fn full() -> bool {
@@ -24,16 +24,24 @@ fn kernels(c: &mut Criterion) {
         let mut row = vec![0.0; n];
         distance_row(x, i, &mut row);
         g.throughput(Throughput::Elements(n as u64));
-        g.bench_with_input(BenchmarkId::new("distance_row", n), &n, |b, _| b.iter(|| distance_row(black_box(x), i, &mut row)));
+        g.bench_with_input(BenchmarkId::new("distance_row", n), &n, |b, _| {
+            b.iter(|| distance_row(black_box(x), i, &mut row))
+        });
         let (mut top, mut idx, mut dist) = (Vec::new(), vec![0u32; k], vec![0.0; k]);
-        g.bench_with_input(BenchmarkId::new("knn_select", n), &n, |b, _| b.iter(|| select_knn(black_box(&row), i, k, &mut top, &mut idx, &mut dist)));
+        g.bench_with_input(BenchmarkId::new("knn_select", n), &n, |b, _| {
+            b.iter(|| select_knn(black_box(&row), i, k, &mut top, &mut idx, &mut dist))
+        });
         // The ranks of k points far down the order (those a projection's neighbours often have).
         let queries: Vec<u32> = (0..k as u32).map(|q| (q * 7 + 1) % n as u32).filter(|&q| q as usize != i).collect();
         let (mut out, mut scratch) = (vec![0u32; queries.len()], RankScratch::default());
-        g.bench_with_input(BenchmarkId::new("rank_count", n), &n, |b, _| b.iter(|| count_ranks(black_box(&row), i, &queries, &mut out, &mut scratch)));
+        g.bench_with_input(BenchmarkId::new("rank_count", n), &n, |b, _| {
+            b.iter(|| count_ranks(black_box(&row), i, &queries, &mut out, &mut scratch))
+        });
         g.throughput(Throughput::Elements((n * n) as u64));
         let low = &data.low;
-        g.bench_with_input(BenchmarkId::new("row_pass_cross", n), &n, |b, _| b.iter(|| row_pass(black_box(x), None, &[low], Needs::cross(k), 32)));
+        g.bench_with_input(BenchmarkId::new("row_pass_cross", n), &n, |b, _| {
+            b.iter(|| row_pass(black_box(x), None, &[low], Needs::cross(k), 32))
+        });
     }
     g.finish();
 }

@@ -6,11 +6,11 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use faithful::bench::blobs;
-use faithful::gpu::{gpu_row_pass, sqdist::bounded_sqdist, Gpu, GpuRequest};
-use faithful::resources::{row_pass, Needs};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use faithful::Numerics;
+use faithful::bench::blobs;
+use faithful::gpu::{Gpu, GpuRequest, gpu_row_pass, sqdist::bounded_sqdist};
+use faithful::resources::{Needs, row_pass};
 
 fn full() -> bool {
     std::env::args().any(|a| a == "--bench")
@@ -20,7 +20,9 @@ fn device() -> Option<Arc<Gpu>> {
     let adapter = std::env::var("FAITHFUL_BENCH_ADAPTER").ok();
     match Gpu::new(&GpuRequest { adapter, ..Default::default() }) {
         Ok(g) => Some(Arc::new(g)),
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("CI=true requires a GPU adapter (lavapipe: mesa-vulkan-drivers): {e}"),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true requires a GPU adapter (lavapipe: mesa-vulkan-drivers): {e}")
+        }
         Err(e) => {
             eprintln!("gpu_kernels: skipped, no wgpu adapter ({e})");
             None
@@ -44,10 +46,14 @@ fn kernels(c: &mut Criterion) {
         let (x, y) = (&data.high, &data.low);
         let rows = faithful::bench::kernels::distance_rows(n);
         g.throughput(Throughput::Elements((rows * n) as u64));
-        g.bench_with_input(BenchmarkId::new("bounded_sqdist", n), &n, |b, _| b.iter(|| bounded_sqdist(&gpu, black_box(x), 0..rows).unwrap()));
+        g.bench_with_input(BenchmarkId::new("bounded_sqdist", n), &n, |b, _| {
+            b.iter(|| bounded_sqdist(&gpu, black_box(x), 0..rows).unwrap())
+        });
         g.throughput(Throughput::Elements((n * n) as u64));
         let knn = Needs { knn_high: k, ..Needs::default() };
-        g.bench_with_input(BenchmarkId::new("certified_knn", n), &n, |b, _| b.iter(|| gpu_row_pass(&gpu, black_box(x), None, &[], knn.clone(), Numerics::Exact).unwrap()));
+        g.bench_with_input(BenchmarkId::new("certified_knn", n), &n, |b, _| {
+            b.iter(|| gpu_row_pass(&gpu, black_box(x), None, &[], knn.clone(), Numerics::Exact).unwrap())
+        });
         let cached = row_pass(x, None, &[], knn.clone(), 32).high.unwrap();
         g.bench_with_input(BenchmarkId::new("row_pass_cross", n), &n, |b, _| {
             b.iter(|| gpu_row_pass(&gpu, black_box(x), Some(&cached), &[y], Needs::cross(k), Numerics::Exact).unwrap())

@@ -44,21 +44,32 @@ pub enum Selected {
 /// Decides the backend for a job of `n` points; `gpu_work` says whether the job has anything a
 /// GPU serves (neighbours, ranks, or Fast pair reductions). `gpu` starts (or returns) the
 /// device. `auto` probes the adapters only when a GPU could serve: a large job with GPU work.
-pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>(choice: BackendChoice, n: usize, gpu_work: bool, gpu: impl FnOnce() -> F) -> Result<Selected, GpuError> {
+pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>(
+    choice: BackendChoice,
+    n: usize,
+    gpu_work: bool,
+    gpu: impl FnOnce() -> F,
+) -> Result<Selected, GpuError> {
     match choice {
         BackendChoice::Cpu => Ok(Selected::Cpu { reason: None }),
         BackendChoice::Gpu => gpu().await.map(Selected::Gpu),
         BackendChoice::Auto => {
             let pairs = n as f64 * n as f64;
             if pairs < AUTO_MIN_PAIRS {
-                return Ok(Selected::Cpu { reason: Some(format!("auto: {n} points are below the GPU threshold ({AUTO_MIN_PAIRS:e} pairs)")) });
+                return Ok(Selected::Cpu {
+                    reason: Some(format!("auto: {n} points are below the GPU threshold ({AUTO_MIN_PAIRS:e} pairs)")),
+                });
             }
             if !gpu_work {
-                return Ok(Selected::Cpu { reason: Some("auto: the measures asked for have no work a GPU serves".into()) });
+                return Ok(Selected::Cpu {
+                    reason: Some("auto: the measures asked for have no work a GPU serves".into()),
+                });
             }
             match gpu().await {
                 Ok(g) if g.report.hardware => Ok(Selected::Gpu(g)),
-                Ok(g) => Ok(Selected::Cpu { reason: Some(format!("auto: adapter '{}' is not a hardware GPU", g.report.name)) }),
+                Ok(g) => Ok(Selected::Cpu {
+                    reason: Some(format!("auto: adapter '{}' is not a hardware GPU", g.report.name)),
+                }),
                 Err(e) => Ok(Selected::Cpu { reason: Some(format!("auto: {e}")) }),
             }
         }

@@ -6,8 +6,8 @@
 //! removed on the way out. The command line sets the same flag from its Ctrl-C handler.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, Result};
 

@@ -18,7 +18,9 @@ pub enum Error {
     NoFeatures { name: String },
     #[error("{name}: non-finite value {value} at row {row}, column {col}")]
     NonFinite { name: String, row: usize, col: usize, value: f64 },
-    #[error("{name}: value {value:e} at row {row}, column {col} is too large (|x| must be below 1e150 so that squared distances stay finite)")]
+    #[error(
+        "{name}: value {value:e} at row {row}, column {col} is too large (|x| must be below 1e150 so that squared distances stay finite)"
+    )]
     TooLarge { name: String, row: usize, col: usize, value: f64 },
     #[error("{name}: has {got} rows but the original space has {expected}")]
     RowMismatch { name: String, expected: usize, got: usize },
@@ -60,7 +62,9 @@ pub enum Error {
     Write { target: String, source: std::io::Error },
     // Hostile parameters and numerics (issue 11): memory sized by a parameter, scores that
     // are not finite numbers.
-    #[error("{id}: parameter {param}={value} needs {bytes} bytes for {what}, above the memory budget of {budget} bytes (lower {param}, or raise --memory-budget)")]
+    #[error(
+        "{id}: parameter {param}={value} needs {bytes} bytes for {what}, above the memory budget of {budget} bytes (lower {param}, or raise --memory-budget)"
+    )]
     ParamMemory { id: String, param: String, value: String, what: String, bytes: u64, budget: u64 },
     #[error("{id}{}: {key} is not a finite number ({value}); no score is reported", on(projection))]
     NonFiniteScore { id: String, projection: Option<String>, key: String, value: f64 },
@@ -104,8 +108,12 @@ impl Error {
     /// Names the projection on which a measure was undefined.
     pub fn on_projection(self, name: &str) -> Error {
         match self {
-            Error::Undefined { id, projection: None, reason } => Error::Undefined { id, projection: Some(name.into()), reason },
-            Error::NonFiniteScore { id, projection: None, key, value } => Error::NonFiniteScore { id, projection: Some(name.into()), key, value },
+            Error::Undefined { id, projection: None, reason } => {
+                Error::Undefined { id, projection: Some(name.into()), reason }
+            }
+            Error::NonFiniteScore { id, projection: None, key, value } => {
+                Error::NonFiniteScore { id, projection: Some(name.into()), key, value }
+            }
             other => other,
         }
     }

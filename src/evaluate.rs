@@ -8,15 +8,17 @@ use std::sync::{Arc, Mutex};
 use web_time::Instant;
 
 use crate::backend::{self, BackendChoice, Numerics, Selected};
-use crate::data::{Labels, Points};
-use crate::gpu::{gpu_row_pass_async, Gpu, GpuError, GpuRequest};
-use crate::error::{Error, Result};
-use crate::measures::{Ctx, Resolved};
-use crate::report::{BlockPlan, Evaluation, GpuRun, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
-use crate::resources::{row_pass, Needs, Neighbours, PassOutput};
-use crate::spec::Spec;
 use crate::control::{Cancel, Control, ProgressFn};
-use crate::resources::{build_pairwise, plan_order, Budgets, PairwiseCache};
+use crate::data::{Labels, Points};
+use crate::error::{Error, Result};
+use crate::gpu::{Gpu, GpuError, GpuRequest, gpu_row_pass_async};
+use crate::measures::{Ctx, Resolved};
+use crate::report::{
+    BlockPlan, Evaluation, GpuRun, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings,
+};
+use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
+use crate::resources::{Needs, Neighbours, PassOutput, row_pass};
+use crate::spec::Spec;
 
 /// How an evaluation runs.
 #[derive(Debug, Clone)]
@@ -73,7 +75,9 @@ pub const MAX_THREADS: usize = 1024;
 /// Checks a thread count: 0 means all cores; above [`MAX_THREADS`] is an error.
 pub fn check_threads(threads: usize) -> Result<()> {
     if threads > MAX_THREADS {
-        return Err(Error::Option(format!("--threads {threads} is above the limit of {MAX_THREADS} (0 or no --threads: all cores)")));
+        return Err(Error::Option(format!(
+            "--threads {threads} is above the limit of {MAX_THREADS} (0 or no --threads: all cores)"
+        )));
     }
     Ok(())
 }
@@ -128,19 +132,30 @@ impl Evaluator {
         started
     }
 
-
     /// Builds the resources on the selected backend; a GPU failure retries with smaller
     /// blocks, then falls back to the CPU, and says so.
     async fn build(&self, cached: Option<&Neighbours>, lows: &[&Points], needs: Needs) -> Result<(PassOutput, Served)> {
         let cpu = |reason: Option<String>| {
             let pass = row_pass(&self.high, cached, lows, needs.clone(), self.opts.block_rows);
-            (pass, Served { backend: "cpu", numerics: Numerics::Exact, fallback_reason: reason, gpu: None, pairwise_gpu: false })
+            (
+                pass,
+                Served {
+                    backend: "cpu",
+                    numerics: Numerics::Exact,
+                    fallback_reason: reason,
+                    gpu: None,
+                    pairwise_gpu: false,
+                },
+            )
         };
         let gpu_work = needs.gpu_work(self.opts.numerics == Numerics::Fast);
         match backend::select(self.opts.backend, self.high.n(), gpu_work, || self.gpu()).await? {
             Selected::Cpu { reason } => {
                 let reason = match (reason, self.opts.numerics) {
-                    (r, Numerics::Fast) => Some(r.map_or(String::new(), |r| r + "; ") + "the CPU reference is always exact (Fast applies to GPU work)"),
+                    (r, Numerics::Fast) => Some(
+                        r.map_or(String::new(), |r| r + "; ")
+                            + "the CPU reference is always exact (Fast applies to GPU work)",
+                    ),
                     (r, Numerics::Exact) => r,
                 };
                 Ok(cpu(reason))
@@ -150,12 +165,25 @@ impl Evaluator {
                 for _attempt in 0..2 {
                     match gpu_row_pass_async(&gpu, &self.high, cached, lows, needs.clone(), self.opts.numerics).await {
                         Ok((pass, stats)) => {
-                            let mut reason = last.as_ref().map(|e| format!("GPU failed once ({e}); retried with half the rows per dispatch"));
+                            let mut reason = last
+                                .as_ref()
+                                .map(|e| format!("GPU failed once ({e}); retried with half the rows per dispatch"));
                             let incomplete = stats.knn.rows_incomplete + stats.ranks.rows_incomplete;
                             if incomplete > 0 {
-                                add_reason(&mut reason, format!("the completeness witness found {incomplete} rows the device did not finish; the CPU reference recomputed them"));
+                                add_reason(
+                                    &mut reason,
+                                    format!(
+                                        "the completeness witness found {incomplete} rows the device did not finish; the CPU reference recomputed them"
+                                    ),
+                                );
                             }
-                            let served = Served { backend: "gpu", numerics: self.opts.numerics, fallback_reason: reason, gpu: Some((gpu.clone(), stats)), pairwise_gpu: false };
+                            let served = Served {
+                                backend: "gpu",
+                                numerics: self.opts.numerics,
+                                fallback_reason: reason,
+                                gpu: Some((gpu.clone(), stats)),
+                                pairwise_gpu: false,
+                            };
                             return Ok((pass, served));
                         }
                         Err(e @ GpuError::Runtime { .. }) => {
@@ -206,7 +234,12 @@ impl Evaluator {
 
     /// [`Evaluator::measure_many`] for async callers (the browser, where GPU readback must be
     /// awaited); `threads` does not apply.
-    pub async fn measure_many_async(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
+    pub async fn measure_many_async(
+        &self,
+        lows: &[&Points],
+        labels: Option<&Labels>,
+        specs: &[Spec],
+    ) -> Result<Evaluation> {
         self.run(lows, labels, specs).await
     }
 
@@ -234,7 +267,11 @@ impl Evaluator {
             if r.def.min_classes > 0 {
                 let l = labels.ok_or_else(|| Error::LabelsRequired { id: r.def.id.into() })?;
                 if l.classes() < r.def.min_classes {
-                    return Err(Error::TooFewClasses { id: r.def.id.into(), need: r.def.min_classes, got: l.classes() });
+                    return Err(Error::TooFewClasses {
+                        id: r.def.id.into(),
+                        need: r.def.min_classes,
+                        got: l.classes(),
+                    });
                 }
             }
         }
@@ -269,23 +306,58 @@ impl Evaluator {
         };
         // Fast posture on a GPU: pair sums and densities from the device's f32 reductions.
         let fast_gpu = match &served.gpu {
-            Some((g, _)) if served.numerics == Numerics::Fast && (needs.pair_sums || !needs.density_sigmas.is_empty()) => Some(g.clone()),
+            Some((g, _))
+                if served.numerics == Numerics::Fast && (needs.pair_sums || !needs.density_sigmas.is_empty()) =>
+            {
+                Some(g.clone())
+            }
             _ => None,
         };
-        let cpu_needs = if fast_gpu.is_some() { Needs { pair_sums: false, density_sigmas: Vec::new(), ..needs.clone() } } else { needs.clone() };
-        let (mut pairwise, mut pairwise_report) =
-            build_pairwise(&self.high, lows, &cpu_needs, order_plan.as_ref(), &budgets, &self.pairwise, &pass.extents, self.opts.block_rows, &ctl)?;
+        let cpu_needs = if fast_gpu.is_some() {
+            Needs { pair_sums: false, density_sigmas: Vec::new(), ..needs.clone() }
+        } else {
+            needs.clone()
+        };
+        let (mut pairwise, mut pairwise_report) = build_pairwise(
+            &self.high,
+            lows,
+            &cpu_needs,
+            order_plan.as_ref(),
+            &budgets,
+            &self.pairwise,
+            &pass.extents,
+            self.opts.block_rows,
+            &ctl,
+        )?;
         if let Some(g) = fast_gpu {
             match crate::gpu::fast_pairwise_async(&g, &self.high, lows, &needs, &mut pairwise).await {
                 Ok(incomplete) => {
                     served.pairwise_gpu = true;
                     if incomplete > 0 {
-                        add_reason(&mut served.fallback_reason, format!("the completeness witness found {incomplete} pair-statistics rows the device did not finish; the CPU twin recomputed them"));
+                        add_reason(
+                            &mut served.fallback_reason,
+                            format!(
+                                "the completeness witness found {incomplete} pair-statistics rows the device did not finish; the CPU twin recomputed them"
+                            ),
+                        );
                     }
                 }
                 Err(e) => {
-                    add_reason(&mut served.fallback_reason, format!("GPU pair reductions failed ({e}); the CPU served them in f64"));
-                    (pairwise, pairwise_report) = build_pairwise(&self.high, lows, &needs, order_plan.as_ref(), &budgets, &self.pairwise, &pass.extents, self.opts.block_rows, &ctl)?;
+                    add_reason(
+                        &mut served.fallback_reason,
+                        format!("GPU pair reductions failed ({e}); the CPU served them in f64"),
+                    );
+                    (pairwise, pairwise_report) = build_pairwise(
+                        &self.high,
+                        lows,
+                        &needs,
+                        order_plan.as_ref(),
+                        &budgets,
+                        &self.pairwise,
+                        &pass.extents,
+                        self.opts.block_rows,
+                        &ctl,
+                    )?;
                 }
             }
         }
@@ -304,7 +376,8 @@ impl Evaluator {
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
-                let out = (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
+                let out =
+                    (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
                 let values = r.def.keys.iter().map(|k| k.to_string()).zip(out.values).collect();
                 let local = (self.opts.local && !r.def.local_keys.is_empty())
                     .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());
@@ -315,8 +388,13 @@ impl Evaluator {
         let t_end = t0.elapsed().as_secs_f64();
 
         let resource_bytes = knn_high.as_ref().map_or(0, |k| k.bytes())
-            + pass.lows.iter().map(|r| r.knn.as_ref().map_or(0, |k| k.bytes()) + r.cross.as_ref().map_or(0, |c| c.bytes())).sum::<usize>();
-        let timings = Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
+            + pass
+                .lows
+                .iter()
+                .map(|r| r.knn.as_ref().map_or(0, |k| k.bytes()) + r.cross.as_ref().map_or(0, |c| c.bytes()))
+                .sum::<usize>();
+        let timings =
+            Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
         let pairwise_report = any_pairwise.then_some(pairwise_report);
         let run = self.report(lows, needs, reused, pass.stats, &served, resource_bytes, timings, pairwise_report);
         Ok(Evaluation { projections, run })
@@ -339,7 +417,14 @@ impl Evaluator {
         let (bytes, budget) = (needs.list_bytes(n, 0), self.budgets().memory_bytes());
         if bytes > budget {
             let what = format!("the neighbour lists of {n} points");
-            return Err(Error::ParamMemory { id: "knn".into(), param: "k".into(), value: k.to_string(), what, bytes, budget });
+            return Err(Error::ParamMemory {
+                id: "knn".into(),
+                param: "k".into(),
+                value: k.to_string(),
+                what,
+                bytes,
+                budget,
+            });
         }
         let t0 = Instant::now();
         let (pass, served) = self.build(None, &[], needs.clone()).await?;
@@ -352,7 +437,17 @@ impl Evaluator {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn report(&self, lows: &[&Points], needs: Needs, reused: bool, work: crate::resources::PassStats, served: &Served, resource_bytes: usize, timings: Timings, pairwise: Option<crate::resources::PairwiseReport>) -> RunReport {
+    fn report(
+        &self,
+        lows: &[&Points],
+        needs: Needs,
+        reused: bool,
+        work: crate::resources::PassStats,
+        served: &Served,
+        resource_bytes: usize,
+        timings: Timings,
+        pairwise: Option<crate::resources::PairwiseReport>,
+    ) -> RunReport {
         let n = self.high.n();
         let posture = |b: &str| if b == "gpu" && served.numerics == Numerics::Fast { "fast" } else { "exact" };
         let served_list = ["knn_high", "knn_low", "cross_ranks"]
@@ -365,11 +460,18 @@ impl Evaluator {
                 let (b, p) = if served.pairwise_gpu { ("gpu", "fast") } else { ("cpu", "exact") };
                 ServedOutput { output: "pairwise".into(), backend: b.into(), numerics: p.into() }
             }))
-            .chain(std::iter::once(ServedOutput { output: "measures".into(), backend: "cpu".into(), numerics: "exact".into() }))
+            .chain(std::iter::once(ServedOutput {
+                output: "measures".into(),
+                backend: "cpu".into(),
+                numerics: "exact".into(),
+            }))
             .collect();
         RunReport {
             faithful_version: env!("CARGO_PKG_VERSION"),
-            backend_requested: serde_json::to_value(self.opts.backend).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            backend_requested: serde_json::to_value(self.opts.backend)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
             backend: served.backend.into(),
             numerics: posture(served.backend).into(),
             fallback_reason: served.fallback_reason.clone(),
@@ -399,7 +501,8 @@ impl Evaluator {
 /// a finite number, or the run fails with [`Error::NonFiniteScore`] naming the key (never a
 /// NaN in a table, a JSON `null` or a local value).
 fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures::Output> {
-    let bad = |key: &str, value: f64| Error::NonFiniteScore { id: r.def.id.into(), projection: None, key: key.into(), value };
+    let bad =
+        |key: &str, value: f64| Error::NonFiniteScore { id: r.def.id.into(), projection: None, key: key.into(), value };
     for (key, &v) in r.def.keys.iter().zip(&out.values) {
         if !v.is_finite() {
             return Err(bad(key, v));
@@ -429,9 +532,16 @@ mod tests {
         let ok = Output { values: vec![0.5, 0.25], local: vec![vec![1.0], vec![0.0]] };
         assert_eq!(finite(&r, ok.clone()).unwrap(), ok);
         let err = finite(&r, Output { values: vec![0.5, f64::NAN], local: vec![] }).unwrap_err().on_projection("p");
-        assert!(matches!(&err, Error::NonFiniteScore { id, key, projection: Some(p), .. } if id == "tnc" && key == "continuity" && p == "p"), "{err:?}");
+        assert!(
+            matches!(&err, Error::NonFiniteScore { id, key, projection: Some(p), .. } if id == "tnc" && key == "continuity" && p == "p"),
+            "{err:?}"
+        );
         assert_eq!(err.to_string(), "tnc on p: continuity is not a finite number (NaN); no score is reported");
-        let err = finite(&r, Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]] }).unwrap_err();
-        assert!(matches!(&err, Error::NonFiniteScore { key, value, .. } if key == "local_trustworthiness[1]" && *value == f64::INFINITY), "{err:?}");
+        let err =
+            finite(&r, Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]] }).unwrap_err();
+        assert!(
+            matches!(&err, Error::NonFiniteScore { key, value, .. } if key == "local_trustworthiness[1]" && *value == f64::INFINITY),
+            "{err:?}"
+        );
     }
 }

@@ -89,7 +89,9 @@ pub fn pca2(x: &[f64], n: usize, d: usize) -> Vec<f64> {
         }
         comps.push(v);
     }
-    xc.chunks_exact(d).flat_map(|r| comps.iter().map(move |c| r.iter().zip(c).map(|(a, b)| a * b).sum::<f64>())).collect()
+    xc.chunks_exact(d)
+        .flat_map(|r| comps.iter().map(move |c| r.iter().zip(c).map(|(a, b)| a * b).sum::<f64>()))
+        .collect()
 }
 
 /// Achlioptas' sparse random projection with entries −1, 0, +1 (probabilities 1/6, 2/3, 1/6)

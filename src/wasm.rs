@@ -17,7 +17,7 @@ use wasm_bindgen::prelude::*;
 use crate::evaluate::default_specs;
 use crate::gpu::{Gpu, GpuRequest};
 use crate::measures::{ParamKind, REGISTRY};
-use crate::{example, BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec};
+use crate::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec, example};
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -66,7 +66,9 @@ fn matrix(v: &JsValue, default_name: &str) -> Result<Points, JsValue> {
     };
     let (rows, cols) = (dim("rows")?, dim("cols")?);
     // Checked before the data is read: rows × cols may not even fit in memory's address space.
-    let cells = rows.checked_mul(cols).ok_or_else(|| fail(format!("{name}: a {rows}×{cols} matrix is too large for this browser's memory")))?;
+    let cells = rows
+        .checked_mul(cols)
+        .ok_or_else(|| fail(format!("{name}: a {rows}×{cols} matrix is too large for this browser's memory")))?;
     let data = numbers(&get(v, "data")?, &name)?;
     if data.len() != cells {
         return Err(fail(format!("{name}: {} values for a {rows}×{cols} matrix", data.len())));
@@ -82,21 +84,32 @@ pub async fn evaluate(request: JsValue) -> Result<String, JsValue> {
     if !Array::is_array(&lows_js) {
         return Err(fail("lows: expected an array of matrices"));
     }
-    let lows = Array::from(&lows_js).iter().enumerate().map(|(p, l)| matrix(&l, &format!("projection {p}"))).collect::<Result<Vec<Points>, _>>()?;
+    let lows = Array::from(&lows_js)
+        .iter()
+        .enumerate()
+        .map(|(p, l)| matrix(&l, &format!("projection {p}")))
+        .collect::<Result<Vec<Points>, _>>()?;
     let labels_js = get(&request, "labels")?;
     let labels = if labels_js.is_null() || labels_js.is_undefined() {
         None
     } else {
         let raw = numbers(&labels_js, "labels")?;
         // Integers a JavaScript number holds exactly; beyond, distinct labels would merge.
-        if let Some((i, v)) = raw.iter().enumerate().find(|(_, v)| !v.is_finite() || v.fract() != 0.0 || v.abs() > MAX_SAFE_INTEGER) {
-            return Err(fail(format!("labels: entry {i} ({v}) is not an integer within ±{MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER)")));
+        if let Some((i, v)) =
+            raw.iter().enumerate().find(|(_, v)| !v.is_finite() || v.fract() != 0.0 || v.abs() > MAX_SAFE_INTEGER)
+        {
+            return Err(fail(format!(
+                "labels: entry {i} ({v}) is not an integer within ±{MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER)"
+            )));
         }
         Some(Labels::new(raw.into_iter().map(|v| v as i64).collect()))
     };
     let specs_js = get(&request, "specs")?;
     let specs: Vec<Spec> = if Array::is_array(&specs_js) && Array::from(&specs_js).length() > 0 {
-        Array::from(&specs_js).iter().map(|s| s.as_string().unwrap_or_default().parse::<Spec>().map_err(fail)).collect::<Result<_, _>>()?
+        Array::from(&specs_js)
+            .iter()
+            .map(|s| s.as_string().unwrap_or_default().parse::<Spec>().map_err(fail))
+            .collect::<Result<_, _>>()?
     } else {
         default_specs(labels.is_some())
     };

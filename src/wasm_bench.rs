@@ -16,7 +16,7 @@ use js_sys::{Array, Function, Reflect};
 use wasm_bindgen::prelude::*;
 
 use crate::bench::kernels::{self, Backend, Case, Check, Kernel, Outcome};
-use crate::bench::machine::{locked_version, Machine};
+use crate::bench::machine::{Machine, locked_version};
 use crate::bench::receipt::{AdapterEntry, Receipt, Row, Settings};
 use crate::bench::{blobs, peaks};
 use crate::gpu::{Gpu, GpuRequest};
@@ -28,7 +28,11 @@ fn fail(msg: impl std::fmt::Display) -> JsValue {
 }
 
 fn get(obj: &JsValue, key: &str) -> JsValue {
-    if obj.is_object() { Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED) } else { JsValue::UNDEFINED }
+    if obj.is_object() {
+        Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    }
 }
 
 fn count(v: &JsValue, what: &str, min: f64) -> Result<Option<usize>, JsValue> {
@@ -48,7 +52,11 @@ fn counts(v: &JsValue, what: &str, min: f64, default: &[usize]) -> Result<Vec<us
     let items: Vec<JsValue> = if Array::is_array(v) {
         Array::from(v).iter().collect()
     } else if let Some(s) = v.as_string() {
-        s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| JsValue::from_f64(s.parse::<f64>().unwrap_or(f64::NAN))).collect()
+        s.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| JsValue::from_f64(s.parse::<f64>().unwrap_or(f64::NAN)))
+            .collect()
     } else {
         vec![v.clone()]
     };
@@ -116,7 +124,13 @@ pub async fn bench(request: JsValue) -> Result<String, JsValue> {
     let kernel_list: Vec<Kernel> = match strings(&get(&request, "kernels")) {
         Some(names) if !names.is_empty() => names
             .iter()
-            .map(|n| Kernel::ALL.iter().copied().find(|k| k.name() == n).ok_or_else(|| fail(format!("kernels: unknown kernel '{n}'"))))
+            .map(|n| {
+                Kernel::ALL
+                    .iter()
+                    .copied()
+                    .find(|k| k.name() == n)
+                    .ok_or_else(|| fail(format!("kernels: unknown kernel '{n}'")))
+            })
             .collect::<Result<_, _>>()?,
         _ => Kernel::ALL.to_vec(),
     };
@@ -135,12 +149,21 @@ pub async fn bench(request: JsValue) -> Result<String, JsValue> {
     if want_gpu {
         match Gpu::new_async(&GpuRequest::default()).await {
             Ok(g) => {
-                let name = if g.report.name.is_empty() { label.clone().unwrap_or_else(|| "webgpu".into()) } else { g.report.name.clone() };
+                let name = if g.report.name.is_empty() {
+                    label.clone().unwrap_or_else(|| "webgpu".into())
+                } else {
+                    g.report.name.clone()
+                };
                 gpu_label = name.clone();
                 // A browser hides the adapter's name from wgpu: navigator.gpu's vendor/architecture stand in.
                 let mut report = g.report.clone();
                 report.name = name.clone();
-                adapters.push(AdapterEntry { known_peak_tflops: peaks::peak_tflops(&name), benchmarked: true, skipped: None, report });
+                adapters.push(AdapterEntry {
+                    known_peak_tflops: peaks::peak_tflops(&name),
+                    benchmarked: true,
+                    skipped: None,
+                    report,
+                });
             }
             Err(e) => gpu_error = Some(format!("WebGPU unavailable: {e}")),
         }
@@ -166,8 +189,22 @@ pub async fn bench(request: JsValue) -> Result<String, JsValue> {
                     reference = Some(kernels::run_async(kernel, &mut Backend::Cpu, &case).await.map_err(fail)?.check);
                 }
                 for &gpu in &targets {
-                    progress(&cb, done, total, &format!("{} {} n={n} D={dim}", if gpu { "webgpu" } else { "cpu" }, kernel.name()));
-                    let mut row = Row::new(if gpu { "gpu" } else { "cpu" }, if gpu { &gpu_label } else { &cpu_label }, None, kernel, n, dim, data.low.dim(), k);
+                    progress(
+                        &cb,
+                        done,
+                        total,
+                        &format!("{} {} n={n} D={dim}", if gpu { "webgpu" } else { "cpu" }, kernel.name()),
+                    );
+                    let mut row = Row::new(
+                        if gpu { "gpu" } else { "cpu" },
+                        if gpu { &gpu_label } else { &cpu_label },
+                        None,
+                        kernel,
+                        n,
+                        dim,
+                        data.low.dim(),
+                        k,
+                    );
                     if gpu && let Some(e) = &gpu_error {
                         row.parity = "error".into();
                         row.error = Some(e.clone());
@@ -207,7 +244,12 @@ pub async fn bench(request: JsValue) -> Result<String, JsValue> {
     }
     progress(&cb, done, total, "done");
     let settings = Settings {
-        command: format!("web page: bench sizes={} dims={} k={k} repeat={repeat} seed={seed} backends={}", join(&sizes), join(&dims), backends.join(",")),
+        command: format!(
+            "web page: bench sizes={} dims={} k={k} repeat={repeat} seed={seed} backends={}",
+            join(&sizes),
+            join(&dims),
+            backends.join(",")
+        ),
         sizes,
         dims,
         low_dim: 2,

@@ -67,11 +67,16 @@ fn bench_gpu_receipt_identical() {
     let r = bench("gpu", &dir.path().join("gpu.json"));
     check_receipt(&r, "gpu", "identical");
     let adapters = r["adapters"].as_array().unwrap();
-    assert!(adapters.iter().any(|a| a["benchmarked"] == true && a["max_storage_buffer_binding_size"].as_u64().is_some()), "{adapters:?}");
+    assert!(
+        adapters.iter().any(|a| a["benchmarked"] == true && a["max_storage_buffer_binding_size"].as_u64().is_some()),
+        "{adapters:?}"
+    );
     let rows = r["rows"].as_array().unwrap();
     assert!(rows.iter().filter(|row| row["kernel"] != "pairs").all(|row| row["served"] == "gpu"), "{rows:?}");
     // Device kernel times from timestamp queries, on every GPU-served row when the adapter has them.
-    let timestamps = adapters.iter().any(|a| a["benchmarked"] == true && a["features"].as_array().is_some_and(|f| f.iter().any(|x| x == "TIMESTAMP_QUERY")));
+    let timestamps = adapters.iter().any(|a| {
+        a["benchmarked"] == true && a["features"].as_array().is_some_and(|f| f.iter().any(|x| x == "TIMESTAMP_QUERY"))
+    });
     for row in rows.iter().filter(|row| row["served"] == "gpu") {
         let t = row["device_kernel_warm_s"].as_f64();
         assert_eq!(t.is_some_and(|t| t > 0.0), timestamps, "{row}");

@@ -6,11 +6,11 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use faithful::{Error, Evaluator, FileProblem, Labels, Options, Points, Spec};
-use ndarray::{Array1, Array2};
+use common::Rng;
 use common::cli::expect_error;
 use common::files::{self, case, csv_text, measure_args, raw_npy, write, write_csv, write_npy};
-use common::Rng;
+use faithful::{Error, Evaluator, FileProblem, Labels, Options, Points, Spec};
+use ndarray::{Array1, Array2};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -19,7 +19,6 @@ use common::Rng;
 fn random_rows(n: usize, d: usize, seed: u64) -> Vec<Vec<f64>> {
     files::random_rows(n, d, seed, 0.0, 1.0)
 }
-
 
 fn s(p: &Path) -> String {
     p.display().to_string()
@@ -209,7 +208,10 @@ fn ca_tnc_with_a_single_class() {
     let c = case();
     let labels = write(c.path(), "labels.csv", "7\n".repeat(10));
     let l = s(&labels);
-    expect_error(&c.args(&["--labels", &l, "--spec", "ca_tnc:k=3"]), &["ca_tnc", "at least 2 distinct classes", "have 1"]);
+    expect_error(
+        &c.args(&["--labels", &l, "--spec", "ca_tnc:k=3"]),
+        &["ca_tnc", "at least 2 distinct classes", "have 1"],
+    );
 }
 
 #[test]
@@ -230,7 +232,11 @@ fn labels_not_integers_csv() {
 #[test]
 fn labels_not_integers_npy() {
     let c = case();
-    let labels = write_npy(c.path(), "labels.npy", &Array1::<f64>::from(vec![0.0, 1.0, 0.25, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]));
+    let labels = write_npy(
+        c.path(),
+        "labels.npy",
+        &Array1::<f64>::from(vec![0.0, 1.0, 0.25, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]),
+    );
     let l = s(&labels);
     expect_error(&c.args(&["--labels", &l]), &[&l, "0.25", "not an integer"]);
 }
@@ -257,7 +263,10 @@ fn unknown_spec_id() {
 fn zadu_id_not_implemented_yet() {
     let c = case();
     expect_error(&c.args(&["--spec", "snc"]), &["'snc'", "does not implement"]);
-    expect_error(&c.args(&["--spec", "steadiness_cohesiveness:k=3"]), &["'steadiness_cohesiveness'", "does not implement"]);
+    expect_error(
+        &c.args(&["--spec", "steadiness_cohesiveness:k=3"]),
+        &["'steadiness_cohesiveness'", "does not implement"],
+    );
 }
 
 #[test]
@@ -371,7 +380,10 @@ fn npy_labels_two_dimensional() {
 fn npy_integer_points_unsupported() {
     let c = case();
     let high = write_npy(c.path(), "ints.npy", &Array2::<i64>::zeros((10, 5)));
-    expect_error(&measure_args(&high, &[&c.low], &[]), &[&s(&high), "unsupported .npy element type", "float64 or float32"]);
+    expect_error(
+        &measure_args(&high, &[&c.low], &[]),
+        &[&s(&high), "unsupported .npy element type", "float64 or float32"],
+    );
 }
 
 #[test]
@@ -493,7 +505,10 @@ fn lib_nan_is_non_finite_with_position() {
     let mut v = vec![1.0; 4 * 3];
     v[2 * 3 + 1] = f64::NAN;
     let e = Points::from_vec("x", 4, 3, v).unwrap_err();
-    assert!(matches!(e, Error::NonFinite { ref name, row: 2, col: 1, value } if name == "x" && value.is_nan()), "{e:?}");
+    assert!(
+        matches!(e, Error::NonFinite { ref name, row: 2, col: 1, value } if name == "x" && value.is_nan()),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("row 2, column 1"), "{e}");
 }
 
@@ -519,7 +534,10 @@ fn lib_huge_value_is_too_large() {
     let mut v = vec![1.0; 3 * 2];
     v[4] = 1e200;
     let e = Points::from_vec("big", 3, 2, v).unwrap_err();
-    assert!(matches!(e, Error::TooLarge { ref name, row: 2, col: 0, value } if name == "big" && value == 1e200), "{e:?}");
+    assert!(
+        matches!(e, Error::TooLarge { ref name, row: 2, col: 0, value } if name == "big" && value == 1e200),
+        "{e:?}"
+    );
     // Just below the limit is accepted.
     let mut v = vec![1.0; 3 * 2];
     v[4] = -9.9e149;
@@ -630,7 +648,10 @@ fn lib_read_errors_are_file_errors() {
         other => panic!("want File/Data, got {other:?}"),
     }
     let e = faithful::data::read_points(write(d, "one.csv", "1,2\n")).unwrap_err();
-    assert!(matches!(e, Error::File { problem: FileProblem::Data(ref inner), .. } if matches!(**inner, Error::TooFewPoints { n: 1, .. })), "{e:?}");
+    assert!(
+        matches!(e, Error::File { problem: FileProblem::Data(ref inner), .. } if matches!(**inner, Error::TooFewPoints { n: 1, .. })),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -7,13 +7,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::Rng;
+use common::files::{self, measure_args, write_csv, write_npy_rows};
 use faithful::evaluate::default_specs;
 use faithful::measures::{REGISTRY, ZADU_PENDING};
 use faithful::{Evaluation, Evaluator, Labels, Options, Points, Spec};
 use serde_json::Value;
 use tempfile::TempDir;
-use common::files::{self, measure_args, write_csv, write_npy_rows};
-use common::Rng;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -50,7 +50,11 @@ fn parse_json(stdout: &str) -> (Value, raw::J) {
     assert!(stdout.ends_with('\n'), "stdout must end with a newline");
     let body = &stdout[..stdout.len() - 1];
     assert!(!body.contains('\n'), "stdout must be one line of JSON");
-    assert!(body.starts_with('{') && body.ends_with('}'), "stdout must be a JSON object: {}", &body[..body.len().min(200)]);
+    assert!(
+        body.starts_with('{') && body.ends_with('}'),
+        "stdout must be a JSON object: {}",
+        &body[..body.len().min(200)]
+    );
     let v: Value = serde_json::from_str(body).expect("stdout parses as JSON");
     assert!(v.is_object());
     let r = raw::parse(body);
@@ -81,7 +85,13 @@ fn assert_same_bits(json: &raw::J, lib: &Evaluation) {
             assert_eq!(keys, lib_keys, "value keys (in order) of {}", sl.id);
             for ((key, vj), (_, vl)) in values.iter().zip(&sl.values) {
                 let printed = vj.num();
-                assert_eq!(printed.to_bits(), vl.to_bits(), "{} {}.{key}: printed {printed:?}, library {vl:?}", pl.name, sl.id);
+                assert_eq!(
+                    printed.to_bits(),
+                    vl.to_bits(),
+                    "{} {}.{key}: printed {printed:?}, library {vl:?}",
+                    pl.name,
+                    sl.id
+                );
                 checked += 1;
             }
             match (&sl.local, sj.try_get("local")) {
@@ -483,7 +493,8 @@ fn json_numbers_round_trip_every_measure() {
         }
         let run = run_ok(&measure_args(&f.high, &[&f.low, &f.low2], &extra));
         let (v, r) = parse_json(&run.stdout);
-        let ids: Vec<&str> = v["projections"][0]["scores"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+        let ids: Vec<&str> =
+            v["projections"][0]["scores"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
         assert_eq!(ids, ["tnc", "mrre", "lcmc", "nh", "ca_tnc", "nd", "proc", "topo"]);
         let lib = library(
             &read(&f.high),
@@ -583,7 +594,16 @@ fn table_on_files_mentions_projections_and_keys() {
     for name in ["proj.csv", "random.csv"] {
         assert!(out.contains(&format!("projection: {name}")), "table lacks {name}:\n{out}");
     }
-    let keys = ["trustworthiness", "continuity", "mrre_false", "mrre_missing", "lcmc", "neighbor_dissimilarity", "procrustes", "topographic_product"];
+    let keys = [
+        "trustworthiness",
+        "continuity",
+        "mrre_false",
+        "mrre_missing",
+        "lcmc",
+        "neighbor_dissimilarity",
+        "procrustes",
+        "topographic_product",
+    ];
     for k in keys {
         // Once per projection.
         assert!(out.matches(k).count() >= 2, "table lacks {k} for both projections:\n{out}");
@@ -594,7 +614,11 @@ fn table_on_files_mentions_projections_and_keys() {
         for s in &p.scores {
             for (k, val) in &s.values {
                 let shown = format!("{val:.12}");
-                assert!(out.lines().any(|l| l.contains(k.as_str()) && l.trim_end().ends_with(&shown)), "{} {k}={shown} not in table:\n{out}", p.name);
+                assert!(
+                    out.lines().any(|l| l.contains(k.as_str()) && l.trim_end().ends_with(&shown)),
+                    "{} {k}={shown} not in table:\n{out}",
+                    p.name
+                );
             }
         }
     }
@@ -617,15 +641,24 @@ fn table_with_local_mentions_local_keys() {
 fn measures_lists_every_registry_id() {
     let run = run_ok(&os(&["measures"]));
     let out = &run.stdout;
-    let first_words: Vec<&str> =
-        out.lines().filter(|l| !l.starts_with(' ') && !l.is_empty()).filter_map(|l| l.split_whitespace().next()).collect();
+    let first_words: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with(' ') && !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
     for d in REGISTRY {
         assert!(first_words.contains(&d.id), "measures lacks id {}:\n{out}", d.id);
         for k in d.keys.iter().chain(d.local_keys) {
             assert!(out.contains(k), "measures lacks key {k} of {}", d.id);
         }
         for p in d.params {
-            assert!(out.contains(&format!("{}={}", p.name, p.default)), "measures lacks {}={} of {}", p.name, p.default, d.id);
+            assert!(
+                out.contains(&format!("{}={}", p.name, p.default)),
+                "measures lacks {}={} of {}",
+                p.name,
+                p.default,
+                d.id
+            );
         }
     }
     let pending = out.lines().find(|l| l.starts_with("not yet implemented")).expect("pending line");
@@ -652,7 +685,8 @@ fn every_listed_measure_runs() {
     }
     let run = run_ok(&measure_args(&f.high, &[&f.low], &extra));
     let (v, _) = parse_json(&run.stdout);
-    let ids: Vec<&str> = v["projections"][0]["scores"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> =
+        v["projections"][0]["scores"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
     let want: Vec<&str> = REGISTRY.iter().map(|d| d.id).collect();
     assert_eq!(ids, want);
 }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use faithful::{data, Error, Evaluator, Labels, Options, ParamValue, Points, Spec};
+use faithful::{Error, Evaluator, Labels, Options, ParamValue, Points, Spec, data};
 use serde_json::Value;
 
 const TOL: f64 = 1e-12;
@@ -33,7 +33,8 @@ fn value(eval: &Evaluator, low: &Points, labels: Option<&Labels>, spec: &str) ->
 
 #[test]
 fn seeded_zadu_records() {
-    let fixture: Value = serde_json::from_str(&std::fs::read_to_string(fixtures().join("seeded_zadu.json")).unwrap()).unwrap();
+    let fixture: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("seeded_zadu.json")).unwrap()).unwrap();
     assert_eq!(fixture["zadu_version"], "0.5.4");
     let mut problems = Vec::new();
     let mut checked = 0;
@@ -77,7 +78,8 @@ fn tiny() -> (Points, Points, Labels) {
     // Point 3 (class 0) is projected into class 1's group: its nearest centroid is class 1's.
     let mut ys = xs;
     ys[3] = 104.0;
-    let low = Points::from_vec("low", 12, 2, ys.iter().enumerate().flat_map(|(i, &y)| [y, (i % 2) as f64]).collect()).unwrap();
+    let low = Points::from_vec("low", 12, 2, ys.iter().enumerate().flat_map(|(i, &y)| [y, (i % 2) as f64]).collect())
+        .unwrap();
     let labels = Labels::new((0..12).map(|i| i / 4).collect());
     (high, low, labels)
 }
@@ -101,7 +103,8 @@ fn hand_checkable_tiny_case() {
     }
     // CADI of the identity projection is 0; of a reflection (cosines preserved) too.
     assert_eq!(value(&same, &high, Some(&labels), "cadi").unwrap(), 0.0);
-    let flipped = Points::from_vec("flip", 12, 2, (0..12).flat_map(|i| [-high.row(i)[0], high.row(i)[1]]).collect()).unwrap();
+    let flipped =
+        Points::from_vec("flip", 12, 2, (0..12).flat_map(|i| [-high.row(i)[0], high.row(i)[1]]).collect()).unwrap();
     assert_eq!(value(&same, &flipped, Some(&labels), "cadi").unwrap(), 0.0);
 }
 
@@ -109,10 +112,16 @@ fn hand_checkable_tiny_case() {
 fn keys_follow_the_parameters() {
     let (high, low, labels) = tiny();
     let eval = Evaluator::new(high, Options::default());
-    let specs: Vec<Spec> = ["ivm", "ivm:measure=davies_bouldin", "c_evm", "c_evm:measure=vmeasure", "internal_validation_measure:measure=calinski_harabasz"]
-        .iter()
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let specs: Vec<Spec> = [
+        "ivm",
+        "ivm:measure=davies_bouldin",
+        "c_evm",
+        "c_evm:measure=vmeasure",
+        "internal_validation_measure:measure=calinski_harabasz",
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect();
     let scores = eval.measure(&low, Some(&labels), &specs).unwrap();
     let keys: Vec<&str> = scores.iter().map(|s| s.values[0].0.as_str()).collect();
     assert_eq!(keys, ["silhouette", "davies_bouldin", "kmeans_arand", "kmeans_vmeasure", "calinski_harabasz"]);
@@ -125,10 +134,19 @@ fn deterministic_and_thread_independent() {
     let high = data::read_points(dir.join("hd.npy")).unwrap();
     let low = data::read_points(dir.join("ld.npy")).unwrap();
     let labels = data::read_labels(dir.join("label.npy")).unwrap();
-    let specs: Vec<Spec> = ["dsc", "l_tnc", "l_tnc:cvm=ch_btw,random_seed=3", "ivm", "c_evm:measure=ami", "cadi:random_seed=9", "cadi:n_triplets=777,random_seed=5", "gi"]
-        .iter()
-        .map(|s| s.parse().unwrap())
-        .collect();
+    let specs: Vec<Spec> = [
+        "dsc",
+        "l_tnc",
+        "l_tnc:cvm=ch_btw,random_seed=3",
+        "ivm",
+        "c_evm:measure=ami",
+        "cadi:random_seed=9",
+        "cadi:n_triplets=777,random_seed=5",
+        "gi",
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect();
     let run = |threads| {
         let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), ..Default::default() });
         serde_json::to_string(&eval.measure(&low, Some(&labels), &specs).unwrap()).unwrap()
@@ -160,7 +178,9 @@ fn bad_input_gives_typed_errors() {
     }
     // gi needs a 2-D projection with three non-collinear points.
     let three_d = Points::from_vec("three_d", 12, 3, (0..36).map(|v| (v * v % 7) as f64).collect()).unwrap();
-    assert!(matches!(value(&eval, &three_d, None, "gi"), Err(Error::Undefined { id, projection: Some(p), .. }) if id == "gi" && p == "three_d"));
+    assert!(
+        matches!(value(&eval, &three_d, None, "gi"), Err(Error::Undefined { id, projection: Some(p), .. }) if id == "gi" && p == "three_d")
+    );
     let line = Points::from_vec("line", 12, 2, (0..12).flat_map(|i| [i as f64, 2.0 * i as f64]).collect()).unwrap();
     assert!(matches!(value(&eval, &line, None, "gi"), Err(Error::Undefined { .. })));
     let same = Points::from_vec("same", 12, 2, vec![1.0; 24]).unwrap();
@@ -174,7 +194,10 @@ fn bad_input_gives_typed_errors() {
     // cadi: 3 points, every class a singleton.
     let small = Points::from_vec("small", 3, 1, vec![0.0, 1.0, 3.0]).unwrap();
     let small_eval = Evaluator::new(small.clone(), Options::default());
-    assert!(matches!(value(&small_eval, &small, Some(&Labels::new(vec![0, 1, 2])), "cadi"), Err(Error::Undefined { .. })));
+    assert!(matches!(
+        value(&small_eval, &small, Some(&Labels::new(vec![0, 1, 2])), "cadi"),
+        Err(Error::Undefined { .. })
+    ));
     let two_labels = Labels::new(vec![0, 1]);
     assert!(matches!(value(&two_eval, &two, Some(&two_labels), "cadi"), Err(Error::Undefined { .. })));
     // Parameters: unknown, out of range, not offered.

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{corpus, Oracle};
-use faithful::resources::{row_pass, Needs};
+use common::{Oracle, corpus};
+use faithful::resources::{Needs, row_pass};
 use faithful::{Evaluator, Options, Spec};
 
 #[test]
@@ -57,16 +57,25 @@ fn local_scores_match_oracle_formulas() {
         }
         for i in 0..n {
             let missing_sum = |o_base: &Oracle, o_tgt: &Oracle| -> i64 {
-                o_tgt.knn(i, k).iter().filter(|j| !o_base.knn(i, k).contains(j)).map(|&j| o_base.r(i, j as usize) as i64 - k as i64).sum()
+                o_tgt
+                    .knn(i, k)
+                    .iter()
+                    .filter(|j| !o_base.knn(i, k).contains(j))
+                    .map(|&j| o_base.r(i, j as usize) as i64 - k as i64)
+                    .sum()
             };
             let t = 1.0 - missing_sum(&ox, &oy) as f64 * f;
             let cc = 1.0 - missing_sum(&oy, &ox) as f64 * f;
             assert_eq!(scores[0].local("local_trustworthiness").unwrap()[i].to_bits(), t.to_bits(), "{name} T row {i}");
             assert_eq!(scores[0].local("local_continuity").unwrap()[i].to_bits(), cc.to_bits(), "{name} C row {i}");
-            let terms: Vec<f64> = oy.knn(i, k).iter().map(|&j| {
-                let (rx, ry) = (ox.r(i, j as usize) as i64, oy.r(i, j as usize) as i64);
-                (rx - ry).abs() as f64 / ry as f64
-            }).collect();
+            let terms: Vec<f64> = oy
+                .knn(i, k)
+                .iter()
+                .map(|&j| {
+                    let (rx, ry) = (ox.r(i, j as usize) as i64, oy.r(i, j as usize) as i64);
+                    (rx - ry).abs() as f64 / ry as f64
+                })
+                .collect();
             let mf = 1.0 - faithful::sum::pairwise_sum(&terms) / c;
             assert_eq!(scores[1].local("local_mrre_false").unwrap()[i].to_bits(), mf.to_bits(), "{name} MRRE row {i}");
             let inter = ox.knn(i, k).iter().filter(|j| oy.knn(i, k).contains(j)).count();

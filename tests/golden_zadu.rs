@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use faithful::measures::find;
-use faithful::{data, Error, Evaluator, Options, ParamValue, Spec};
+use faithful::{Error, Evaluator, Options, ParamValue, Spec, data};
 use serde_json::Value;
 
 const TOL: f64 = 1e-12;
@@ -71,7 +71,8 @@ fn check_dataset(dir: &Path) -> usize {
     let labels = data::read_labels(dir.join("label.npy")).unwrap();
     let golden: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("zadu.json")).unwrap()).unwrap();
     assert_eq!(golden["zadu_version"], "0.5.4");
-    let results: Vec<&Value> = golden["results"].as_array().unwrap().iter().filter(|r| find(r["id"].as_str().unwrap()).is_ok()).collect();
+    let results: Vec<&Value> =
+        golden["results"].as_array().unwrap().iter().filter(|r| find(r["id"].as_str().unwrap()).is_ok()).collect();
     let eval = Evaluator::new(high, Options { local: true, ..Default::default() });
 
     let (ok, failing): (Vec<&Value>, Vec<&Value>) = results.iter().partition(|r| r.get("error").is_none());
@@ -117,7 +118,9 @@ fn check_dataset(dir: &Path) -> usize {
         let spec = spec_of(r);
         match eval.measure(&low, Some(&labels), std::slice::from_ref(&spec)) {
             Err(Error::Undefined { .. }) => {}
-            other => problems.push(format!("{} {spec}: ZADU raised {}, faithful gave {other:?}", dir.display(), r["error"])),
+            other => {
+                problems.push(format!("{} {spec}: ZADU raised {}, faithful gave {other:?}", dir.display(), r["error"]))
+            }
         }
     }
     assert!(problems.is_empty(), "{} mismatches:\n{}", problems.len(), problems.join("\n"));
@@ -125,7 +128,11 @@ fn check_dataset(dir: &Path) -> usize {
     assert_eq!(ok.len() + failing.len(), results.len());
     // The exception covers exactly gi's one score on the ties fixtures, nothing else.
     assert_eq!(excepted, usize::from(arbitrary_triangulation(dir, "gi")), "{}", dir.display());
-    eprintln!("{}: {} specs, {compared} values within {TOL}, {bit_identical} bit-identical, {excepted} excepted (gi, cocircular)", dir.display(), results.len());
+    eprintln!(
+        "{}: {} specs, {compared} values within {TOL}, {bit_identical} bit-identical, {excepted} excepted (gi, cocircular)",
+        dir.display(),
+        results.len()
+    );
     results.len()
 }
 

@@ -8,8 +8,10 @@ mod common;
 #[path = "common/gpu.rs"]
 mod gpu_common;
 
-use common::{points, Oracle, Rng};
-use faithful::gpu::{bound::Params, gpu_row_pass, prepare::prepare, sqdist::bounded_sqdist, twin, GpuError, GpuRequest};
+use common::{Oracle, Rng, points};
+use faithful::gpu::{
+    GpuError, GpuRequest, bound::Params, gpu_row_pass, prepare::prepare, sqdist::bounded_sqdist, twin,
+};
 use faithful::resources::Needs;
 use faithful::{BackendChoice, Evaluation, Evaluator, Numerics, Options, Points, Spec};
 use gpu_common::{compare_resources, gpu};
@@ -23,7 +25,11 @@ fn uniform(name: &str, n: usize, d: usize, seed: u64, scale: f64) -> Points {
 /// identical scores and local values (JSON text); returns the GPU run.
 fn same_local_values(tag: &str, high: &Points, low: &Points, specs: &[&str], gpu_req: GpuRequest) -> Evaluation {
     let specs: Vec<Spec> = specs.iter().map(|s| s.parse().unwrap()).collect();
-    let run = |backend, gpu| Evaluator::new(high.clone(), Options { backend, local: true, gpu, ..Default::default() }).measure_many(&[low], None, &specs).unwrap();
+    let run = |backend, gpu| {
+        Evaluator::new(high.clone(), Options { backend, local: true, gpu, ..Default::default() })
+            .measure_many(&[low], None, &specs)
+            .unwrap()
+    };
     let (c, g) = (run(BackendChoice::Cpu, GpuRequest::default()), run(BackendChoice::Gpu, gpu_req));
     let js = |e: &Evaluation| serde_json::to_string(&e.projections).unwrap();
     assert_eq!(js(&g), js(&c), "{tag}: GPU scores/local values differ from the CPU reference");
@@ -42,7 +48,11 @@ fn spaces_past_the_old_loop_budget_equal_the_cpu() {
         let low = uniform("l", n, 2, 5, 1.0);
         let k = if n > 10 { 10 } else { 1 };
         let stats = compare_resources(&g, &format!("n={n} D={d}"), &high, &low, k);
-        assert_eq!(stats.knn.rows_incomplete + stats.ranks.rows_incomplete, 0, "n={n} D={d}: the split work must stay inside the loop budget: {stats:?}");
+        assert_eq!(
+            stats.knn.rows_incomplete + stats.ranks.rows_incomplete,
+            0,
+            "n={n} D={d}: the split work must stay inside the loop budget: {stats:?}"
+        );
         let specs = [format!("tnc:k={k}"), format!("mrre:k={k}"), format!("lcmc:k={k}")];
         let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
         let run = same_local_values(&format!("n={n} D={d}"), &high, &low, &specs, GpuRequest::default());
@@ -163,7 +173,13 @@ fn kernels_refine_everything_when_the_bound_is_nan() {
     let n = high.n() as u64;
     assert_eq!(stats.knn.candidates, 2 * n * (n - 1), "every j is a candidate: {stats:?}");
     assert!(stats.ranks.overlaps + stats.ranks.rows_recomputed > 0, "{stats:?}");
-    same_local_values(&name, &high, &low, &["tnc:k=5", "mrre:k=5"], GpuRequest { poison_bound: true, ..Default::default() });
+    same_local_values(
+        &name,
+        &high,
+        &low,
+        &["tnc:k=5", "mrre:k=5"],
+        GpuRequest { poison_bound: true, ..Default::default() },
+    );
 }
 
 /// Dimensions around the 4096-coordinate chunk (one, two and three dispatches per block).
@@ -185,9 +201,24 @@ fn near_ties() -> Vec<(String, Points, Points)> {
     let mut rng = Rng(17);
     let mut out = Vec::new();
     let lattice = |i: usize, c: usize| (((i / 3) >> c) & 1) as f64;
-    out.push(("dups_1e-12".to_string(), points("h", 90, 3, |i, c| lattice(i, c) + if i % 3 == 2 { 1e-12 * c as f64 } else { 0.0 }), points("l", 90, 2, |i, c| lattice(i, c + 1))));
-    out.push(("dups_ulp_offset".to_string(), points("h", 75, 2, |i, c| { let v = 1e4 + lattice(i, c); if i % 5 == 0 { v.next_up() } else { v } }), points("l", 75, 2, |i, _| (i % 4) as f64)));
-    out.push(("spread_1e-130".to_string(), points("h", 60, 3, |_, _| 1e-130 * (1.0 + (rng.below(4) as f64))), points("l", 60, 2, |i, c| ((i + c) % 5) as f64)));
+    out.push((
+        "dups_1e-12".to_string(),
+        points("h", 90, 3, |i, c| lattice(i, c) + if i % 3 == 2 { 1e-12 * c as f64 } else { 0.0 }),
+        points("l", 90, 2, |i, c| lattice(i, c + 1)),
+    ));
+    out.push((
+        "dups_ulp_offset".to_string(),
+        points("h", 75, 2, |i, c| {
+            let v = 1e4 + lattice(i, c);
+            if i % 5 == 0 { v.next_up() } else { v }
+        }),
+        points("l", 75, 2, |i, _| (i % 4) as f64),
+    ));
+    out.push((
+        "spread_1e-130".to_string(),
+        points("h", 60, 3, |_, _| 1e-130 * (1.0 + (rng.below(4) as f64))),
+        points("l", 60, 2, |i, c| ((i + c) % 5) as f64),
+    ));
     out
 }
 
@@ -244,7 +275,10 @@ fn fast_reports_unresolved_whenever_its_order_may_differ() {
         (stats.knn.unresolved, f.high.unwrap().idx == c.high.unwrap().idx)
     };
     let (unresolved, same) = fast(&points("tie", 3, 1, |i, _| [0.0, 1.0 + 1e-12, -1.0][i]));
-    assert!(unresolved > 0, "f32 cannot separate 1 from 1 + 1e-12: Fast must report it (same order as the CPU: {same})");
+    assert!(
+        unresolved > 0,
+        "f32 cannot separate 1 from 1 + 1e-12: Fast must report it (same order as the CPU: {same})"
+    );
     let (unresolved, same) = fast(&points("line", 9, 1, |i, _| (i * i) as f64));
     assert_eq!(unresolved, 0, "a well-separated line is decided by the bound");
     assert!(same, "0 unresolved means the reference's order");

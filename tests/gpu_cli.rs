@@ -11,7 +11,11 @@ use faithful::gpu::GpuRequest;
 use serde_json::Value;
 
 fn faithful(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_faithful")).args(args).env("XDG_RUNTIME_DIR", std::env::temp_dir()).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_faithful"))
+        .args(args)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap()
 }
 
 fn json(out: &std::process::Output) -> Value {
@@ -21,7 +25,8 @@ fn json(out: &std::process::Output) -> Value {
 
 fn write_csv(dir: &std::path::Path, name: &str, p: &faithful::Points) -> String {
     let path = dir.join(name);
-    let text: String = (0..p.n()).map(|i| p.row(i).iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(",") + "\n").collect();
+    let text: String =
+        (0..p.n()).map(|i| p.row(i).iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(",") + "\n").collect();
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
 }
@@ -50,7 +55,19 @@ fn knn_command_writes_npy() {
     let (_, high, _) = common::corpus().remove(0);
     let data = write_csv(dir.path(), "d.csv", &high);
     let (out, dist) = (dir.path().join("i.npy"), dir.path().join("d.npy"));
-    let o = faithful(&["knn", "--data", &data, "--k", "4", "--backend", "cpu", "--out", out.to_str().unwrap(), "--distances", dist.to_str().unwrap()]);
+    let o = faithful(&[
+        "knn",
+        "--data",
+        &data,
+        "--k",
+        "4",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+        "--distances",
+        dist.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     use ndarray_npy::ReadNpyExt;
     let idx = ndarray::Array2::<i64>::read_npy(std::fs::File::open(&out).unwrap()).unwrap();

@@ -9,8 +9,8 @@ mod common;
 mod gpu_common;
 
 use approx::relative_eq;
-use common::{points, Rng};
-use faithful::gpu::{dispatch_tally, pair_stats, prepare::prepare, twin, Gpu, GpuRequest};
+use common::{Rng, points};
+use faithful::gpu::{Gpu, GpuRequest, dispatch_tally, pair_stats, prepare::prepare, twin};
 use faithful::{BackendChoice, Evaluation, Evaluator, Numerics, Options, Points, Spec};
 use gpu_common::gpu;
 
@@ -26,12 +26,25 @@ fn uniform(name: &str, n: usize, d: usize, seed: u64) -> Points {
 /// the pair reductions in Fast and every score is within the Fast tolerance; returns the GPU run.
 fn fast_within_tolerance(tag: &str, high: &Points, low: &Points, req: GpuRequest) -> Evaluation {
     let specs: Vec<Spec> = SPECS.iter().map(|s| s.parse().unwrap()).collect();
-    let run = |backend, numerics, gpu| Evaluator::new(high.clone(), Options { backend, numerics, gpu, ..Default::default() }).measure_many(&[low], None, &specs).unwrap();
-    let (c, f) = (run(BackendChoice::Cpu, Numerics::Exact, GpuRequest::default()), run(BackendChoice::Gpu, Numerics::Fast, req));
-    assert!(f.run.served.iter().any(|s| s.output == "pairwise" && s.backend == "gpu" && s.numerics == "fast"), "{tag}: {:?}", f.run.served);
+    let run = |backend, numerics, gpu| {
+        Evaluator::new(high.clone(), Options { backend, numerics, gpu, ..Default::default() })
+            .measure_many(&[low], None, &specs)
+            .unwrap()
+    };
+    let (c, f) =
+        (run(BackendChoice::Cpu, Numerics::Exact, GpuRequest::default()), run(BackendChoice::Gpu, Numerics::Fast, req));
+    assert!(
+        f.run.served.iter().any(|s| s.output == "pairwise" && s.backend == "gpu" && s.numerics == "fast"),
+        "{tag}: {:?}",
+        f.run.served
+    );
     for (cs, fs) in c.projections[0].scores.iter().zip(&f.projections[0].scores) {
         for ((key, a), (_, b)) in cs.values.iter().zip(&fs.values) {
-            assert!(relative_eq!(*a, *b, epsilon = 1e-6, max_relative = 1e-3), "{tag} {} {key}: exact {a} fast {b}", cs.id);
+            assert!(
+                relative_eq!(*a, *b, epsilon = 1e-6, max_relative = 1e-3),
+                "{tag} {} {key}: exact {a} fast {b}",
+                cs.id
+            );
         }
     }
     f
@@ -41,10 +54,17 @@ fn fast_within_tolerance(tag: &str, high: &Points, low: &Points, req: GpuRequest
 fn device_sums_match_twin(g: &Gpu, tag: &str, high: &Points, low: &Points) -> u64 {
     let n = high.n();
     let (px, py) = (prepare(high), prepare(low));
-    let twin_rows: Vec<f32> = (0..n).flat_map(|i| twin::pair_stats_row(&px, &py, (px.scale / py.scale) as f32, i)).collect();
+    let twin_rows: Vec<f32> =
+        (0..n).flat_map(|i| twin::pair_stats_row(&px, &py, (px.scale / py.scale) as f32, i)).collect();
     let (_, _, want) = pair_stats::merge_rows(&twin_rows, n, px.scale);
     let (hx, _, got, short_pairs) = pair_stats::fast_pair_sums(g, high, low, &mut dispatch_tally()).unwrap();
-    for (what, a, b) in [("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff), ("Σx²", got.sum_xx, want.sum_xx), ("Σy²", got.sum_yy, want.sum_yy), ("Σxy", got.sum_xy, want.sum_xy), ("m2x", got.m2_x, want.m2_x)] {
+    for (what, a, b) in [
+        ("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff),
+        ("Σx²", got.sum_xx, want.sum_xx),
+        ("Σy²", got.sum_yy, want.sum_yy),
+        ("Σxy", got.sum_xy, want.sum_xy),
+        ("m2x", got.m2_x, want.m2_x),
+    ] {
         assert!(relative_eq!(a, b, max_relative = 1e-4), "{tag} {what}: GPU {a} twin {b}");
     }
     let (dens, short_dens) = pair_stats::fast_densities(g, high, hx.max, &[0.1, 1.0], &mut dispatch_tally()).unwrap();
@@ -52,7 +72,12 @@ fn device_sums_match_twin(g: &Gpu, tag: &str, high: &Points, low: &Points) -> u6
     let raw: Vec<f64> = (0..n).map(|i| f64::from(twin::density_row(&px, inv, &[1.0], i)[0])).collect();
     let total: f64 = raw.iter().sum();
     for i in 0..n {
-        assert!(relative_eq!(dens[1][i], raw[i] / total, max_relative = 1e-4), "{tag} density row {i}: {} vs {}", dens[1][i], raw[i] / total);
+        assert!(
+            relative_eq!(dens[1][i], raw[i] / total, max_relative = 1e-4),
+            "{tag} density row {i}: {} vs {}",
+            dens[1][i],
+            raw[i] / total
+        );
     }
     short_pairs + short_dens
 }
@@ -68,7 +93,10 @@ fn fast_pair_reductions_past_the_old_loop_budget_agree_with_the_cpu() {
     let high = uniform("h", n, d, 41);
     let low = uniform("l", n, 2, 42);
     let short = device_sums_match_twin(&g, "n=130 D=24000", &high, &low);
-    assert_eq!(short, 0, "the split work must stay inside the loop budget (and the expected trips must be the kernels' own)");
+    assert_eq!(
+        short, 0,
+        "the split work must stay inside the loop budget (and the expected trips must be the kernels' own)"
+    );
     let run = fast_within_tolerance("n=130 D=24000", &high, &low, GpuRequest::default());
     assert_eq!(run.run.fallback_reason, None);
     eprintln!("adapter {}: n={n} D={d}: {:.1} s", g.report.name, t0.elapsed().as_secs_f64());

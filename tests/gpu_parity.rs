@@ -6,8 +6,8 @@ mod common;
 #[path = "common/gpu.rs"]
 mod gpu_common;
 
-use common::{corpus, points, Oracle, Rng};
-use faithful::gpu::{bound::Params, gpu_row_pass, knn, prepare::prepare, sqdist::bounded_sqdist, twin, GpuRequest};
+use common::{Oracle, Rng, corpus, points};
+use faithful::gpu::{GpuRequest, bound::Params, gpu_row_pass, knn, prepare::prepare, sqdist::bounded_sqdist, twin};
 use faithful::resources::Needs;
 use faithful::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec};
 use gpu_common::{compare_resources, gpu};
@@ -18,7 +18,11 @@ fn gpu_corpus() -> Vec<(String, Points, Points)> {
     let mut c = corpus();
     let mut rng = Rng(11);
     c.push(("identical_300".into(), points("s", 300, 3, |_, _| 2.0), points("sl", 300, 2, |i, _| (i % 3) as f64)));
-    c.push(("d50_n203".into(), points("h", 203, 50, |_, _| rng.uniform()), points("l", 203, 2, |i, c| ((i * (c + 3)) % 17) as f64)));
+    c.push((
+        "d50_n203".into(),
+        points("h", 203, 50, |_, _| rng.uniform()),
+        points("l", 203, 2, |i, c| ((i * (c + 3)) % 17) as f64),
+    ));
     c
 }
 
@@ -77,7 +81,11 @@ fn overflowing_rows_are_recomputed_and_reported() {
 
 #[test]
 fn scores_and_local_values_identical_to_cpu() {
-    let specs: Vec<Spec> = ["tnc:k=5", "mrre:k=5", "lcmc:k=5", "nh:k=5", "ca_tnc:k=5", "nd:k=5", "proc:k=5", "topo:k=5"].iter().map(|s| s.parse().unwrap()).collect();
+    let specs: Vec<Spec> =
+        ["tnc:k=5", "mrre:k=5", "lcmc:k=5", "nh:k=5", "ca_tnc:k=5", "nd:k=5", "proc:k=5", "topo:k=5"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
     let Some(_) = gpu(GpuRequest::default()) else { return };
     for (name, high, low) in gpu_corpus() {
         let labels = Labels::new((0..high.n() as i64).map(|i| i % 3).collect());
@@ -107,11 +115,15 @@ fn fast_posture_reports_unresolved_comparisons_on_jittered_lattices() {
     let high = points("lat", 256, 4, |i, c| ((i >> (2 * c)) & 3) as f64 + 1e-9 * rng.uniform());
     let low = points("latl", 256, 2, |i, c| ((i >> (3 * c)) & 7) as f64 + 1e-9 * rng.uniform());
     let specs = vec!["tnc:k=10".parse::<Spec>().unwrap()];
-    let eval = Evaluator::new(high, Options { backend: BackendChoice::Gpu, numerics: Numerics::Fast, ..Default::default() });
+    let eval =
+        Evaluator::new(high, Options { backend: BackendChoice::Gpu, numerics: Numerics::Fast, ..Default::default() });
     let r = eval.measure_many(&[&low], None, &specs).unwrap();
     assert_eq!(r.run.numerics, "fast");
     let stats = &r.run.gpu.as_ref().unwrap().stats;
-    assert!(stats.knn.unresolved > 0, "Fast on a 1e-9 jittered lattice must report unresolved kNN comparisons: {stats:?}");
+    assert!(
+        stats.knn.unresolved > 0,
+        "Fast on a 1e-9 jittered lattice must report unresolved kNN comparisons: {stats:?}"
+    );
     assert!(stats.ranks.overlaps > 0, "and unresolved rank comparisons: {stats:?}");
 }
 
@@ -177,28 +189,59 @@ fn fast_pair_reductions_agree_with_twin_and_with_exact_scores() {
         let twin_rows: Vec<f32> = (0..n).flat_map(|i| twin::pair_stats_row(&px, &py, ratio, i)).collect();
         let (_, _, want) = pair_stats::merge_rows(&twin_rows, n, px.scale);
         let (hx, _, got, _) = pair_stats::fast_pair_sums(&g, &high, &low, &mut dispatch_tally()).unwrap();
-        for (what, a, b) in [("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff), ("Σx²", got.sum_xx, want.sum_xx), ("Σy²", got.sum_yy, want.sum_yy), ("Σxy", got.sum_xy, want.sum_xy), ("m2x", got.m2_x, want.m2_x)] {
-            assert!(rel_close(a, b, 1e-4) || (a - b).abs() <= 1e-6 * want.sum_xx.max(want.sum_yy), "{name} {what}: GPU {a} twin {b}");
+        for (what, a, b) in [
+            ("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff),
+            ("Σx²", got.sum_xx, want.sum_xx),
+            ("Σy²", got.sum_yy, want.sum_yy),
+            ("Σxy", got.sum_xy, want.sum_xy),
+            ("m2x", got.m2_x, want.m2_x),
+        ] {
+            assert!(
+                rel_close(a, b, 1e-4) || (a - b).abs() <= 1e-6 * want.sum_xx.max(want.sum_yy),
+                "{name} {what}: GPU {a} twin {b}"
+            );
         }
         if hx.max > 0.0 {
             let sigmas = [0.1, 1.0];
             let (dev, _) = pair_stats::fast_densities(&g, &high, hx.max, &sigmas, &mut dispatch_tally()).unwrap();
             let inv = (1.0 / (hx.max * px.scale)) as f32;
             for (s, &sigma) in sigmas.iter().enumerate() {
-                let raw: Vec<f64> = (0..n).map(|i| f64::from(twin::density_row(&px, inv, &[sigma as f32], i)[0])).collect();
+                let raw: Vec<f64> =
+                    (0..n).map(|i| f64::from(twin::density_row(&px, inv, &[sigma as f32], i)[0])).collect();
                 let total: f64 = raw.iter().sum();
                 for i in 0..n {
-                    assert!(rel_close(dev[s][i], raw[i] / total, 1e-4), "{name} density σ={sigma} row {i}: {} vs {}", dev[s][i], raw[i] / total);
+                    assert!(
+                        rel_close(dev[s][i], raw[i] / total, 1e-4),
+                        "{name} density σ={sigma} row {i}: {} vs {}",
+                        dev[s][i],
+                        raw[i] / total
+                    );
                 }
             }
         }
         // Fast scores against the exact CPU scores.
-        let specs: Vec<Spec> = ["stress", "sn_stress", "pr", "kl_div", "dtm", "kl_div:sigma=1"].iter().map(|s| s.parse().unwrap()).collect();
+        let specs: Vec<Spec> = ["stress", "sn_stress", "pr", "kl_div", "dtm", "kl_div:sigma=1"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
         for spec in &specs {
-            let run = |backend, numerics| Evaluator::new(high.clone(), Options { backend, numerics, ..Default::default() }).measure_many(&[&low], None, std::slice::from_ref(spec));
+            let run = |backend, numerics| {
+                Evaluator::new(high.clone(), Options { backend, numerics, ..Default::default() }).measure_many(
+                    &[&low],
+                    None,
+                    std::slice::from_ref(spec),
+                )
+            };
             match (run(BackendChoice::Cpu, Numerics::Exact), run(BackendChoice::Gpu, Numerics::Fast)) {
                 (Ok(c), Ok(f)) => {
-                    assert!(f.run.served.iter().any(|s| s.output == "pairwise" && s.backend == "gpu" && s.numerics == "fast"), "{name} {spec}: {:?}", f.run.served);
+                    assert!(
+                        f.run
+                            .served
+                            .iter()
+                            .any(|s| s.output == "pairwise" && s.backend == "gpu" && s.numerics == "fast"),
+                        "{name} {spec}: {:?}",
+                        f.run.served
+                    );
                     let (a, b) = (c.projections[0].scores[0].values[0].1, f.projections[0].scores[0].values[0].1);
                     assert!(rel_close(a, b, 1e-3) || (a - b).abs() < 1e-6, "{name} {spec}: exact {a} fast {b}");
                 }
@@ -221,16 +264,28 @@ fn device_errors_retry_smaller_then_fall_back_to_the_cpu() {
     let cpu = Evaluator::new(high.clone(), Options::default()).measure_many(&[&low], None, &specs).unwrap();
     let js = |e: &faithful::Evaluation| serde_json::to_string(&e.projections).unwrap();
     let run = |fail| {
-        let opts = Options { backend: BackendChoice::Gpu, gpu: GpuRequest { fail_dispatches: fail, ..Default::default() }, ..Default::default() };
+        let opts = Options {
+            backend: BackendChoice::Gpu,
+            gpu: GpuRequest { fail_dispatches: fail, ..Default::default() },
+            ..Default::default()
+        };
         Evaluator::new(high.clone(), opts).measure_many(&[&low], None, &specs).unwrap()
     };
     let once = run(1);
     assert_eq!(once.run.backend, "gpu");
-    assert!(once.run.fallback_reason.as_deref().unwrap_or("").contains("retried with half the rows"), "{:?}", once.run.fallback_reason);
+    assert!(
+        once.run.fallback_reason.as_deref().unwrap_or("").contains("retried with half the rows"),
+        "{:?}",
+        once.run.fallback_reason
+    );
     assert_eq!(js(&once), js(&cpu));
     let always = run(1000);
     assert_eq!(always.run.backend, "cpu");
-    assert!(always.run.fallback_reason.as_deref().unwrap_or("").contains("GPU failed"), "{:?}", always.run.fallback_reason);
+    assert!(
+        always.run.fallback_reason.as_deref().unwrap_or("").contains("GPU failed"),
+        "{:?}",
+        always.run.fallback_reason
+    );
     assert!(always.run.served.iter().all(|s| s.backend == "cpu"));
     assert_eq!(js(&always), js(&cpu));
 }

@@ -11,8 +11,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::cli::{check_error, run, Limits, PROMPT};
-use common::files::{self, case, measure_args, npy_bytes, write, write_csv, Case};
+use common::cli::{Limits, PROMPT, check_error, run};
+use common::files::{self, Case, case, measure_args, npy_bytes, write, write_csv};
 
 /// Address space for the CLI on hostile input.
 const ONE_GIB: u64 = 1 << 30;
@@ -71,13 +71,18 @@ fn nested_brackets_in_a_header_are_refused_at_once() {
     // 25 levels hung the old parser for over a minute; 30 000 would never have finished.
     for levels in [25, 30_000] {
         let nest = |s: &str| format!("{}{s}{}", "[".repeat(levels), "]".repeat(levels));
-        let in_descr = write(c.path(), &format!("descr{levels}.npy"), npy_bytes(1, &dict(&nest("'<f8'"), "(10, 2)"), None, &[0; 160]));
+        let in_descr = write(
+            c.path(),
+            &format!("descr{levels}.npy"),
+            npy_bytes(1, &dict(&nest("'<f8'"), "(10, 2)"), None, &[0; 160]),
+        );
         for args in c.as_points(&in_descr) {
             refused(&args, &in_descr, &["unsupported .npy element type", "structured or nested"]);
         }
         refused(&c.as_labels(&in_descr), &in_descr, &["unsupported .npy element type"]);
         let shape = format!("{}10, 2{}", "(".repeat(levels), ")".repeat(levels));
-        let in_shape = write(c.path(), &format!("shape{levels}.npy"), npy_bytes(1, &dict("'<f8'", &shape), None, &[0; 160]));
+        let in_shape =
+            write(c.path(), &format!("shape{levels}.npy"), npy_bytes(1, &dict("'<f8'", &shape), None, &[0; 160]));
         for args in c.as_points(&in_shape) {
             refused(&args, &in_shape, &["not a valid .npy file", "malformed header"]);
         }
@@ -95,7 +100,11 @@ fn a_huge_shape_is_checked_against_the_file_before_allocating() {
     ] {
         let file = write(c.path(), name, npy_bytes(1, &dict(descr, shape), None, &[0; 80]));
         for args in c.as_points(&file) {
-            refused(&args, &file, &["not a valid .npy file", "truncated", &format!("shape {shape}"), "the file has 80"]);
+            refused(
+                &args,
+                &file,
+                &["not a valid .npy file", "truncated", &format!("shape {shape}"), "the file has 80"],
+            );
         }
     }
     for descr in ["'<i8'", "'<f8'", "'|u1'"] {
@@ -160,7 +169,12 @@ fn refused_everywhere(c: &Case, path: &Path, what: &str) {
 #[test]
 fn devices_behind_symlinks_are_refused() {
     let c = case();
-    for (target, name) in [("/dev/zero", "zero.npy"), ("/dev/urandom", "urandom.csv"), ("/dev/zero", "zero.csv"), ("/dev/null", "null.npy")] {
+    for (target, name) in [
+        ("/dev/zero", "zero.npy"),
+        ("/dev/urandom", "urandom.csv"),
+        ("/dev/zero", "zero.csv"),
+        ("/dev/null", "null.npy"),
+    ] {
         refused_everywhere(&c, &symlink(&c, target, name), "a character device");
     }
 }
@@ -203,7 +217,11 @@ fn csv_separator_and_format_errors_name_the_line() {
         ("spaces_in_commas.csv", csv_with_line(4, "4.5 4,1"), &["line 4", "mixes separators: ',' and space"][..]),
         ("empty_field.csv", csv_with_line(2, "1.0,,2.0"), &["line 2", "empty field in column 2"][..]),
         ("trailing_comma.csv", csv_with_line(5, "1.0,2.0,"), &["line 5", "empty field in column 3"][..]),
-        ("header.csv", format!("x,y\n{}", csv_with_line(0, "")), &["line 1", "'x' is not a number", "a header row?", "headerless"][..]),
+        (
+            "header.csv",
+            format!("x,y\n{}", csv_with_line(0, "")),
+            &["line 1", "'x' is not a number", "a header row?", "headerless"][..],
+        ),
         ("bom.csv", format!("\u{feff}{}", csv_with_line(0, "")), &["line 1", "byte-order mark"][..]),
     ] {
         let file = write(c.path(), name, text);
@@ -217,10 +235,18 @@ fn csv_separator_and_format_errors_name_the_line() {
 fn every_single_separator_is_accepted() {
     let c = case();
     let rows = files::random_rows(10, 2, 2, 0.0, 1.0);
-    for (name, sep) in [("comma.csv", ","), ("comma_space.csv", ", "), ("semicolon.csv", ";"), ("tab.tsv", "\t"), ("spaces.txt", "   ")] {
+    for (name, sep) in [
+        ("comma.csv", ","),
+        ("comma_space.csv", ", "),
+        ("semicolon.csv", ";"),
+        ("tab.tsv", "\t"),
+        ("spaces.txt", "   "),
+    ] {
         let text: String = rows.iter().map(|r| format!("{}{sep}{}\n", r[0], r[1])).collect();
         let low = write(c.path(), name, text);
-        let out = run(&measure_args(&c.high, &[&low], &["--json", "--spec", "tnc:k=3"]), Limits::default(), Stdio::piped()).out;
+        let out =
+            run(&measure_args(&c.high, &[&low], &["--json", "--spec", "tnc:k=3"]), Limits::default(), Stdio::piped())
+                .out;
         assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
@@ -233,7 +259,11 @@ fn integer_labels_are_exact_beyond_2_pow_53() {
     let labels = faithful::data::read_labels(write(c.path(), "big_ids.csv", text)).unwrap();
     assert_eq!(&labels.raw()[..2], &[9_007_199_254_740_992, 9_007_199_254_740_993]);
     let beyond = write(c.path(), "beyond.csv", "1\n".repeat(6) + "9223372036854775808\n" + &"1\n".repeat(3));
-    refused(&c.as_labels(&beyond), &beyond, &["line 7", "label '9223372036854775808' does not fit in a 64-bit integer"]);
+    refused(
+        &c.as_labels(&beyond),
+        &beyond,
+        &["line 7", "label '9223372036854775808' does not fit in a 64-bit integer"],
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,7 +337,8 @@ fn a_full_disk_leaves_no_partial_output_file() {
     let c = case();
     let data = write_csv(c.path(), "many.csv", &files::random_rows(300, 3, 4, 0.0, 1.0));
     let out = c.path().join("neighbours.npy");
-    let args: Vec<OsString> = vec!["knn".into(), "--data".into(), data.into(), "--k".into(), "5".into(), "--out".into(), out.clone().into()];
+    let args: Vec<OsString> =
+        vec!["knn".into(), "--data".into(), data.into(), "--k".into(), "5".into(), "--out".into(), out.clone().into()];
     // 300 × 5 int64 = 12 000 bytes; the disk holds 4 096.
     let r = run(&args, Limits { file_size: Some(4096), ..Limits::default() }, Stdio::piped());
     let line = check_error(&r, &args, &["cannot write", "File too large"]);
@@ -334,7 +365,15 @@ fn float32_npy_is_read_without_intermediate_copies() {
     // Reaped by wait4 below, which also reports the child's peak memory.
     #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_faithful"))
-        .args(["knn".as_ref(), "--data".as_ref(), file.as_os_str(), "--k".as_ref(), "0".as_ref(), "--backend".as_ref(), "cpu".as_ref()])
+        .args([
+            "knn".as_ref(),
+            "--data".as_ref(),
+            file.as_os_str(),
+            "--k".as_ref(),
+            "0".as_ref(),
+            "--backend".as_ref(),
+            "cpu".as_ref(),
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

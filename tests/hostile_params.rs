@@ -12,7 +12,7 @@ use std::process::Stdio;
 
 use common::cli::{self, Limits};
 use common::files::{measure_args, random_rows, write_csv, write_npy_rows};
-use common::{points, Rng};
+use common::{Rng, points};
 use faithful::{Error, Evaluator, Labels, Options, Points, Spec};
 use tempfile::TempDir;
 
@@ -35,7 +35,11 @@ fn case() -> Case {
 /// (exit code, stdout, stderr) of the binary.
 fn run(args: &[OsString]) -> (Option<i32>, String, String) {
     let out = cli::run(args, Limits::default(), Stdio::piped()).out;
-    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Exit 2, in bounded time, with exactly one stderr line containing every phrase (the CLI's
@@ -62,8 +66,16 @@ fn expect_ok(c: &Case, extra: &[&str]) -> String {
 fn n_triplets_beyond_the_memory_budget_is_refused_before_any_work() {
     let c = case();
     // 10^12 triplets would abort on allocation; 10^8 would take ~3 GB.
-    expect_error(&c, &["--spec", "cadi:n_triplets=1000000000000"], &["cadi", "n_triplets=1000000000000", "32000000000000 bytes", "memory budget"]);
-    expect_error(&c, &["--spec", "cadi:n_triplets=100000000", "--memory-budget", "1G"], &["n_triplets=100000000", "3200000000 bytes", "1073741824"]);
+    expect_error(
+        &c,
+        &["--spec", "cadi:n_triplets=1000000000000"],
+        &["cadi", "n_triplets=1000000000000", "32000000000000 bytes", "memory budget"],
+    );
+    expect_error(
+        &c,
+        &["--spec", "cadi:n_triplets=100000000", "--memory-budget", "1G"],
+        &["n_triplets=100000000", "3200000000 bytes", "1073741824"],
+    );
     expect_error(&c, &["--spec", "cadi:n_triplets=-1"], &["cadi", "n_triplets=-1", "zero or greater"]);
     expect_ok(&c, &["--spec", "cadi:n_triplets=1000", "--memory-budget", "1M"]);
 }
@@ -75,7 +87,15 @@ fn k_sizes_neighbour_lists_within_the_memory_budget() {
     expect_error(&c, &["--spec", "tnc:k=29", "--memory-budget", "64K"], &["tnc", "k=29", "83520 bytes", "65536"]);
     expect_ok(&c, &["--spec", "tnc:k=29", "--memory-budget", "128K"]);
     // `faithful knn` too: 60·29·12 bytes = 20880.
-    let (code, _, stderr) = run(&["knn".into(), "--data".into(), c.high.clone().into(), "--k".into(), "29".into(), "--memory-budget".into(), "16K".into()]);
+    let (code, _, stderr) = run(&[
+        "knn".into(),
+        "--data".into(),
+        c.high.clone().into(),
+        "--k".into(),
+        "29".into(),
+        "--memory-budget".into(),
+        "16K".into(),
+    ]);
     assert_eq!(code, Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("knn: parameter k=29 needs 20880 bytes"), "{stderr}");
@@ -117,9 +137,12 @@ fn threads_are_bounded_and_zero_means_all_cores() {
     let two: serde_json::Value = serde_json::from_str(&expect_ok(&c, &["--threads", "2"])).unwrap();
     assert_eq!(two["run"]["threads"], 2);
     assert_eq!(two["projections"], v["projections"]);
-    let err = Evaluator::new(points("h", 10, 2, |i, c| (i + c) as f64), Options { threads: Some(5000), ..Default::default() })
-        .measure(&points("l", 10, 1, |i, _| i as f64), None, &["tnc:k=2".parse::<Spec>().unwrap()])
-        .unwrap_err();
+    let err = Evaluator::new(
+        points("h", 10, 2, |i, c| (i + c) as f64),
+        Options { threads: Some(5000), ..Default::default() },
+    )
+    .measure(&points("l", 10, 1, |i, _| i as f64), None, &["tnc:k=2".parse::<Spec>().unwrap()])
+    .unwrap_err();
     assert!(matches!(&err, Error::Option(m) if m.contains("1024")), "{err:?}");
 }
 
@@ -156,7 +179,9 @@ fn no_measure_prints_a_non_finite_number() {
     // or fails with one line; the JSON never holds null.
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng(9);
-    let rows = |n: usize, d: usize, s: f64, rng: &mut Rng| (0..n).map(|_| (0..d).map(|_| rng.uniform() * s).collect()).collect::<Vec<Vec<f64>>>();
+    let rows = |n: usize, d: usize, s: f64, rng: &mut Rng| {
+        (0..n).map(|_| (0..d).map(|_| rng.uniform() * s).collect()).collect::<Vec<Vec<f64>>>()
+    };
     let high = write_npy_rows(dir.path(), "high.npy", &rows(80, 4, 1.0, &mut rng));
     let labels = dir.path().join("labels.csv");
     std::fs::write(&labels, (0..80).map(|i| (i % 4).to_string()).collect::<Vec<_>>().join("\n")).unwrap();
@@ -165,7 +190,11 @@ fn no_measure_prints_a_non_finite_number() {
         let low = write_npy_rows(dir.path(), &format!("low{s:e}.npy"), &rows(80, 2, s, &mut rng));
         for id in &ids {
             let spec = if ["tnc", "ca_tnc"].contains(id) { format!("{id}:k=10") } else { id.to_string() };
-            let args = measure_args(&high, &[&low], &["--labels", labels.to_str().unwrap(), "--spec", &spec, "--local", "--json", "--backend", "cpu"]);
+            let args = measure_args(
+                &high,
+                &[&low],
+                &["--labels", labels.to_str().unwrap(), "--spec", &spec, "--local", "--json", "--backend", "cpu"],
+            );
             let (code, stdout, stderr) = run(&args);
             match code {
                 Some(0) => {
@@ -194,7 +223,8 @@ fn a_non_finite_score_is_a_typed_error() {
     let labels = Labels::new((0..30).map(|i| (i % 3) as i64).collect());
     let eval = Evaluator::new(high, Options { local: true, ..Default::default() });
     for def in faithful::measures::REGISTRY {
-        let text = if def.params.iter().any(|p| p.name == "k") { format!("{}:k=5", def.id) } else { def.id.to_string() };
+        let text =
+            if def.params.iter().any(|p| p.name == "k") { format!("{}:k=5", def.id) } else { def.id.to_string() };
         let spec: Spec = text.parse().unwrap();
         match eval.measure(&low, Some(&labels), &[spec]) {
             Ok(scores) => {

@@ -30,7 +30,11 @@ fn read_tree(root: &str) -> BTreeMap<Module, Source> {
                 walk(&path, &m, out);
             } else if let Some(stem) = name.strip_suffix(".rs") {
                 let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let (m, facade) = if stem == "mod" { (module.clone(), true) } else { ([module.clone(), vec![stem.to_string()]].concat(), false) };
+                let (m, facade) = if stem == "mod" {
+                    (module.clone(), true)
+                } else {
+                    ([module.clone(), vec![stem.to_string()]].concat(), false)
+                };
                 out.insert(m, Source { facade, text });
             }
         }
@@ -84,7 +88,8 @@ fn paths(code: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        let starts = |w: &str| bytes[i..].iter().take(w.len()).copied().eq(w.chars()) && (i == 0 || !ident(bytes[i - 1]));
+        let starts =
+            |w: &str| bytes[i..].iter().take(w.len()).copied().eq(w.chars()) && (i == 0 || !ident(bytes[i - 1]));
         if starts("super::") || starts("crate::") {
             let (expanded, end) = expand(&bytes, i);
             out.extend(expanded);
@@ -145,7 +150,9 @@ fn reexports(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeMap<Stri
     for (m, src) in files.iter().filter(|(_, s)| s.facade) {
         for line in code(&src.text).split(';') {
             let line = line.trim();
-            let Some(path) = line.strip_prefix("pub use ").or_else(|| line.strip_prefix("pub(crate) use ")) else { continue };
+            let Some(path) = line.strip_prefix("pub use ").or_else(|| line.strip_prefix("pub(crate) use ")) else {
+                continue;
+            };
             let chars: Vec<char> = path.chars().collect();
             for segs in expand(&chars, 0).0 {
                 if let (Some(child), Some(item)) = (segs.first(), segs.last()) {
@@ -181,7 +188,10 @@ fn edges(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>>
                 .split(';')
                 .filter(|s| {
                     let t = s.trim();
-                    !(t.starts_with("mod ") || t.starts_with("pub mod ") || t.starts_with("pub use ") || t.starts_with("pub(crate) use "))
+                    !(t.starts_with("mod ")
+                        || t.starts_with("pub mod ")
+                        || t.starts_with("pub use ")
+                        || t.starts_with("pub(crate) use "))
                         || t.contains("super")
                 })
                 .collect::<Vec<_>>()
@@ -228,7 +238,12 @@ fn edges(files: &BTreeMap<Module, Source>) -> BTreeMap<Module, BTreeSet<Module>>
 
 /// A cycle in the graph, as a list of modules, if there is one.
 fn cycle(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Option<Vec<Module>> {
-    fn visit(n: &Module, edges: &BTreeMap<Module, BTreeSet<Module>>, state: &mut BTreeMap<Module, u8>, stack: &mut Vec<Module>) -> Option<Vec<Module>> {
+    fn visit(
+        n: &Module,
+        edges: &BTreeMap<Module, BTreeSet<Module>>,
+        state: &mut BTreeMap<Module, u8>,
+        stack: &mut Vec<Module>,
+    ) -> Option<Vec<Module>> {
         state.insert(n.clone(), 1);
         stack.push(n.clone());
         for t in edges.get(n).into_iter().flatten() {
@@ -280,7 +295,10 @@ fn resources_have_no_import_cycle() {
         ("resources::external_sort", "resources::pairs::scans"),
         ("resources::pass", "resources::cross"),
     ] {
-        assert!(edges.get(&module(from)).is_some_and(|t| t.contains(&module(to))), "{from} → {to} not found: {edges:?}");
+        assert!(
+            edges.get(&module(from)).is_some_and(|t| t.contains(&module(to))),
+            "{from} → {to} not found: {edges:?}"
+        );
     }
     if let Some(c) = cycle(&edges) {
         panic!("import cycle in src/resources: {}", show(&c));
@@ -297,7 +315,10 @@ fn a_cycle_is_found() {
             (module("r"), src(true, "mod a;\nmod b;\nmod c;\npub use c::Thing;\n")),
             (module("r::a"), src(false, "use super::b::B;\n// use super::c::Thing; (a comment)\n")),
             (module("r::b"), src(false, b)),
-            (module("r::c"), src(false, "pub struct Thing;\n#[cfg(test)]\nmod tests {\n    use super::super::a::A;\n}\n")),
+            (
+                module("r::c"),
+                src(false, "pub struct Thing;\n#[cfg(test)]\nmod tests {\n    use super::super::a::A;\n}\n"),
+            ),
         ])
     };
     // Acyclic: a → b → c, and the comment and the test module add no edge.
@@ -330,7 +351,8 @@ fn pairs_follow_their_documented_order() {
     let listed: BTreeSet<&String> = order.iter().collect();
     let on_disk: BTreeSet<&String> = files.keys().filter(|m| m.len() == 3 && m[1] == "pairs").map(|m| &m[2]).collect();
     assert_eq!(listed, on_disk, "the map in pairs/mod.rs lists every file of the folder");
-    let rank = |m: &Module| (m.len() == 3 && m[1] == "pairs").then(|| order.iter().position(|o| *o == m[2]).expect("listed"));
+    let rank =
+        |m: &Module| (m.len() == 3 && m[1] == "pairs").then(|| order.iter().position(|o| *o == m[2]).expect("listed"));
     for (from, targets) in edges(&files) {
         for to in &targets {
             if let (Some(f), Some(t)) = (rank(&from), rank(to)) {

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{points, Rng};
+use common::{Rng, points};
 use faithful::resources::{OrderPath, OrderPlan};
 use faithful::{Cancel, Error, Evaluator, Options, Points, ProgressFn, Spec};
 use ndarray::Array2;
@@ -62,14 +62,20 @@ fn dir_is_empty(p: &Path) -> bool {
 
 #[test]
 fn external_sort_is_bit_identical_to_in_memory() {
-    for (name, (high, low)) in [("generic", generic(300, 1)), ("tied", tied(300, 2)), ("near-isometric", near_isometric(300, 13))] {
+    for (name, (high, low)) in
+        [("generic", generic(300, 1)), ("tied", tied(300, 2)), ("near-isometric", near_isometric(300, 13))]
+    {
         let in_mem = Evaluator::new(high.clone(), Options::default());
         let want = values(&in_mem, &low, &["srho", "nm_stress"]);
         let tmp = TempDir::new().unwrap();
         let opts = Options { memory_budget: Some(64 << 10), temp_dir: Some(tmp.path().into()), ..Default::default() };
         let ext = Evaluator::new(high, opts);
         let run = ext.measure_many(&[&low], None, &specs(&["srho", "nm_stress"])).unwrap();
-        let got: Vec<(String, u64)> = run.projections[0].scores.iter().flat_map(|s| s.values.iter().map(|(k, v)| (k.clone(), v.to_bits()))).collect();
+        let got: Vec<(String, u64)> = run.projections[0]
+            .scores
+            .iter()
+            .flat_map(|s| s.values.iter().map(|(k, v)| (k.clone(), v.to_bits())))
+            .collect();
         assert_eq!(got, want, "{name}");
         // It really was external, with many runs and more than one merge level.
         match &run.run.plan.pairwise.as_ref().unwrap().order {
@@ -83,7 +89,13 @@ fn external_sort_is_bit_identical_to_in_memory() {
         // Each alone, too (srho only skips the isotonic scan; nm_stress only skips the second sort).
         for id in ["srho", "nm_stress"] {
             let one = values(&ext, &low, &[id]);
-            assert_eq!(one, want.iter().filter(|(k, _)| k.starts_with(if id == "srho" { "spearman" } else { "non_metric" })).cloned().collect::<Vec<_>>());
+            assert_eq!(
+                one,
+                want.iter()
+                    .filter(|(k, _)| k.starts_with(if id == "srho" { "spearman" } else { "non_metric" }))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            );
         }
         assert!(dir_is_empty(tmp.path()));
     }
@@ -93,7 +105,9 @@ fn external_sort_is_bit_identical_to_in_memory() {
 /// equals the full sort's (srho with nm_stress) and the external sort's, bit for bit.
 #[test]
 fn bucketed_spearman_equals_the_full_and_the_external_sort() {
-    for (name, (high, low)) in [("generic", generic(430, 31)), ("tied", tied(420, 32)), ("near-isometric", near_isometric(410, 33))] {
+    for (name, (high, low)) in
+        [("generic", generic(430, 31)), ("tied", tied(420, 32)), ("near-isometric", near_isometric(410, 33))]
+    {
         assert!(high.n() * (high.n() - 1) / 2 >= 1 << 16, "enough pairs for the bucketed path");
         let eval = Evaluator::new(high.clone(), Options::default());
         let alone = values(&eval, &low, &["srho"]);
@@ -158,7 +172,12 @@ fn a_stop_asked_before_the_run_starts_leaves_nothing() {
     let tmp = TempDir::new().unwrap();
     let cancel = Cancel::new();
     cancel.request();
-    let opts = Options { memory_budget: Some(64 << 10), temp_dir: Some(tmp.path().into()), cancel: Some(cancel), ..Default::default() };
+    let opts = Options {
+        memory_budget: Some(64 << 10),
+        temp_dir: Some(tmp.path().into()),
+        cancel: Some(cancel),
+        ..Default::default()
+    };
     let err = Evaluator::new(high, opts).measure(&low, None, &specs(&["srho"])).unwrap_err();
     assert!(matches!(err, Error::Interrupted), "{err:?}");
     assert!(dir_is_empty(tmp.path()));
@@ -216,17 +235,33 @@ fn budgets_too_small_fail_before_any_work() {
     let c = calls.clone();
     let progress = ProgressFn::new(move |_| *c.lock().unwrap() += 1);
     // Memory below the external sort's minimum.
-    let opts = Options { memory_budget: Some(1000), temp_dir: Some(tmp.path().into()), progress: Some(progress.clone()), ..Default::default() };
+    let opts = Options {
+        memory_budget: Some(1000),
+        temp_dir: Some(tmp.path().into()),
+        progress: Some(progress.clone()),
+        ..Default::default()
+    };
     let err = Evaluator::new(high.clone(), opts).measure(&low, None, &specs(&["tnc", "srho"])).unwrap_err();
     assert!(matches!(&err, Error::Budget(m) if m.contains("memory budget")), "{err:?}");
     // Temporary space below what the sort needs.
-    let opts = Options { memory_budget: Some(64 << 10), temp_budget: Some(100 << 10), temp_dir: Some(tmp.path().into()), progress: Some(progress), ..Default::default() };
+    let opts = Options {
+        memory_budget: Some(64 << 10),
+        temp_budget: Some(100 << 10),
+        temp_dir: Some(tmp.path().into()),
+        progress: Some(progress),
+        ..Default::default()
+    };
     let err = Evaluator::new(high.clone(), opts).measure(&low, None, &specs(&["stress", "nm_stress"])).unwrap_err();
     assert!(matches!(&err, Error::Budget(m) if m.contains("temporary-space budget")), "{err:?}");
     assert_eq!(*calls.lock().unwrap(), 0, "work started before the budget check");
     assert!(dir_is_empty(tmp.path()));
     // Enough temporary space: it runs.
-    let opts = Options { memory_budget: Some(64 << 10), temp_budget: Some(64 << 20), temp_dir: Some(tmp.path().into()), ..Default::default() };
+    let opts = Options {
+        memory_budget: Some(64 << 10),
+        temp_budget: Some(64 << 20),
+        temp_dir: Some(tmp.path().into()),
+        ..Default::default()
+    };
     Evaluator::new(high, opts).measure(&low, None, &specs(&["nm_stress"])).unwrap();
     // Without srho or nm_stress the budgets do not matter.
     let (high, low) = generic(50, 6);
@@ -240,7 +275,15 @@ fn the_cli_rejects_bad_budgets_and_reports_too_small_ones() {
     let data = TempDir::new().unwrap();
     let (h, l) = (write_npy(data.path(), "h.npy", &high), write_npy(data.path(), "l.npy", &low));
     let run = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_faithful")).args(["measure", "--high"]).arg(&h).arg("--low").arg(&l).args(["--spec", "srho"]).args(extra).output().unwrap()
+        Command::new(env!("CARGO_BIN_EXE_faithful"))
+            .args(["measure", "--high"])
+            .arg(&h)
+            .arg("--low")
+            .arg(&l)
+            .args(["--spec", "srho"])
+            .args(extra)
+            .output()
+            .unwrap()
     };
     let out = run(&["--memory-budget", "12X"]);
     assert_eq!(out.status.code(), Some(2));
@@ -252,7 +295,8 @@ fn the_cli_rejects_bad_budgets_and_reports_too_small_ones() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("temporary-space budget"));
     let tmp = TempDir::new().unwrap();
-    let out = run(&["--memory-budget", "64K", "--temp-budget", "1G", "--temp-dir", tmp.path().to_str().unwrap(), "--json"]);
+    let out =
+        run(&["--memory-budget", "64K", "--temp-budget", "1G", "--temp-dir", tmp.path().to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["run"]["plan"]["pairwise"]["order"]["path"], "external");
@@ -265,9 +309,14 @@ fn results_do_not_depend_on_threads_or_block_size() {
         let mut seen: Option<Vec<(String, u64)>> = None;
         let with_knn: Vec<&str> = ALL.iter().copied().chain(["tnc:k=4"]).collect();
         for (threads, block_rows) in [(1, 1), (2, 7), (1, 64), (2, 1000)] {
-            let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, ..Default::default() });
+            let eval =
+                Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, ..Default::default() });
             let mut got = values(&eval, &low, &ALL);
-            let fused = values(&Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, ..Default::default() }), &low, &with_knn);
+            let fused = values(
+                &Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, ..Default::default() }),
+                &low,
+                &with_knn,
+            );
             assert_eq!(fused[..got.len()], got[..], "fused densities, threads {threads}, block_rows {block_rows}");
             got = fused;
             match &seen {
@@ -292,9 +341,12 @@ fn densities_fused_into_the_pair_pass_equal_their_own_pass() {
     };
     for (high, low) in [generic(260, 21), tied(230, 22)] {
         let opts = Options { local: true, block_rows: 9, ..Default::default() };
-        let own = Evaluator::new(high.clone(), opts.clone()).measure(&low, None, &specs(&["kl_div", "dtm:sigma=1", "stress"])).unwrap();
+        let own = Evaluator::new(high.clone(), opts.clone())
+            .measure(&low, None, &specs(&["kl_div", "dtm:sigma=1", "stress"]))
+            .unwrap();
         let eval = Evaluator::new(high.clone(), opts);
-        let run = eval.measure_many(&[&low, &low], None, &specs(&["kl_div", "dtm:sigma=1", "stress", "tnc:k=5"])).unwrap();
+        let run =
+            eval.measure_many(&[&low, &low], None, &specs(&["kl_div", "dtm:sigma=1", "stress", "tnc:k=5"])).unwrap();
         assert!(run.run.plan.pairwise.as_ref().unwrap().densities_in_pair_pass);
         for p in &run.projections {
             for id in ["kl_div", "dtm", "stress"] {
@@ -401,7 +453,8 @@ fn the_fused_pass_gives_the_same_pair_order() {
         let eval = Evaluator::new(high, Options::default());
         let alone = values(&eval, &low, &["srho", "nm_stress"]);
         let fused = values(&eval, &low, &["stress", "srho", "kl_div", "nm_stress"]);
-        let picked: Vec<_> = fused.into_iter().filter(|(k, _)| k == "spearman_rho" || k == "non_metric_stress").collect();
+        let picked: Vec<_> =
+            fused.into_iter().filter(|(k, _)| k == "spearman_rho" || k == "non_metric_stress").collect();
         assert_eq!(picked, alone);
     }
 }

@@ -9,10 +9,17 @@ use proptest::prelude::*;
 
 fn specs(k: usize, n: usize) -> Vec<Spec> {
     let kt = k.min((n - 1) / 2).max(1);
-    [format!("tnc:k={kt}"), format!("mrre:k={k}"), format!("lcmc:k={k}"), format!("nh:k={k}"), format!("ca_tnc:k={kt}"), format!("nd:k={k}")]
-        .iter()
-        .map(|s| s.parse().unwrap())
-        .collect()
+    [
+        format!("tnc:k={kt}"),
+        format!("mrre:k={k}"),
+        format!("lcmc:k={k}"),
+        format!("nh:k={k}"),
+        format!("ca_tnc:k={kt}"),
+        format!("nd:k={k}"),
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect()
 }
 
 fn json(eval: &Evaluator, low: &Points, labels: &Labels, specs: &[Spec]) -> String {

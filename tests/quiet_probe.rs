@@ -28,7 +28,13 @@ fn auto_at_the_gpu_threshold_keeps_stderr_clean() {
     let h = write_npy_rows(dir.path(), "h.npy", &random_rows(20_000, 2, 1, 0.0, 1.0));
     let l = write_npy_rows(dir.path(), "l.npy", &random_rows(20_000, 1, 2, 0.0, 1.0));
     let run = |spec: &str| {
-        let out = faithful().args(["measure", "--json", "--backend", "auto", "--spec", spec, "--high"]).arg(&h).arg("--low").arg(&l).output().unwrap();
+        let out = faithful()
+            .args(["measure", "--json", "--backend", "auto", "--spec", spec, "--high"])
+            .arg(&h)
+            .arg("--low")
+            .arg(&l)
+            .output()
+            .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{spec}: {stderr}");
         assert_eq!(stderr, "", "{spec}: stderr must be empty");

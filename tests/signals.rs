@@ -40,7 +40,9 @@ fn wait_for_runs(child: &mut Child, tmp: &Path) -> (PathBuf, Vec<PathBuf>) {
     loop {
         let ws: Vec<PathBuf> = std::fs::read_dir(tmp).unwrap().map(|e| e.unwrap().path()).collect();
         if ws.len() == 1 {
-            let files: Vec<PathBuf> = std::fs::read_dir(&ws[0]).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
+            let files: Vec<PathBuf> = std::fs::read_dir(&ws[0])
+                .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+                .unwrap_or_default();
             if files.len() >= 3 {
                 return (ws[0].clone(), files);
             }

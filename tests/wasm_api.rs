@@ -114,7 +114,12 @@ async fn hostile_shapes_and_labels_are_clear_errors() {
         assert!(msg.contains("labels: entry 2") && msg.contains("not an integer within"), "{bad}: {msg}");
     }
     let req = request(&ok, &ok, &["nh:k=1"]);
-    Reflect::set(&req, &"labels".into(), &Float64Array::from(&[0.0, 9_007_199_254_740_991.0, 0.0, -9_007_199_254_740_991.0][..]).into()).unwrap();
+    Reflect::set(
+        &req,
+        &"labels".into(),
+        &Float64Array::from(&[0.0, 9_007_199_254_740_991.0, 0.0, -9_007_199_254_740_991.0][..]).into(),
+    )
+    .unwrap();
     evaluate(req.into()).await.unwrap();
 }
 
@@ -131,7 +136,12 @@ async fn the_browser_plans_its_memory_instead_of_trapping() {
     // Parameters that size memory are planned against the same limit.
     let small = matrix(40.0, 1.0, &line(40));
     let req = request(&small, &small, &["cadi:n_triplets=1000000000"]);
-    Reflect::set(&req, &"labels".into(), &Float64Array::from(&(0..40).map(|i| (i % 2) as f64).collect::<Vec<_>>()[..]).into()).unwrap();
+    Reflect::set(
+        &req,
+        &"labels".into(),
+        &Float64Array::from(&(0..40).map(|i| (i % 2) as f64).collect::<Vec<_>>()[..]).into(),
+    )
+    .unwrap();
     let msg = error_of(req).await;
     assert!(msg.contains("n_triplets=1000000000") && msg.contains("memory budget"), "{msg}");
     // And a size that fits still runs in memory.

@@ -54,7 +54,12 @@ fn tree(dir: &Path) -> PathBuf {
 }
 
 fn start(py: &Path, web: &Path, port: u32) -> std::process::Output {
-    Command::new(py).arg(web.join("server.py")).args(["--quiet", "--port", &port.to_string()]).stdin(Stdio::null()).output().unwrap()
+    Command::new(py)
+        .arg(web.join("server.py"))
+        .args(["--quiet", "--port", &port.to_string()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 fn serve(py: &Path, web: &Path) -> Server {
@@ -127,7 +132,13 @@ fn serves_only_regular_files_under_web_to_its_own_host() {
     for host in [format!("localhost:{p}"), format!("[::1]:{p}"), format!("LOCALHOST:{p}")] {
         assert_eq!(get(p, "/", Some(&host)).0, 200, "{host}");
     }
-    for host in [Some("evil.example".to_string()), Some(format!("evil.example:{p}")), Some("127.0.0.1".into()), Some(format!("127.0.0.1:{}", p.wrapping_add(1))), None] {
+    for host in [
+        Some("evil.example".to_string()),
+        Some(format!("evil.example:{p}")),
+        Some("127.0.0.1".into()),
+        Some(format!("127.0.0.1:{}", p.wrapping_add(1))),
+        None,
+    ] {
         let (st, head, body) = get(p, "/", host.as_deref());
         assert_eq!(st, 403, "{host:?}: {head}");
         assert!(!body.contains("<title>ok</title>"));
@@ -148,7 +159,11 @@ fn start_up_errors_are_one_line() {
         assert_eq!(stderr.lines().count(), 1, "one line expected: {stderr}");
         assert!(stderr.starts_with("faithful web: cannot listen on 127.0.0.1:"), "{stderr}");
     }
-    let out = Command::new(&py).arg(web.join("server.py")).args(["--quiet", "--port", "0", "--port-file", "/nonexistent/dir/port"]).output().unwrap();
+    let out = Command::new(&py)
+        .arg(web.join("server.py"))
+        .args(["--quiet", "--port", "0", "--port-file", "/nonexistent/dir/port"])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

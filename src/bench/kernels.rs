@@ -18,9 +18,9 @@ use serde::Serialize;
 
 use super::Blobs;
 use crate::error::Result;
-use crate::gpu::{gpu_row_pass_async, sqdist::bounded_sqdist_tally_async, Gpu, GpuRequest};
+use crate::gpu::{Gpu, GpuRequest, gpu_row_pass_async, sqdist::bounded_sqdist_tally_async};
 use crate::reference::distance_row;
-use crate::resources::{row_pass, Needs, Neighbours, ProjectionResources};
+use crate::resources::{Needs, Neighbours, ProjectionResources, row_pass};
 use crate::{BackendChoice, Evaluator, Numerics, Options, Points, Spec};
 
 /// One kernel of the suite.
@@ -84,10 +84,15 @@ pub fn work(kernel: Kernel, gpu: bool, n: usize, dim: usize, low_dim: usize) -> 
         }
         Kernel::Knn => Work { pairs: sq, flops: flops(sq, df) },
         // CPU: one distance row per point in each space. GPU: kNN of the projection, ranks in both.
-        Kernel::Ranks => Work { pairs: sq, flops: if gpu { flops(sq, lf) + flops(sq, df) + flops(sq, lf) } else { flops(sq, df) + flops(sq, lf) } },
+        Kernel::Ranks => Work {
+            pairs: sq,
+            flops: if gpu { flops(sq, lf) + flops(sq, df) + flops(sq, lf) } else { flops(sq, df) + flops(sq, lf) },
+        },
         // The pair pass computes whole distance rows in both spaces (n² each).
         Kernel::Pairs => Work { pairs: nf * (nf - 1.0) / 2.0, flops: flops(sq, df) + flops(sq, lf) },
-        Kernel::Evaluation => Work { pairs: sq, flops: flops((1.0 + g_rank) * sq, df) + flops((1.0 + g_rank) * sq, lf) },
+        Kernel::Evaluation => {
+            Work { pairs: sq, flops: flops((1.0 + g_rank) * sq, df) + flops((1.0 + g_rank) * sq, lf) }
+        }
     }
 }
 
@@ -159,7 +164,11 @@ impl<'a> Case<'a> {
     }
     /// The original space's exact kNN (built once, untimed, on the CPU).
     pub fn high_knn(&self) -> &Neighbours {
-        self.high_knn.get_or_init(|| row_pass(&self.data.high, None, &[], Needs { knn_high: self.k, ..Needs::default() }, 32).high.expect("kNN built"))
+        self.high_knn.get_or_init(|| {
+            row_pass(&self.data.high, None, &[], Needs { knn_high: self.k, ..Needs::default() }, 32)
+                .high
+                .expect("kNN built")
+        })
     }
 }
 
@@ -182,10 +191,10 @@ fn neighbours_digest(nb: &Neighbours) -> u64 {
 fn resources_digest(r: &ProjectionResources) -> u64 {
     let knn = r.knn.as_ref().map(neighbours_digest);
     let c = r.cross.as_ref();
-    digest(&[
-        &|h| knn.hash(h),
-        &|h| c.map(|c| (&c.rank_high_of_low, &c.rank_low_of_high, bits(&c.dist_high_of_low), bits(&c.dist_low_of_high))).hash(h),
-    ])
+    digest(&[&|h| knn.hash(h), &|h| {
+        c.map(|c| (&c.rank_high_of_low, &c.rank_low_of_high, bits(&c.dist_high_of_low), bits(&c.dist_low_of_high)))
+            .hash(h)
+    }])
 }
 
 fn scores_digest(scores: &[crate::Score]) -> u64 {
@@ -265,10 +274,13 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
                 device_kernel_s = Some(tally.kernel_gpu_s).filter(|&s| s > 0.0);
                 (Check::Verdict(within_bound(high, prep.scale, &s, &e)), gpu_name.to_string(), start, t1)
             } else {
-                (0..rows).into_par_iter().for_each_init(|| vec![0.0; high.n()], |d, i| {
-                    distance_row(high, i, d);
-                    std::hint::black_box(&d);
-                });
+                (0..rows).into_par_iter().for_each_init(
+                    || vec![0.0; high.n()],
+                    |d, i| {
+                        distance_row(high, i, d);
+                        std::hint::black_box(&d);
+                    },
+                );
                 (Check::Reference, gpu_name.to_string(), None, Instant::now())
             }
         }

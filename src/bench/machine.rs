@@ -27,7 +27,10 @@ fn read(path: &str) -> Option<String> {
 
 /// `key: value` lines (/proc/cpuinfo, /proc/meminfo, /proc/self/status): the first value of `key`.
 fn field(text: &str, key: &str) -> Option<String> {
-    text.lines().find(|l| l.split(':').next().is_some_and(|k| k.trim() == key)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string())
+    text.lines()
+        .find(|l| l.split(':').next().is_some_and(|k| k.trim() == key))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
 }
 
 /// The version of a package in this crate's Cargo.lock.
@@ -37,7 +40,10 @@ pub fn locked_version(package: &str) -> Option<String> {
     let mut lines = lock.lines();
     while let Some(l) = lines.next() {
         if l.trim() == want {
-            return lines.next().and_then(|v| v.trim().strip_prefix("version = ")).map(|v| v.trim_matches('"').to_string());
+            return lines
+                .next()
+                .and_then(|v| v.trim().strip_prefix("version = "))
+                .map(|v| v.trim_matches('"').to_string());
         }
     }
     None
@@ -45,7 +51,9 @@ pub fn locked_version(package: &str) -> Option<String> {
 
 impl Machine {
     pub fn detect() -> Self {
-        let os = read("/etc/os-release").and_then(|t| field(&t.replace('=', ":"), "PRETTY_NAME")).map(|s| s.trim_matches('"').to_string());
+        let os = read("/etc/os-release")
+            .and_then(|t| field(&t.replace('=', ":"), "PRETTY_NAME"))
+            .map(|s| s.trim_matches('"').to_string());
         let git_commit = std::process::Command::new("git")
             .args(["rev-parse", "--short=12", "HEAD"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -60,7 +68,10 @@ impl Machine {
             cpu_model: read("/proc/cpuinfo").and_then(|t| field(&t, "model name")),
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             threads: rayon::current_num_threads(),
-            memory_bytes: read("/proc/meminfo").and_then(|t| field(&t, "MemTotal")).and_then(|v| v.trim_end_matches("kB").trim().parse::<u64>().ok()).map(|k| k * 1024),
+            memory_bytes: read("/proc/meminfo")
+                .and_then(|t| field(&t, "MemTotal"))
+                .and_then(|v| v.trim_end_matches("kB").trim().parse::<u64>().ok())
+                .map(|k| k * 1024),
             faithful_version: env!("CARGO_PKG_VERSION"),
             wgpu_version: locked_version("wgpu"),
             git_commit,

@@ -9,5 +9,5 @@ pub mod machine;
 pub mod peaks;
 pub mod receipt;
 
-pub use data::{blobs, Blobs};
+pub use data::{Blobs, blobs};
 pub use kernels::{Backend, Kernel, Outcome};

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::kernels::{parity, work, Check, Kernel, Outcome, Work};
+use super::kernels::{Check, Kernel, Outcome, Work, parity, work};
 use super::machine::{self, Machine};
 use crate::gpu::AdapterReport;
 use serde::Serialize;
@@ -66,7 +66,16 @@ pub struct Row {
 
 impl Row {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(backend: &'static str, adapter: &str, api: Option<String>, kernel: Kernel, n: usize, d: usize, low_d: usize, k: usize) -> Self {
+    pub fn new(
+        backend: &'static str,
+        adapter: &str,
+        api: Option<String>,
+        kernel: Kernel,
+        n: usize,
+        d: usize,
+        low_d: usize,
+        k: usize,
+    ) -> Self {
         Row {
             backend,
             adapter: adapter.to_string(),
@@ -97,7 +106,16 @@ impl Row {
     }
 
     #[allow(clippy::too_many_arguments)]
-    pub fn fill(&mut self, cold: f64, warm: f64, warm_runs: Vec<f64>, start: Option<f64>, w: Work, parity: &str, served: String) {
+    pub fn fill(
+        &mut self,
+        cold: f64,
+        warm: f64,
+        warm_runs: Vec<f64>,
+        start: Option<f64>,
+        w: Work,
+        parity: &str,
+        served: String,
+    ) {
         self.cold_s = Some(cold);
         self.warm_s = Some(warm);
         self.warm_runs_s = warm_runs;
@@ -195,10 +213,21 @@ impl Receipt {
         );
         for a in &self.adapters {
             let state = a.skipped.as_deref().map_or("benchmarked".to_string(), |r| format!("skipped: {r}"));
-            let _ = writeln!(s, "adapter: {} [{} {}, {}] {state}", a.report.name, a.report.backend, a.report.device_type, a.report.driver_info);
+            let _ = writeln!(
+                s,
+                "adapter: {} [{} {}, {}] {state}",
+                a.report.name, a.report.backend, a.report.device_type, a.report.driver_info
+            );
         }
-        let _ = writeln!(s, "k = {}, warm = median of {} runs, wall-clock times (device kernel times from timestamp queries are in the JSON)\n", self.settings.k, self.settings.repeat);
-        let _ = writeln!(s, "| backend | adapter | kernel | n | D | k | cold s | warm s | Mpairs/s | GFLOP/s | % of f32 peak | peak RSS MiB | parity | served |");
+        let _ = writeln!(
+            s,
+            "k = {}, warm = median of {} runs, wall-clock times (device kernel times from timestamp queries are in the JSON)\n",
+            self.settings.k, self.settings.repeat
+        );
+        let _ = writeln!(
+            s,
+            "| backend | adapter | kernel | n | D | k | cold s | warm s | Mpairs/s | GFLOP/s | % of f32 peak | peak RSS MiB | parity | served |"
+        );
         let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|");
         for r in &self.rows {
             let f = |v: Option<f64>, p: usize| v.map_or("–".into(), |v| format!("{v:.p$}"));

@@ -21,7 +21,11 @@ impl Sep {
     /// The separator of the file whose first data line is `line`.
     fn detect(line: &str, line_no: usize) -> Result<Sep, FileProblem> {
         match (line.contains(','), line.contains(';')) {
-            (true, true) => Err(csv(line_no, "mixes ',' and ';' (a decimal comma? numbers need '.' as the decimal mark, and a file one separator)".into())),
+            (true, true) => Err(csv(
+                line_no,
+                "mixes ',' and ';' (a decimal comma? numbers need '.' as the decimal mark, and a file one separator)"
+                    .into(),
+            )),
             (true, false) => Ok(Sep::Comma),
             (false, true) => Ok(Sep::Semicolon),
             _ if line.contains('\t') => Ok(Sep::Tab),
@@ -92,12 +96,19 @@ fn split<'a>(line: &'a str, sep: Sep, lines: (usize, usize), fields: &mut Vec<&'
             if sep == Sep::Spaces {
                 continue;
             }
-            return Err(csv(line_no, format!("empty field in column {} (fields are separated by {})", col + 1, Sep::name(c))));
+            return Err(csv(
+                line_no,
+                format!("empty field in column {} (fields are separated by {})", col + 1, Sep::name(c)),
+            ));
         }
         if let Some(other) = field.chars().find(|ch| SEPARATORS.contains(ch)) {
             return Err(csv(
                 line_no,
-                format!("mixes separators: {} and {} (one separator per file, taken from the first data line, line {first})", Sep::name(c), Sep::name(other)),
+                format!(
+                    "mixes separators: {} and {} (one separator per file, taken from the first data line, line {first})",
+                    Sep::name(c),
+                    Sep::name(other)
+                ),
             ));
         }
         fields.push(field);
@@ -114,7 +125,10 @@ pub fn points(text: &str) -> Result<(usize, usize, Vec<f64>), FileProblem> {
         for field in fields {
             let v: f64 = field.parse().map_err(|_| {
                 let hint = if n == 0 { "a header row? " } else { "" };
-                csv(line_no, format!("{} is not a number ({hint}the file must be headerless and numeric)", quoted(field)))
+                csv(
+                    line_no,
+                    format!("{} is not a number ({hint}the file must be headerless and numeric)", quoted(field)),
+                )
             })?;
             values.push(v);
         }
@@ -192,8 +206,14 @@ fn decimal_integer(s: &str) -> Whole {
     if matches!(b.get(at), Some(b'e' | b'E')) {
         at += 1;
         let sign = match b.get(at) {
-            Some(b'-') => { at += 1; -1 }
-            Some(b'+') => { at += 1; 1 }
+            Some(b'-') => {
+                at += 1;
+                -1
+            }
+            Some(b'+') => {
+                at += 1;
+                1
+            }
             _ => 1,
         };
         let e = digits(&mut at);
@@ -281,8 +301,10 @@ mod tests {
 
     #[test]
     fn labels_are_read_as_integers() {
-        assert_eq!(labels("9007199254740993\n-9223372036854775808\n9223372036854775807\n3.0\n1e3\n+4\n-0\n").unwrap(),
-            vec![9_007_199_254_740_993, i64::MIN, i64::MAX, 3, 1000, 4, 0]);
+        assert_eq!(
+            labels("9007199254740993\n-9223372036854775808\n9223372036854775807\n3.0\n1e3\n+4\n-0\n").unwrap(),
+            vec![9_007_199_254_740_993, i64::MIN, i64::MAX, 3, 1000, 4, 0]
+        );
         let e = err(labels("1\n9223372036854775808\n"));
         assert!(e.contains("line 2") && e.contains("'9223372036854775808' does not fit in a 64-bit integer"), "{e}");
         let e = err(labels("1\n4503599627370496.4\n"));
@@ -296,10 +318,20 @@ mod tests {
     fn decimal_integers_are_exact() {
         use Whole::*;
         for (s, want) in [
-            ("12", Value(12)), ("1.2e1", Value(12)), ("120e-1", Value(12)), ("0.0e999999999999999999999", Value(0)),
-            ("1e18", Value(1_000_000_000_000_000_000)), ("1e19", Overflow), ("1e99999999999999999999", Overflow),
-            ("1e-99999999999999999999", Fraction), ("0.5", Fraction), (".", NotDecimal), ("1e", NotDecimal),
-            ("--1", NotDecimal), ("1x", NotDecimal), ("-9223372036854775808.000", Value(i64::MIN)),
+            ("12", Value(12)),
+            ("1.2e1", Value(12)),
+            ("120e-1", Value(12)),
+            ("0.0e999999999999999999999", Value(0)),
+            ("1e18", Value(1_000_000_000_000_000_000)),
+            ("1e19", Overflow),
+            ("1e99999999999999999999", Overflow),
+            ("1e-99999999999999999999", Fraction),
+            ("0.5", Fraction),
+            (".", NotDecimal),
+            ("1e", NotDecimal),
+            ("--1", NotDecimal),
+            ("1x", NotDecimal),
+            ("-9223372036854775808.000", Value(i64::MIN)),
         ] {
             assert_eq!(decimal_integer(s), want, "{s}");
         }

@@ -10,6 +10,6 @@ mod points;
 mod read;
 
 pub use labels::Labels;
+pub use npy::{Element as NpyElement, write as write_npy};
 pub use points::Points;
-pub use npy::{write as write_npy, Element as NpyElement};
 pub use read::{read_labels, read_points};

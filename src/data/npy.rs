@@ -60,7 +60,8 @@ fn unsupported(h: &Header) -> FileProblem {
 
 /// The shape as exactly `N` dimensions.
 fn dims<const N: usize>(h: &Header) -> Result<[usize; N], FileProblem> {
-    let shape: [u64; N] = h.shape.as_slice().try_into().map_err(|_| FileProblem::Ndim { expected: N, got: h.shape.len() })?;
+    let shape: [u64; N] =
+        h.shape.as_slice().try_into().map_err(|_| FileProblem::Ndim { expected: N, got: h.shape.len() })?;
     let mut out = [0; N];
     for (o, &s) in out.iter_mut().zip(&shape) {
         *o = usize::try_from(s).map_err(|_| too_big(h))?;
@@ -119,7 +120,9 @@ fn decode(
         let take = (count - k).min(buf.len() / t.size);
         let chunk = &mut buf[..take * t.size];
         src.read_exact(chunk).map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => FileProblem::Npy("the data ends early (the file changed while being read?)".into()),
+            std::io::ErrorKind::UnexpectedEof => {
+                FileProblem::Npy("the data ends early (the file changed while being read?)".into())
+            }
             _ => FileProblem::Io(e),
         })?;
         for raw in chunk.chunks_exact(t.size) {
@@ -193,7 +196,12 @@ impl Element for i64 {
 }
 
 /// Writes a rows×cols C-order array as `.npy` version 1.0 (what `numpy.save` writes).
-pub fn write<T: Element>(w: &mut (impl Write + ?Sized), rows: usize, cols: usize, values: impl IntoIterator<Item = T>) -> std::io::Result<()> {
+pub fn write<T: Element>(
+    w: &mut (impl Write + ?Sized),
+    rows: usize,
+    cols: usize,
+    values: impl IntoIterator<Item = T>,
+) -> std::io::Result<()> {
     let mut header = format!("{{'descr': '{}', 'fortran_order': False, 'shape': ({rows}, {cols}), }}", T::DESCR);
     // NumPy pads the header with spaces so that the data starts at a multiple of 64 bytes.
     header.push_str(&" ".repeat(63 - (10 + header.len()) % 64));
@@ -251,14 +259,28 @@ mod tests {
         let b = file("{'descr': '>f8', 'fortran_order': False, 'shape': (1, 2), }", &be);
         assert_eq!(read_points(&b).unwrap().2, vec![1.0, -2.5]);
         let i: Vec<u8> = [-3i16, 7, 300].iter().flat_map(|v| v.to_be_bytes()).collect();
-        assert_eq!(read_labels(&file("{'descr': '>i2', 'fortran_order': False, 'shape': (3,), }", &i)).unwrap(), vec![-3, 7, 300]);
-        assert_eq!(read_labels(&file("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", &[255, 0])).unwrap(), vec![255, 0]);
-        assert_eq!(read_labels(&file("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }", &[255, 0])).unwrap(), vec![-1, 0]);
+        assert_eq!(
+            read_labels(&file("{'descr': '>i2', 'fortran_order': False, 'shape': (3,), }", &i)).unwrap(),
+            vec![-3, 7, 300]
+        );
+        assert_eq!(
+            read_labels(&file("{'descr': '|u1', 'fortran_order': False, 'shape': (2,), }", &[255, 0])).unwrap(),
+            vec![255, 0]
+        );
+        assert_eq!(
+            read_labels(&file("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }", &[255, 0])).unwrap(),
+            vec![-1, 0]
+        );
         let u: Vec<u8> = u64::MAX.to_le_bytes().to_vec();
-        let err = read_labels(&file("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }", &u)).unwrap_err().to_string();
+        let err = read_labels(&file("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }", &u))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("18446744073709551615 does not fit"), "{err}");
         let big: Vec<u8> = 9.007_199_254_740_994e15f64.to_le_bytes().to_vec();
-        assert_eq!(read_labels(&file("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", &big)).unwrap(), vec![9_007_199_254_740_994]);
+        assert_eq!(
+            read_labels(&file("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", &big)).unwrap(),
+            vec![9_007_199_254_740_994]
+        );
         let half: Vec<u8> = 0.5f32.to_le_bytes().to_vec();
         assert!(read_labels(&file("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", &half)).is_err());
     }
@@ -285,13 +307,15 @@ mod tests {
 
     #[test]
     fn unsupported_types_and_ranks() {
-        let e = read_points(&file("{'descr': '<c16', 'fortran_order': False, 'shape': (1, 1), }", &[0; 16])).unwrap_err();
+        let e =
+            read_points(&file("{'descr': '<c16', 'fortran_order': False, 'shape': (1, 1), }", &[0; 16])).unwrap_err();
         assert!(matches!(e, FileProblem::NpyType(ref d) if d == "'<c16'"));
         let e = read_points(&file("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 1), }", &[0; 8])).unwrap_err();
         assert!(matches!(e, FileProblem::NpyType(_)));
         let e = read_points(&file("{'descr': '<f8', 'fortran_order': False, 'shape': (8,), }", &[0; 64])).unwrap_err();
         assert!(matches!(e, FileProblem::Ndim { expected: 2, got: 1 }));
-        let e = read_labels(&file("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }", &[0; 4])).unwrap_err();
+        let e = read_labels(&file("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }", &[0; 4]))
+            .unwrap_err();
         assert!(matches!(e, FileProblem::NpyType(_)));
     }
 }

@@ -208,7 +208,10 @@ impl Cursor<'_> {
             let start = self.at;
             let mut v: u64 = 0;
             while let Some(b @ b'0'..=b'9') = self.peek() {
-                v = v.checked_mul(10).and_then(|v| v.checked_add(u64::from(b - b'0'))).ok_or_else(|| bad("a shape dimension overflows 64 bits".into()))?;
+                v = v
+                    .checked_mul(10)
+                    .and_then(|v| v.checked_add(u64::from(b - b'0')))
+                    .ok_or_else(|| bad("a shape dimension overflows 64 bits".into()))?;
                 self.at += 1;
             }
             if self.at == start {
@@ -285,9 +288,17 @@ mod tests {
 
     #[test]
     fn nested_brackets_fail_fast_without_recursion() {
-        let deep = format!("{{'descr': {}'<f8'{}, 'fortran_order': False, 'shape': (3,)}}", "[".repeat(100_000), "]".repeat(100_000));
+        let deep = format!(
+            "{{'descr': {}'<f8'{}, 'fortran_order': False, 'shape': (3,)}}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
         assert!(matches!(header(&deep), Err(FileProblem::NpyType(_))));
-        let deep = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {}3{}}}", "(".repeat(100_000), ")".repeat(100_000));
+        let deep = format!(
+            "{{'descr': '<f8', 'fortran_order': False, 'shape': {}3{}}}",
+            "(".repeat(100_000),
+            ")".repeat(100_000)
+        );
         assert!(header(&deep).is_err());
     }
 

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::{csv, npy, Labels, Points};
+use super::{Labels, Points, csv, npy};
 use crate::error::{Error, FileProblem, Result};
 
 enum Kind {
@@ -90,7 +90,11 @@ fn text(file: &mut File, len: u64) -> Result<String, FileProblem> {
 }
 
 /// Opens `path` and hands it to the reader for its kind.
-fn parse<T>(path: &Path, npy: impl Fn(&mut File, u64) -> Result<T, FileProblem>, csv: impl Fn(&str) -> Result<T, FileProblem>) -> Result<T> {
+fn parse<T>(
+    path: &Path,
+    npy: impl Fn(&mut File, u64) -> Result<T, FileProblem>,
+    csv: impl Fn(&str) -> Result<T, FileProblem>,
+) -> Result<T> {
     let kind = kind(path)?;
     let parsed = open(path).and_then(|(mut file, len)| match kind {
         Kind::Npy => npy(&mut file, len),

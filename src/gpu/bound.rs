@@ -101,7 +101,18 @@ impl Params {
             return Err(GpuError::Domain(format!("D = {dim} is at least 2^22 (the f32 bound needs D·2^-23 < 1/2)")));
         }
         let p = Params::new(n, dim);
-        let consts = [p.inv_one_minus_gamma_d, p.gamma_d, p.alpha1, p.abs_a, p.inv_one_minus_u, p.u, p.gamma_ref, p.abs_e, p.safety, p.rel_margin];
+        let consts = [
+            p.inv_one_minus_gamma_d,
+            p.gamma_d,
+            p.alpha1,
+            p.abs_a,
+            p.inv_one_minus_u,
+            p.u,
+            p.gamma_ref,
+            p.abs_e,
+            p.safety,
+            p.rel_margin,
+        ];
         if consts.iter().any(|c| !c.is_finite() || *c < 0.0) || p.inv_one_minus_gamma_d < 1.0 {
             return Err(GpuError::Domain(format!("the f32 bound's constants are not finite for D = {dim}")));
         }

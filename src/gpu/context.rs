@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use super::shaders::Kernel;
 use super::GpuError;
+use super::shaders::Kernel;
 
 /// What the caller asks of the GPU.
 #[derive(Debug, Clone, Default)]
@@ -78,7 +78,11 @@ fn instance() -> wgpu::Instance {
 pub async fn adapters_report_async() -> Vec<AdapterReport> {
     let _quiet = super::quiet::Quiet::new();
     let inst = instance();
-    inst.enumerate_adapters(wgpu::Backends::all()).await.iter().map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features())).collect()
+    inst.enumerate_adapters(wgpu::Backends::all())
+        .await
+        .iter()
+        .map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features()))
+        .collect()
 }
 
 /// Every adapter wgpu can see (blocking).
@@ -121,11 +125,17 @@ impl Gpu {
                 let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
                 let want = sub.to_lowercase();
                 all.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&want)).ok_or_else(|| {
-                    GpuError::NoAdapter(format!("no adapter name contains '{sub}' (adapters: {})", if names.is_empty() { "none".into() } else { names.join(", ") }))
+                    GpuError::NoAdapter(format!(
+                        "no adapter name contains '{sub}' (adapters: {})",
+                        if names.is_empty() { "none".into() } else { names.join(", ") }
+                    ))
                 })?
             }
             None => inst
-                .request_adapter(&wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() })
+                .request_adapter(&wgpu::RequestAdapterOptions {
+                    power_preference: wgpu::PowerPreference::HighPerformance,
+                    ..Default::default()
+                })
                 .await
                 .map_err(|e| GpuError::NoAdapter(e.to_string()))?,
         };
@@ -134,15 +144,15 @@ impl Gpu {
         let report = AdapterReport::new(&adapter.get_info(), &limits, adapter.features());
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
-            label: Some("faithful"),
-            required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
-            required_limits: limits.clone(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
-            memory_hints: wgpu::MemoryHints::Performance,
-            trace: wgpu::Trace::Off,
-        })
-        .await
-        .map_err(|e| GpuError::Device(e.to_string()))?;
+                label: Some("faithful"),
+                required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
+                required_limits: limits.clone(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            })
+            .await
+            .map_err(|e| GpuError::Device(e.to_string()))?;
         Ok(Gpu {
             report,
             limits,
@@ -192,7 +202,8 @@ impl Gpu {
 
     /// Largest single output buffer to allocate.
     pub(super) fn max_output_bytes(&self) -> u64 {
-        let lim = u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size).min(256 << 20);
+        let lim =
+            u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size).min(256 << 20);
         let lim = self.request.max_buffer_bytes.map_or(lim, |m| m.min(lim)).max(4);
         // A power of two: pooled buffers are rounded up to one and must stay within the limit.
         1 << (63 - lim.leading_zeros())

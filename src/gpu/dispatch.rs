@@ -5,11 +5,11 @@ use web_time::Instant;
 use serde::Serialize;
 use wgpu::util::DeviceExt;
 
+use super::GpuError;
 use super::bound::Params;
 use super::context::Gpu;
 use super::prepare::Prepared;
 use super::shaders::Kernel;
-use super::GpuError;
 
 /// A prepared space resident on the device.
 pub struct Space {
@@ -57,7 +57,9 @@ impl Gpu {
         let bytes = (prep.pts.len() * 4) as u64;
         let limit = u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size);
         if bytes > limit {
-            return Err(GpuError::Limits(format!("{bytes} bytes of points exceed the storage binding limit of {limit}")));
+            return Err(GpuError::Limits(format!(
+                "{bytes} bytes of points exceed the storage binding limit of {limit}"
+            )));
         }
         let make = |label, data: &[f32]| {
             self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -137,8 +139,20 @@ impl Gpu {
             }
             b
         };
-        let outs: Vec<wgpu::Buffer> = outputs.iter().map(|&size| take(wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST, size, "output")).collect();
-        let staging: Vec<wgpu::Buffer> = outputs.iter().map(|&size| take(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, size, "readback")).collect();
+        let outs: Vec<wgpu::Buffer> = outputs
+            .iter()
+            .map(|&size| {
+                take(
+                    wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                    size,
+                    "output",
+                )
+            })
+            .collect();
+        let staging: Vec<wgpu::Buffer> = outputs
+            .iter()
+            .map(|&size| take(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, size, "readback"))
+            .collect();
         let mut entries = vec![wgpu::BindGroupEntry { binding: 0, resource: uniform.as_entire_binding() }];
         if kernel.reads_points() {
             entries.push(wgpu::BindGroupEntry { binding: 1, resource: space.pts.as_entire_binding() });
@@ -154,15 +168,27 @@ impl Gpu {
             layout: &pipeline.get_bind_group_layout(0),
             entries: &entries,
         });
-        let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(kernel.name()) });
-        let queries = self.timestamps.then(|| self.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("kernel time"), ty: wgpu::QueryType::Timestamp, count: 2 }));
+        let mut enc =
+            self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(kernel.name()) });
+        let queries = self.timestamps.then(|| {
+            self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("kernel time"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            })
+        });
         // Pooled outputs hold an earlier dispatch's bytes; counters (the witnesses) start at 0.
         for o in &outs {
             enc.clear_buffer(o, 0, None);
         }
         {
-            let timestamp_writes = queries.as_ref().map(|q| wgpu::ComputePassTimestampWrites { query_set: q, beginning_of_pass_write_index: Some(0), end_of_pass_write_index: Some(1) });
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.name()), timestamp_writes });
+            let timestamp_writes = queries.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
+                query_set: q,
+                beginning_of_pass_write_index: Some(0),
+                end_of_pass_write_index: Some(1),
+            });
+            let mut pass =
+                enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kernel.name()), timestamp_writes });
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &bind, &[]);
             pass.dispatch_workgroups(groups.0, groups.1, 1);
@@ -172,8 +198,18 @@ impl Gpu {
         }
         // Timestamps: resolved into a 16-byte buffer, read back with the outputs.
         let stamps = queries.as_ref().map(|q| {
-            let resolve = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("timestamps"), size: 16, usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC, mapped_at_creation: false });
-            let read = self.device.create_buffer(&wgpu::BufferDescriptor { label: Some("timestamps readback"), size: 16, usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, mapped_at_creation: false });
+            let resolve = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            let read = self.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps readback"),
+                size: 16,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
             enc.resolve_query_set(q, 0..2, &resolve, 0);
             enc.copy_buffer_to_buffer(&resolve, 0, &read, 0, 16);
             read

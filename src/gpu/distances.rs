@@ -2,12 +2,11 @@
 //! in coordinate chunks into a device-resident buffer that the certified kernels then read.
 //! Each chunk's completeness witness (coordinate trips per row) is checked here.
 
-use super::bound::{Params, DIM_CHUNK};
+use super::GpuError;
+use super::bound::{DIM_CHUNK, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
 use super::shaders::{Kernel, WG};
-use super::GpuError;
-
 
 /// Coordinates per dispatch: at most [`DIM_CHUNK`] (or the test override), and few enough that
 /// a row's witness total n·chunk fits a u32.
@@ -48,7 +47,14 @@ pub struct Block {
 
 /// s̃(row0 + r, j) for r < rows and every j, at `buf[r·n + j]` (the same sequential sum as one
 /// loop over all D: each chunk continues the previous chunk's partial sums).
-pub async fn distances_block(gpu: &Gpu, space: &Space, params: &Params, row0: usize, rows: usize, tally: &mut Tally) -> Result<Block, GpuError> {
+pub async fn distances_block(
+    gpu: &Gpu,
+    space: &Space,
+    params: &Params,
+    row0: usize,
+    rows: usize,
+    tally: &mut Tally,
+) -> Result<Block, GpuError> {
     let (n, dim) = (space.prep.n, space.prep.dim);
     let buf = gpu.scratch((rows * n * 4) as u64, tally);
     let chunk = dim_chunk(gpu, n);
@@ -60,7 +66,10 @@ pub async fn distances_block(gpu: &Gpu, space: &Space, params: &Params, row0: us
     loop {
         let hi = (lo + chunk).min(dim);
         (p.lo, p.hi) = (lo as u32, hi as u32);
-        let out = match gpu.run(Kernel::Distances, &p, space, &[&buf], &[], &[(rows * 4) as u64], (rows as u32, tiles), tally).await {
+        let out = match gpu
+            .run(Kernel::Distances, &p, space, &[&buf], &[], &[(rows * 4) as u64], (rows as u32, tiles), tally)
+            .await
+        {
             Ok(out) => out,
             Err(e) => {
                 gpu.give_back(buf);

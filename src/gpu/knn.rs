@@ -4,17 +4,16 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::bound::{strided_trips, Params};
+use super::GpuError;
+use super::bound::{Params, strided_trips};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
 use super::distances::{block_rows, certified_params, distances_block};
-use super::shaders::{Kernel, KT_MAX, POOL, WG};
-use super::GpuError;
+use super::shaders::{KT_MAX, Kernel, POOL, WG};
+use crate::Numerics;
 use crate::data::Points;
 use crate::reference::{distance_pair, distance_row, key, select_knn};
 use crate::resources::Neighbours;
-use crate::Numerics;
-
 
 /// Tallies of certified kNN.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -39,7 +38,14 @@ fn cap(k: usize) -> usize {
 }
 
 /// The exact kNN of every point of `points` (already resident as `space`).
-pub async fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, numerics: Numerics, tally: &mut Tally) -> Result<(Neighbours, KnnStats), GpuError> {
+pub async fn certified_knn(
+    gpu: &Gpu,
+    space: &Space,
+    points: &Points,
+    k: usize,
+    numerics: Numerics,
+    tally: &mut Tally,
+) -> Result<(Neighbours, KnnStats), GpuError> {
     let n = points.n();
     let mut stats = KnnStats { rows: n as u64, ..Default::default() };
     let mut idx = vec![0u32; n * k];
@@ -73,7 +79,8 @@ pub async fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, 
                 let row = &cands[r * cap..r * cap + c];
                 match numerics {
                     Numerics::Exact => {
-                        let mut keys: Vec<u128> = row.iter().map(|&[j, _]| key(distance_pair(points, i, j as usize), j as usize)).collect();
+                        let mut keys: Vec<u128> =
+                            row.iter().map(|&[j, _]| key(distance_pair(points, i, j as usize), j as usize)).collect();
                         keys.sort_unstable();
                         for (slot, kk) in keys.iter().take(k).enumerate() {
                             let j = (kk & 0xFFFF_FFFF) as usize;
@@ -109,7 +116,13 @@ pub async fn certified_knn(gpu: &Gpu, space: &Space, points: &Points, k: usize, 
 /// Runs `distances` and `knn_candidates` over all rows in blocks that fit the adapter's
 /// limits, handing each block's (first row, rows, (count, pool size) per row, candidates, rows
 /// whose witness came back short) to `f`; returns the rows per dispatch.
-async fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, mut f: impl FnMut(usize, usize, &[[u32; 2]], &[[u32; 2]], &[bool])) -> Result<u32, GpuError> {
+async fn for_each_block(
+    gpu: &Gpu,
+    space: &Space,
+    k: usize,
+    tally: &mut Tally,
+    mut f: impl FnMut(usize, usize, &[[u32; 2]], &[[u32; 2]], &[bool]),
+) -> Result<u32, GpuError> {
     let (n, cap) = (space.prep.n, cap(k));
     let per = block_rows(gpu, n, cap as u64 * 8);
     let mut params = with_knn(certified_params(gpu, n, space.prep.dim)?, k);
@@ -118,7 +131,8 @@ async fn for_each_block(gpu: &Gpu, space: &Space, k: usize, tally: &mut Tally, m
         params.row0 = row0 as u32;
         let block = distances_block(gpu, space, &params, row0, rows, tally).await?;
         let sizes = [rows as u64 * 8, (rows * cap) as u64 * 8, (rows * WG) as u64 * 8];
-        let out = gpu.run(Kernel::KnnCandidates, &params, space, &[&block.buf], &[], &sizes, (rows as u32, 1), tally).await;
+        let out =
+            gpu.run(Kernel::KnnCandidates, &params, space, &[&block.buf], &[], &sizes, (rows as u32, 1), tally).await;
         gpu.give_back(block.buf);
         let out = out?;
         let counts: &[[u32; 2]] = bytemuck::cast_slice(&out[0]);
@@ -174,7 +188,11 @@ fn overlapping(sorted: &[(u32, u32)], eps: impl Fn(f32, u32) -> f32) -> u64 {
 
 /// The raw output of `knn_candidates` for every row: (count, the stored (j, s̃) pairs), for
 /// parity tests against [`super::twin::knn_candidates`]. Needs k ≤ 512.
-pub async fn raw_candidates_async(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<(u32, Vec<(u32, f32)>)>, GpuError> {
+pub async fn raw_candidates_async(
+    gpu: &Gpu,
+    points: &Points,
+    k: usize,
+) -> Result<Vec<(u32, Vec<(u32, f32)>)>, GpuError> {
     let mut tally = Tally::default();
     let space = gpu.upload(super::prepare::prepare_checked(points)?, &mut tally)?;
     let cap = cap(k);
@@ -182,7 +200,10 @@ pub async fn raw_candidates_async(gpu: &Gpu, points: &Points, k: usize) -> Resul
     for_each_block(gpu, &space, k, &mut tally, |_, rows, counts, cands, _| {
         for r in 0..rows {
             let c = counts[r][0] as usize;
-            rows_out.push((counts[r][0], cands[r * cap..r * cap + c.min(cap)].iter().map(|&[j, s]| (j, f32::from_bits(s))).collect()));
+            rows_out.push((
+                counts[r][0],
+                cands[r * cap..r * cap + c.min(cap)].iter().map(|&[j, s]| (j, f32::from_bits(s))).collect(),
+            ));
         }
     })
     .await?;
@@ -226,7 +247,8 @@ mod tests {
     #[test]
     fn knn_witness_checks_every_loop() {
         let (n, m) = (130, 70);
-        let full: Vec<[u32; 2]> = (0..WG).map(|t| [3 * strided_trips(n, t, WG), strided_trips(m, t, WG) * m as u32]).collect();
+        let full: Vec<[u32; 2]> =
+            (0..WG).map(|t| [3 * strided_trips(n, t, WG), strided_trips(m, t, WG) * m as u32]).collect();
         assert!(knn_witness_complete(n, m, &full));
         for (tid, part) in [(0, 0), (63, 0), (5, 1)] {
             let mut cut = full.clone();

@@ -18,13 +18,13 @@ mod pool;
 pub mod prepare;
 mod quiet;
 pub mod ranks;
-pub mod sqdist;
 mod shaders;
+pub mod sqdist;
 pub mod twin;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use context::adapters_report;
-pub use context::{adapters_report_async, AdapterReport, Gpu, GpuRequest};
+pub use context::{AdapterReport, Gpu, GpuRequest, adapters_report_async};
 pub use pair_stats::fast_pairwise_async;
 
 /// A fresh transfer tally (for callers of the host-side kernel functions).
@@ -33,7 +33,7 @@ pub fn dispatch_tally() -> dispatch::Tally {
 }
 #[cfg(not(target_arch = "wasm32"))]
 pub use pass::gpu_row_pass;
-pub use pass::{gpu_row_pass_async, GpuStats};
+pub use pass::{GpuStats, gpu_row_pass_async};
 
 /// Runs a future to completion on this thread (native only: the GPU work inside is driven by
 /// `device.poll`, so the futures are ready when awaited).

@@ -5,15 +5,15 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::bound::{strided_trips, Params};
+use super::bound::{Params, strided_trips};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
 use super::distances::{block_rows, distances_block};
 use super::prepare::prepare;
 use super::shaders::{Kernel, WG};
-use super::{twin, GpuError};
+use super::{GpuError, twin};
 use crate::data::Points;
-use crate::resources::{tree, Extent, PairSums};
+use crate::resources::{Extent, PairSums, tree};
 use crate::sum::pairwise_sum;
 
 /// Values per row written by `pair_stats.wgsl`.
@@ -81,12 +81,23 @@ pub fn density_trips(n: usize, sigmas: usize, tid: usize) -> u64 {
 /// Rows of one block whose witness came back short: the distances' coordinate trips
 /// (`dist_short`) or the kernel's own (`trips`, WG per row, against `want(row)`).
 fn short_rows(dist_short: &[bool], trips: &[u32], row0: usize, want: impl Fn(usize, usize) -> u64) -> Vec<bool> {
-    dist_short.iter().enumerate().map(|(r, &s)| s || trips[r * WG..(r + 1) * WG].iter().enumerate().any(|(tid, &t)| u64::from(t) != want(row0 + r, tid))).collect()
+    dist_short
+        .iter()
+        .enumerate()
+        .map(|(r, &s)| {
+            s || trips[r * WG..(r + 1) * WG].iter().enumerate().any(|(tid, &t)| u64::from(t) != want(row0 + r, tid))
+        })
+        .collect()
 }
 
 /// Extents of both spaces and the pair sums, from the device's f32 sums, and how many rows the
 /// completeness witness found short (recomputed on the CPU twin).
-pub async fn fast_pair_sums_async(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums, u64), GpuError> {
+pub async fn fast_pair_sums_async(
+    gpu: &Gpu,
+    high: &Points,
+    low: &Points,
+    tally: &mut Tally,
+) -> Result<(Extent, Extent, PairSums, u64), GpuError> {
     let n = high.n();
     let (px, py) = (prepare(high), prepare(low));
     let ratio = px.scale / py.scale;
@@ -111,16 +122,33 @@ pub async fn fast_pair_sums_async(gpu: &Gpu, high: &Points, low: &Points, tally:
             }
         };
         let sizes = [(rows * ROW_VALUES * 4) as u64, (rows * WG * 4) as u64];
-        let out = gpu.run(Kernel::PairStats, &params, &space_x, &[&bx.buf, &by.buf], &[bytemuck::bytes_of(&q)], &sizes, (rows as u32, 1), tally).await;
+        let out = gpu
+            .run(
+                Kernel::PairStats,
+                &params,
+                &space_x,
+                &[&bx.buf, &by.buf],
+                &[bytemuck::bytes_of(&q)],
+                &sizes,
+                (rows as u32, 1),
+                tally,
+            )
+            .await;
         gpu.give_back(bx.buf);
         gpu.give_back(by.buf);
         let out = out?;
         let dist_short: Vec<bool> = bx.short.iter().zip(&by.short).map(|(a, b)| a | b).collect();
-        let short = short_rows(&dist_short, bytemuck::cast_slice(&out[1]), row0, |i, tid| pair_stats_trips(n - 1 - i, tid));
+        let short =
+            short_rows(&dist_short, bytemuck::cast_slice(&out[1]), row0, |i, tid| pair_stats_trips(n - 1 - i, tid));
         rows_out.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[0]));
         for r in (0..rows).filter(|&r| short[r]) {
             let i = row0 + r;
-            rows_out[i * ROW_VALUES..(i + 1) * ROW_VALUES].copy_from_slice(&twin::pair_stats_row(&space_x.prep, &space_y.prep, q.y_to_x, i));
+            rows_out[i * ROW_VALUES..(i + 1) * ROW_VALUES].copy_from_slice(&twin::pair_stats_row(
+                &space_x.prep,
+                &space_y.prep,
+                q.y_to_x,
+                i,
+            ));
             incomplete += 1;
         }
     }
@@ -130,7 +158,8 @@ pub async fn fast_pair_sums_async(gpu: &Gpu, high: &Points, low: &Points, tally:
 
 /// Merges the per-row values (the device's or the twin's) into extents and pair sums.
 pub fn merge_rows(rows_out: &[f32], n: usize, scale: f64) -> (Extent, Extent, PairSums) {
-    let per_row: Vec<PairSums> = (0..n).map(|i| row_sums(&rows_out[i * ROW_VALUES..(i + 1) * ROW_VALUES], (n - 1 - i) as u64, scale)).collect();
+    let per_row: Vec<PairSums> =
+        (0..n).map(|i| row_sums(&rows_out[i * ROW_VALUES..(i + 1) * ROW_VALUES], (n - 1 - i) as u64, scale)).collect();
     let sums = tree(&per_row, PairSums::default(), &PairSums::merge);
     let ext = |max_at: usize, min_at: usize| {
         (0..n.saturating_sub(1)).fold(Extent { min: f64::INFINITY, max: f64::NEG_INFINITY }, |e, i| {
@@ -144,13 +173,24 @@ pub fn merge_rows(rows_out: &[f32], n: usize, scale: f64) -> (Extent, Extent, Pa
 /// Normalised densities for each σ, from the device's f32 row sums, and how many rows the
 /// completeness witness found short (recomputed on the CPU twin). `max` is the space's largest
 /// pair distance (original units, > 0).
-pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<(Vec<Vec<f64>>, u64), GpuError> {
+pub async fn fast_densities_async(
+    gpu: &Gpu,
+    points: &Points,
+    max: f64,
+    sigmas: &[f64],
+    tally: &mut Tally,
+) -> Result<(Vec<Vec<f64>>, u64), GpuError> {
     let n = points.n();
     let space: Space = gpu.upload(prepare(points), tally)?;
     let mut out: Vec<Vec<f64>> = Vec::with_capacity(sigmas.len());
     let mut incomplete = 0;
     for chunk in sigmas.chunks(MAX_SIGMAS) {
-        let mut q = DensityParams { inv_max: (1.0 / (max * space.prep.scale)) as f32, sigmas: chunk.len() as u32, pad: [0; 2], neg_sigma: [1.0; 8] };
+        let mut q = DensityParams {
+            inv_max: (1.0 / (max * space.prep.scale)) as f32,
+            sigmas: chunk.len() as u32,
+            pad: [0; 2],
+            neg_sigma: [1.0; 8],
+        };
         for (s, &sigma) in chunk.iter().enumerate() {
             q.neg_sigma[s] = -sigma as f32;
         }
@@ -164,7 +204,18 @@ pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: 
             params.row0 = row0 as u32;
             let block = distances_block(gpu, &space, &params, row0, rows, tally).await?;
             let sizes = [(rows * m * 4) as u64, (rows * WG * 4) as u64];
-            let o = gpu.run(Kernel::Density, &params, &space, &[&block.buf], &[bytemuck::bytes_of(&q)], &sizes, (rows as u32, 1), tally).await;
+            let o = gpu
+                .run(
+                    Kernel::Density,
+                    &params,
+                    &space,
+                    &[&block.buf],
+                    &[bytemuck::bytes_of(&q)],
+                    &sizes,
+                    (rows as u32, 1),
+                    tally,
+                )
+                .await;
             gpu.give_back(block.buf);
             let o = o?;
             let short = short_rows(&block.short, bytemuck::cast_slice(&o[1]), row0, |_, tid| density_trips(n, m, tid));
@@ -187,7 +238,13 @@ pub async fn fast_densities_async(gpu: &Gpu, points: &Points, max: f64, sigmas: 
 /// Fills the pair sums, extents and densities of `out` (one per projection) from the GPU's Fast
 /// reductions; the pair order (srho, nm_stress) stays the CPU's. Returns how many rows the
 /// completeness witnesses found short (recomputed on the CPU twin), for the run report.
-pub async fn fast_pairwise_async(gpu: &Gpu, high: &Points, lows: &[&Points], needs: &crate::resources::Needs, out: &mut [crate::resources::Pairwise]) -> Result<u64, GpuError> {
+pub async fn fast_pairwise_async(
+    gpu: &Gpu,
+    high: &Points,
+    lows: &[&Points],
+    needs: &crate::resources::Needs,
+    out: &mut [crate::resources::Pairwise],
+) -> Result<u64, GpuError> {
     let mut tally = Tally::default();
     let mut high_dens: Option<Vec<Vec<f64>>> = None;
     let mut incomplete = 0;
@@ -229,13 +286,24 @@ pub async fn fast_pairwise_async(gpu: &Gpu, high: &Points, lows: &[&Points], nee
 
 /// [`fast_pair_sums_async`], blocking.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn fast_pair_sums(gpu: &Gpu, high: &Points, low: &Points, tally: &mut Tally) -> Result<(Extent, Extent, PairSums, u64), GpuError> {
+pub fn fast_pair_sums(
+    gpu: &Gpu,
+    high: &Points,
+    low: &Points,
+    tally: &mut Tally,
+) -> Result<(Extent, Extent, PairSums, u64), GpuError> {
     super::block_on(fast_pair_sums_async(gpu, high, low, tally))
 }
 
 /// [`fast_densities_async`], blocking.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn fast_densities(gpu: &Gpu, points: &Points, max: f64, sigmas: &[f64], tally: &mut Tally) -> Result<(Vec<Vec<f64>>, u64), GpuError> {
+pub fn fast_densities(
+    gpu: &Gpu,
+    points: &Points,
+    max: f64,
+    sigmas: &[f64],
+    tally: &mut Tally,
+) -> Result<(Vec<Vec<f64>>, u64), GpuError> {
     super::block_on(fast_densities_async(gpu, points, max, sigmas, tally))
 }
 

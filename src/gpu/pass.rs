@@ -3,15 +3,15 @@
 
 use serde::Serialize;
 
+use super::GpuError;
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
-use super::knn::{certified_knn, KnnStats};
+use super::knn::{KnnStats, certified_knn};
 use super::prepare::prepare_checked;
-use super::ranks::{certified_ranks, RankStats};
-use super::GpuError;
+use super::ranks::{RankStats, certified_ranks};
+use crate::Numerics;
 use crate::data::Points;
 use crate::resources::{CrossRanks, Needs, Neighbours, PassOutput, PassStats, ProjectionResources};
-use crate::Numerics;
 
 /// What the GPU did, for the run report.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -47,7 +47,14 @@ fn prefix(nb: &Neighbours, kc: usize) -> Vec<u32> {
 }
 
 /// Builds the resources of `needs` on the GPU (see [`crate::resources::row_pass`]).
-pub async fn gpu_row_pass_async(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points], needs: Needs, numerics: Numerics) -> Result<(PassOutput, GpuStats), GpuError> {
+pub async fn gpu_row_pass_async(
+    gpu: &Gpu,
+    high: &Points,
+    cached_high: Option<&Neighbours>,
+    lows: &[&Points],
+    needs: Needs,
+    numerics: Numerics,
+) -> Result<(PassOutput, GpuStats), GpuError> {
     let t0 = web_time::Instant::now();
     let kh = needs.knn_high.max(needs.cross);
     let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
@@ -56,7 +63,8 @@ pub async fn gpu_row_pass_async(gpu: &Gpu, high: &Points, cached_high: Option<&N
     let mut stats = GpuStats::default();
     let mut tally = Tally::default();
     let need_high_space = kc > 0 || (kh > 0 && cached.is_none());
-    let high_space: Option<Space> = if need_high_space { Some(gpu.upload(prepare_checked(high)?, &mut tally)?) } else { None };
+    let high_space: Option<Space> =
+        if need_high_space { Some(gpu.upload(prepare_checked(high)?, &mut tally)?) } else { None };
     let fresh_high = match (cached, &high_space) {
         (None, Some(space)) if kh > 0 => {
             let (nb, s) = certified_knn(gpu, space, high, kh, numerics, &mut tally).await?;
@@ -82,14 +90,21 @@ pub async fn gpu_row_pass_async(gpu: &Gpu, high: &Points, cached_high: Option<&N
             let (r_lh, d_lh, s2) = certified_ranks(gpu, &space, low, &prefix(hn, kc), kc, numerics, &mut tally).await?;
             stats.add_ranks(&s1);
             stats.add_ranks(&s2);
-            Some(CrossRanks { k: kc, rank_high_of_low: r_hl, rank_low_of_high: r_lh, dist_high_of_low: d_hl, dist_low_of_high: d_lh })
+            Some(CrossRanks {
+                k: kc,
+                rank_high_of_low: r_hl,
+                rank_low_of_high: r_lh,
+                dist_high_of_low: d_hl,
+                dist_low_of_high: d_lh,
+            })
         } else {
             None
         };
         out_lows.push(ProjectionResources { knn: Some(knn), cross });
     }
     stats.transfers = tally;
-    stats.refine_s = (t0.elapsed().as_secs_f64() - stats.transfers.upload_s - stats.transfers.kernel_and_readback_s).max(0.0);
+    stats.refine_s =
+        (t0.elapsed().as_secs_f64() - stats.transfers.upload_s - stats.transfers.kernel_and_readback_s).max(0.0);
     let pass = PassStats {
         block_rows: stats.knn.rows_per_dispatch as usize,
         blocks: stats.transfers.dispatches as usize,
@@ -103,6 +118,13 @@ pub async fn gpu_row_pass_async(gpu: &Gpu, high: &Points, cached_high: Option<&N
 
 /// [`gpu_row_pass_async`], blocking.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn gpu_row_pass(gpu: &Gpu, high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points], needs: Needs, numerics: Numerics) -> Result<(PassOutput, GpuStats), GpuError> {
+pub fn gpu_row_pass(
+    gpu: &Gpu,
+    high: &Points,
+    cached_high: Option<&Neighbours>,
+    lows: &[&Points],
+    needs: Needs,
+    numerics: Numerics,
+) -> Result<(PassOutput, GpuStats), GpuError> {
     super::block_on(gpu_row_pass_async(gpu, high, cached_high, lows, needs, numerics))
 }

@@ -14,12 +14,26 @@ pub struct BufferPool {
 
 impl BufferPool {
     /// A buffer of at least `size` bytes with `usage`; the bool says whether it was reused.
-    pub fn take(&self, device: &wgpu::Device, usage: wgpu::BufferUsages, size: u64, label: &str) -> (wgpu::Buffer, bool) {
+    pub fn take(
+        &self,
+        device: &wgpu::Device,
+        usage: wgpu::BufferUsages,
+        size: u64,
+        label: &str,
+    ) -> (wgpu::Buffer, bool) {
         let size = size.max(4).next_power_of_two();
         if let Some(b) = self.free.lock().expect("buffer pool").get_mut(&(usage.bits(), size)).and_then(Vec::pop) {
             return (b, true);
         }
-        (device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false }), false)
+        (
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            }),
+            false,
+        )
     }
 
     /// Returns a buffer (unmapped) for reuse.

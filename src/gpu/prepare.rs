@@ -1,9 +1,9 @@
 //! Host preparation of a space for the GPU: centre in f64, scale by a power of two so that the
 //! coordinates are of order 1, round to f32, and bound each row's norm from above.
 
-use super::bound::{f32_up, U64};
-use super::domain::{check_points, check_prepared};
 use super::GpuError;
+use super::bound::{U64, f32_up};
+use super::domain::{check_points, check_prepared};
 use crate::data::Points;
 
 /// A space as the kernels see it.
@@ -30,14 +30,18 @@ pub fn prepare(points: &Points) -> Prepared {
         }
     }
     mean.iter_mut().for_each(|m| *m /= n as f64);
-    let centred: Vec<f64> = (0..n).flat_map(|i| points.row(i).iter().zip(&mean).map(|(v, m)| v - m).collect::<Vec<_>>()).collect();
+    let centred: Vec<f64> =
+        (0..n).flat_map(|i| points.row(i).iter().zip(&mean).map(|(v, m)| v - m).collect::<Vec<_>>()).collect();
     let max_abs = centred.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     let scale = if max_abs > 0.0 { 2f64.powi(-(max_abs.log2().ceil() as i32)) } else { 1.0 };
     let pts: Vec<f32> = centred.iter().map(|v| (v * scale) as f32).collect();
     // Each square of an f32 is exact in f64; the sum of D of them loses at most γ_{D−1}, the
     // square root and this product one rounding each: (1 + 1.01 (D + 3) u64) covers all of it.
     let up = 1.0 + 1.01 * (dim as f64 + 3.0) * U64;
-    let norms = pts.chunks_exact(dim.max(1)).map(|r| f32_up(r.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt() * up)).collect();
+    let norms = pts
+        .chunks_exact(dim.max(1))
+        .map(|r| f32_up(r.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt() * up))
+        .collect();
     Prepared { n, dim, pts, norms, scale }
 }
 

@@ -4,15 +4,15 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::bound::{strided_trips, Params};
+use super::GpuError;
+use super::bound::{Params, strided_trips};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
 use super::distances::{block_rows, certified_params, distances_block};
-use super::shaders::{Kernel, KQ_MAX, WG};
-use super::GpuError;
-use crate::data::Points;
-use crate::reference::{count_ranks, distance_pair, distance_row, key, RankScratch};
+use super::shaders::{KQ_MAX, Kernel, WG};
 use crate::Numerics;
+use crate::data::Points;
+use crate::reference::{RankScratch, count_ranks, distance_pair, distance_row, key};
 
 /// Points l per dispatch: 96 tiles of 64, so an invocation makes about 96 · 131 loop trips,
 /// far inside driver loop budgets such as Mesa's 65535.
@@ -37,13 +37,25 @@ fn cap(kq: usize) -> usize {
 }
 
 /// Ranks (and exact distances) in `points` of the `kq` queries per row in `queries` (n×kq).
-pub async fn certified_ranks(gpu: &Gpu, space: &Space, points: &Points, queries: &[u32], kq: usize, numerics: Numerics, tally: &mut Tally) -> Result<(Vec<u32>, Vec<f64>, RankStats), GpuError> {
+pub async fn certified_ranks(
+    gpu: &Gpu,
+    space: &Space,
+    points: &Points,
+    queries: &[u32],
+    kq: usize,
+    numerics: Numerics,
+    tally: &mut Tally,
+) -> Result<(Vec<u32>, Vec<f64>, RankStats), GpuError> {
     let n = points.n();
     let mut stats = RankStats { queries: (n * kq) as u64, ..Default::default() };
     let mut ranks = vec![0u32; n * kq];
-    let dists: Vec<f64> = (0..n * kq).into_par_iter().map(|t| distance_pair(points, t / kq, queries[t] as usize)).collect();
+    let dists: Vec<f64> =
+        (0..n * kq).into_par_iter().map(|t| distance_pair(points, t / kq, queries[t] as usize)).collect();
     if kq > KQ_MAX {
-        ranks.par_chunks_mut(kq).enumerate().for_each(|(i, out)| cpu_row(points, i, &queries[i * kq..(i + 1) * kq], out));
+        ranks
+            .par_chunks_mut(kq)
+            .enumerate()
+            .for_each(|(i, out)| cpu_row(points, i, &queries[i * kq..(i + 1) * kq], out));
         stats.rows_recomputed = n as u64;
         return Ok((ranks, dists, stats));
     }
@@ -117,15 +129,35 @@ struct Counted {
 }
 
 /// Runs `rank_counts` over the point ranges of a block whose distances are in `dist_buf`.
-async fn count_block(gpu: &Gpu, space: &Space, params: &Params, dist_buf: &wgpu::Buffer, q_block: &[u8], rows: usize, tally: &mut Tally) -> Result<Counted, GpuError> {
+async fn count_block(
+    gpu: &Gpu,
+    space: &Space,
+    params: &Params,
+    dist_buf: &wgpu::Buffer,
+    q_block: &[u8],
+    rows: usize,
+    tally: &mut Tally,
+) -> Result<Counted, GpuError> {
     let (n, kq, cap) = (space.prep.n, params.k as usize, params.cap as usize);
-    let mut c = Counted { certain: vec![0; rows * kq], fast: vec![0; rows * kq], overlaps: vec![Vec::new(); rows], short: vec![false; rows] };
+    let mut c = Counted {
+        certain: vec![0; rows * kq],
+        fast: vec![0; rows * kq],
+        overlaps: vec![Vec::new(); rows],
+        short: vec![false; rows],
+    };
     let mut p = *params;
     for lo in (0..n).step_by(POINT_CHUNK) {
         let hi = (lo + POINT_CHUNK).min(n);
         (p.lo, p.hi) = (lo as u32, hi as u32);
-        let sizes = [(rows * kq * 4) as u64, (rows * kq * 4) as u64, (rows * cap * 8) as u64, (rows * 4) as u64, (rows * WG * 16) as u64];
-        let out = gpu.run(Kernel::RankCounts, &p, space, &[dist_buf], &[q_block], &sizes, (rows as u32, 1), tally).await?;
+        let sizes = [
+            (rows * kq * 4) as u64,
+            (rows * kq * 4) as u64,
+            (rows * cap * 8) as u64,
+            (rows * 4) as u64,
+            (rows * WG * 16) as u64,
+        ];
+        let out =
+            gpu.run(Kernel::RankCounts, &p, space, &[dist_buf], &[q_block], &sizes, (rows as u32, 1), tally).await?;
         let certain: &[u32] = bytemuck::cast_slice(&out[0]);
         let fast: &[u32] = bytemuck::cast_slice(&out[1]);
         let overlaps: &[[u32; 2]] = bytemuck::cast_slice(&out[2]);
@@ -157,7 +189,10 @@ fn rank_witness_complete(len: usize, kq: usize, trips: &[[u32; 4]]) -> bool {
     let tiles = len.div_ceil(WG) as u64;
     trips.iter().enumerate().all(|(tid, &[q, t, h, x])| {
         let halves = (0..2).filter(|h| tid + h * WG < kq).count() as u64;
-        q == strided_trips(kq, tid, WG) && u64::from(t) == tiles && u64::from(h) == 2 * tiles && u64::from(x) == tiles * WG as u64 * halves
+        q == strided_trips(kq, tid, WG)
+            && u64::from(t) == tiles
+            && u64::from(h) == 2 * tiles
+            && u64::from(x) == tiles * WG as u64 * halves
     })
 }
 
@@ -175,7 +210,9 @@ mod tests {
     fn rank_witness_checks_every_loop() {
         let (len, kq): (usize, usize) = (150, 100);
         let tiles = len.div_ceil(WG) as u32;
-        let full: Vec<[u32; 4]> = (0..WG).map(|t| [strided_trips(kq, t, WG), tiles, 2 * tiles, tiles * 64 * if t + WG < kq { 2 } else { 1 }]).collect();
+        let full: Vec<[u32; 4]> = (0..WG)
+            .map(|t| [strided_trips(kq, t, WG), tiles, 2 * tiles, tiles * 64 * if t + WG < kq { 2 } else { 1 }])
+            .collect();
         assert!(rank_witness_complete(len, kq, &full));
         for (tid, part) in [(0, 0), (40, 1), (63, 2), (10, 3), (50, 3)] {
             let mut cut = full.clone();

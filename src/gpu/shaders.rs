@@ -22,7 +22,9 @@ pub const KQ_MAX: usize = 128;
 
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
-    format!("const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\n")
+    format!(
+        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\n"
+    )
 }
 
 const PRELUDE: &str = include_str!("../../shaders/bound.wgsl");
@@ -69,8 +71,16 @@ mod tests {
     /// Every kernel parses and validates with naga (what wgpu does before compiling).
     #[test]
     fn kernels_validate() {
-        for k in [Kernel::Distances, Kernel::SqDist, Kernel::KnnCandidates, Kernel::RankCounts, Kernel::PairStats, Kernel::Density] {
-            let module = naga::front::wgsl::parse_str(&k.source()).unwrap_or_else(|e| panic!("{}: {}", k.name(), e.emit_to_string(&k.source())));
+        for k in [
+            Kernel::Distances,
+            Kernel::SqDist,
+            Kernel::KnnCandidates,
+            Kernel::RankCounts,
+            Kernel::PairStats,
+            Kernel::Density,
+        ] {
+            let module = naga::front::wgsl::parse_str(&k.source())
+                .unwrap_or_else(|e| panic!("{}: {}", k.name(), e.emit_to_string(&k.source())));
             naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
                 .validate(&module)
                 .unwrap_or_else(|e| panic!("{}: {e:?}", k.name()));

@@ -65,10 +65,13 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize) -> (u32, Vec<(u32, 
             }
         }
     }
-    let cands: Vec<(u32, f32)> = (0..n).filter(|&j| j != i).filter_map(|j| {
-        let (s, _, lo) = up(j);
-        (!(lo > tau)).then_some((j as u32, s))
-    }).collect();
+    let cands: Vec<(u32, f32)> = (0..n)
+        .filter(|&j| j != i)
+        .filter_map(|j| {
+            let (s, _, lo) = up(j);
+            (!(lo > tau)).then_some((j as u32, s))
+        })
+        .collect();
     let count = cands.len() as u32;
     (count, cands.into_iter().take(p.cap as usize).collect())
 }
@@ -92,7 +95,8 @@ pub fn rank_counts(p: &Params, prep: &Prepared, i: usize, queries: &[u32]) -> Ra
         (s, s - e, s + e)
     };
     let q: Vec<(f32, f32, f32)> = queries.iter().map(|&j| iv(j as usize)).collect();
-    let mut row = RankRow { certain: vec![0; queries.len()], fast: vec![0; queries.len()], overlaps: Vec::new(), count: 0 };
+    let mut row =
+        RankRow { certain: vec![0; queries.len()], fast: vec![0; queries.len()], overlaps: Vec::new(), count: 0 };
     for l in (0..prep.n).filter(|&l| l != i) {
         let (sl, lo, hi) = iv(l);
         for (slot, (&j, &(sq, lq, uq))) in queries.iter().zip(&q).enumerate() {

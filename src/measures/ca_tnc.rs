@@ -2,7 +2,7 @@
 //! only false neighbours of another class, continuity only missing neighbours of the same class.
 
 use super::tnc::excess;
-use super::{per_point, tnc_factor, Ctx, Output, Resolved};
+use super::{Ctx, Output, Resolved, per_point, tnc_factor};
 use crate::error::Result;
 use crate::sum::mean;
 

@@ -36,7 +36,8 @@ fn shift(points: &Points, rows: &[usize], labels: &[u8]) -> Option<f64> {
         }
     }
     let cents: Vec<Vec<f64>> = (0..2).map(|c| sums[c].iter().map(|s| s / counts[c] as f64).collect()).collect();
-    let compact = pairwise_sum_by(n, &|i| (sq_dist(points.row(rows[i]), &cents[labels[i] as usize]).sqrt() / std).exp());
+    let compact =
+        pairwise_sum_by(n, &|i| (sq_dist(points.row(rows[i]), &cents[labels[i] as usize]).sqrt() / std).exp());
     let separ = pairwise_sum_by(2, &|c| (sq_dist(&cents[c], &global).sqrt() / std).exp() * counts[c] as f64);
     let result = separ * (n as f64 - 2.0) / compact;
     result.is_finite().then_some(result)
@@ -46,7 +47,8 @@ fn shift(points: &Points, rows: &[usize], labels: &[u8]) -> Option<f64> {
 /// `None` when ZADU would raise (a non-finite or zero shift score).
 pub(super) fn score(points: &Points, rows: &[usize], codes: &[u32], rng: &mut Mt19937) -> Option<f64> {
     // ZADU concatenates the indices of class 0, then class 1.
-    let ordered: Vec<usize> = (0..2u32).flat_map(|c| rows.iter().zip(codes).filter(move |&(_, &k)| k == c).map(|(&r, _)| r)).collect();
+    let ordered: Vec<usize> =
+        (0..2u32).flat_map(|c| rows.iter().zip(codes).filter(move |&(_, &k)| k == c).map(|(&r, _)| r)).collect();
     let n0 = codes.iter().filter(|&&c| c == 0).count();
     let mut labels: Vec<u8> = (0..ordered.len()).map(|i| u8::from(i >= n0)).collect();
     let f = |s: f64| 1.0 / (1.0 + 1.0 / s);

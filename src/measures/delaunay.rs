@@ -72,7 +72,9 @@ pub(super) fn triangulate(xy: &[f64]) -> Option<Vec<[usize; 3]>> {
     // The first occurrence of each distinct point.
     let mut order: Vec<usize> = (0..n).collect();
     let key = |i: &usize| (points[*i].x.to_bits(), points[*i].y.to_bits());
-    order.sort_by(|a, b| points[*a].x.total_cmp(&points[*b].x).then(points[*a].y.total_cmp(&points[*b].y)).then(a.cmp(b)));
+    order.sort_by(|a, b| {
+        points[*a].x.total_cmp(&points[*b].x).then(points[*a].y.total_cmp(&points[*b].y)).then(a.cmp(b))
+    });
     let mut firsts: Vec<usize> = Vec::with_capacity(n);
     for (j, &i) in order.iter().enumerate() {
         if j == 0 || key(&order[j - 1]) != key(&i) {
@@ -153,7 +155,10 @@ mod tests {
         let p = |i: usize| robust::Coord { x: xy[2 * i], y: xy[2 * i + 1] };
         for t in tris {
             for &v in &reps {
-                assert!(robust::incircle(p(t[0]), p(t[1]), p(t[2]), p(v)) <= 0.0, "{v} inside the circumcircle of {t:?}");
+                assert!(
+                    robust::incircle(p(t[0]), p(t[1]), p(t[2]), p(v)) <= 0.0,
+                    "{v} inside the circumcircle of {t:?}"
+                );
             }
         }
     }
@@ -165,7 +170,10 @@ mod tests {
         assert_eq!(triangulate(&quad).unwrap(), vec![[0, 1, 2], [1, 3, 2]]);
         check_delaunay(&quad, &triangulate(&quad).unwrap());
         assert!(triangulate(&[0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0]).is_none(), "collinear");
-        assert!(triangulate(&[0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 0.0, 0.0]).is_none(), "collinear with duplicates");
+        assert!(
+            triangulate(&[0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 0.0, 0.0]).is_none(),
+            "collinear with duplicates"
+        );
         assert!(triangulate(&[1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).is_none(), "coincident");
         assert!(triangulate(&[0.0; 8]).is_none(), "all at the origin");
         assert!(triangulate(&[0.0, 0.0, 1.0, 1.0, 0.0, 0.0]).is_none(), "two distinct points");
@@ -231,7 +239,12 @@ mod tests {
         let mut compared = 0;
         for rec in fixture["records"].as_array().unwrap().iter().filter(|r| r["kind"] == "delaunay") {
             let name = rec["name"].as_str().unwrap();
-            let xy: Vec<f64> = rec["points"].as_array().unwrap().iter().flat_map(|p| p.as_array().unwrap().iter().map(|v| v.as_f64().unwrap())).collect();
+            let xy: Vec<f64> = rec["points"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|p| p.as_array().unwrap().iter().map(|v| v.as_f64().unwrap()))
+                .collect();
             let scipy: BTreeSet<[usize; 3]> = rec["simplices"]
                 .as_array()
                 .unwrap()

@@ -34,7 +34,10 @@ fn relative_areas(points: &Points, tris: &[[usize; 3]]) -> Result<Vec<f64>> {
             (radicand >= -TRIANGLE_TOLERANCE * scale).then(|| radicand.max(0.0).sqrt())
         })
         .collect();
-    let areas: Vec<f64> = areas.into_iter().collect::<Option<_>>().ok_or_else(|| undefined("triangle edge lengths do not satisfy the triangle inequality"))?;
+    let areas: Vec<f64> = areas
+        .into_iter()
+        .collect::<Option<_>>()
+        .ok_or_else(|| undefined("triangle edge lengths do not satisfy the triangle inequality"))?;
     let total = pairwise_sum_by(areas.len(), &|t| areas[t]);
     if !total.is_finite() || total <= 0.0 {
         return Err(undefined("all triangle areas are zero"));
@@ -50,7 +53,8 @@ pub(super) fn compute(ctx: &Ctx, _r: &Resolved) -> Result<Output> {
     if low.n() < 3 {
         return Err(undefined("the gap index needs at least 3 points"));
     }
-    let tris = triangulate(low.as_slice()).ok_or_else(|| undefined("the gap index needs at least three non-collinear projected points"))?;
+    let tris = triangulate(low.as_slice())
+        .ok_or_else(|| undefined("the gap index needs at least three non-collinear projected points"))?;
     let orig = relative_areas(ctx.high, &tris)?;
     let emb = relative_areas(low, &tris)?;
     let m: Vec<f64> = orig.iter().zip(&emb).map(|(o, e)| o.max(*e)).collect();

@@ -207,7 +207,8 @@ fn lloyd_step(data: &Data, centers: &[f64], k: usize, labels: &mut Vec<u32>) -> 
             }
         }
     }
-    let shift: Vec<f64> = (0..k).map(|j| center_shift_sq(&new[j * d..(j + 1) * d], &centers[j * d..(j + 1) * d]).sqrt()).collect();
+    let shift: Vec<f64> =
+        (0..k).map(|j| center_shift_sq(&new[j * d..(j + 1) * d], &centers[j * d..(j + 1) * d]).sqrt()).collect();
     (new, shift)
 }
 
@@ -218,7 +219,8 @@ pub(super) fn kmeans(points: &Points, k: usize, seed: u32) -> Vec<u32> {
     let tol = tolerance(points);
     let all: Vec<usize> = (0..n).collect();
     let mean = mean_rows(points, &all);
-    let x: Vec<f64> = (0..n).flat_map(|i| points.row(i).iter().zip(&mean).map(|(v, m)| v - m).collect::<Vec<_>>()).collect();
+    let x: Vec<f64> =
+        (0..n).flat_map(|i| points.row(i).iter().zip(&mean).map(|(v, m)| v - m).collect::<Vec<_>>()).collect();
     let data = Data { x: &x, d };
     let x_sq: Vec<f64> = (0..n).map(|i| row_norm_sq(data.row(i))).collect();
     let mut rng = Mt19937::new(seed);
@@ -257,7 +259,12 @@ mod tests {
             (s >> 11) as f64 / (1u64 << 53) as f64
         };
         let truth: Vec<u32> = (0..n).map(|i| (i % k) as u32).collect();
-        let v = truth.iter().flat_map(|&c| (0..d).map(|j| 100.0 * ((c as usize * 7 + j * 3) % 11) as f64 + uniform()).collect::<Vec<_>>()).collect();
+        let v = truth
+            .iter()
+            .flat_map(|&c| {
+                (0..d).map(|j| 100.0 * ((c as usize * 7 + j * 3) % 11) as f64 + uniform()).collect::<Vec<_>>()
+            })
+            .collect();
         (Points::from_vec("blobs", n, d, v).unwrap(), truth)
     }
 
@@ -286,7 +293,8 @@ mod tests {
     #[test]
     fn matches_scikit_learn_kmeans() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-        let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("seeded_zadu.json")).unwrap()).unwrap();
+        let fixture: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("seeded_zadu.json")).unwrap()).unwrap();
         let mut compared = 0;
         for rec in fixture["records"].as_array().unwrap().iter().filter(|r| r["kind"] == "kmeans_labels") {
             let dir = root.join(rec["dataset"].as_str().unwrap());

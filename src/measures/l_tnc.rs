@@ -12,9 +12,9 @@ use rayon::prelude::*;
 
 use super::centroids::consistent;
 use super::numpy::pairwise_sum_by;
-use super::rng::Mt19937;
 use super::params::{param_int, param_str};
-use super::{ch_btw, Ctx, Output, Resolved};
+use super::rng::Mt19937;
+use super::{Ctx, Output, Resolved, ch_btw};
 use crate::data::Points;
 use crate::error::{Error, Result};
 
@@ -51,7 +51,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
                 let undefined = |space: &str| Error::Undefined {
                     id: "l_tnc".into(),
                     projection: None,
-                    reason: format!("the ch_btw score of classes {a} and {b} in the {space} is not finite (coinciding points)"),
+                    reason: format!(
+                        "the ch_btw score of classes {a} and {b} in the {space} is not finite (coinciding points)"
+                    ),
                 };
                 raw.push(ch_btw::score(ctx.high, &rows, &codes, &mut rng).ok_or_else(|| undefined("original space"))?);
                 emb.push(ch_btw::score(ctx.low, &rows, &codes, &mut rng).ok_or_else(|| undefined("projection"))?);

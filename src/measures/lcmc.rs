@@ -1,6 +1,6 @@
 //! Local continuity meta-criterion (`lcmc`): `(|N^X_k(i) ∩ N^Y_k(i)| - k²/(n-1)) / k`.
 
-use super::{per_point, Ctx, Output, Resolved};
+use super::{Ctx, Output, Resolved, per_point};
 use crate::error::Result;
 use crate::sum::mean;
 

@@ -8,16 +8,16 @@ mod c_evm;
 mod ca_tnc;
 mod cadi;
 mod centroids;
-mod contingency;
 mod ch_btw;
-mod dsc;
+mod contingency;
 mod delaunay;
+mod dsc;
 mod dtm;
 mod gi;
 mod ivm;
 mod keyed;
-mod kmeans;
 mod kl_div;
+mod kmeans;
 mod l_tnc;
 mod lcmc;
 mod mrre;
@@ -37,7 +37,7 @@ mod stress;
 mod tnc;
 mod topo;
 
-pub use registry::{find, KRule, MeasureDef, ParamDef, ParamKind, Resolved, REGISTRY, ZADU_PENDING};
+pub use registry::{KRule, MeasureDef, ParamDef, ParamKind, REGISTRY, Resolved, ZADU_PENDING, find};
 
 use crate::data::{Labels, Points};
 use crate::resources::{CrossRanks, Neighbours, Pairwise};

@@ -3,7 +3,7 @@
 //! `false_i = 1 - (1/c) Σ_{s<k} |r^X(i, y_s) - (s+1)| / (s+1)` over the projection's neighbours
 //! y_s, `missing_i` the same over the original neighbours, `c = Σ_{r=1..k} |n - 2r + 1| / r`.
 
-use super::{per_point, Ctx, Output, Resolved};
+use super::{Ctx, Output, Resolved, per_point};
 use crate::error::Result;
 use crate::sum::{mean, pairwise_sum};
 

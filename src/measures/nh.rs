@@ -1,6 +1,6 @@
 //! Neighbourhood hit (`nh`): the share of each point's projection neighbours with its label.
 
-use super::{per_point, Ctx, Output, Resolved};
+use super::{Ctx, Output, Resolved, per_point};
 use crate::error::Result;
 use crate::sum::mean;
 

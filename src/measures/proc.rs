@@ -4,7 +4,7 @@
 
 use nalgebra::DMatrix;
 
-use super::{per_point, Ctx, Output, Resolved};
+use super::{Ctx, Output, Resolved, per_point};
 use crate::data::Points;
 use crate::error::{Error, Result};
 use crate::sum::mean;

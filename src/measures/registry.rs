@@ -209,7 +209,11 @@ pub static REGISTRY: &[MeasureDef] = &[
         id: "c_evm",
         zadu_id: "clustering_and_external_validation_measure",
         params: &[
-            ParamDef { name: "measure", kind: ParamKind::Choice(&["arand", "ami", "nmi", "vmeasure"]), default: "arand" },
+            ParamDef {
+                name: "measure",
+                kind: ParamKind::Choice(&["arand", "ami", "nmi", "vmeasure"]),
+                default: "arand",
+            },
             ParamDef { name: "clustering", kind: ParamKind::Choice(&["kmeans"]), default: "kmeans" },
         ],
         min_classes: 2,
@@ -335,9 +339,7 @@ pub static REGISTRY: &[MeasureDef] = &[
 ];
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
-pub static ZADU_PENDING: &[(&str, &str)] = &[
-    ("snc", "steadiness_cohesiveness"),
-];
+pub static ZADU_PENDING: &[(&str, &str)] = &[("snc", "steadiness_cohesiveness")];
 
 /// Finds a measure by alias or full ZADU id.
 pub fn find(id: &str) -> Result<&'static MeasureDef> {
@@ -407,11 +409,7 @@ impl Resolved {
             KRule::Neighbor => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
             KRule::Trustworthiness => (k >= 1 && (k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
         };
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::KOutOfRange { id: self.def.id.into(), k, n, rule })
-        }
+        if ok { Ok(()) } else { Err(Error::KOutOfRange { id: self.def.id.into(), k, n, rule }) }
     }
 
     /// A float parameter (validated by [`Resolved::new`]).
@@ -444,7 +442,14 @@ impl Resolved {
         for (param, bytes, what) in planned {
             if bytes > budget {
                 let value = self.params.iter().find(|(p, _)| p == param).map_or(String::new(), |(_, v)| v.to_string());
-                return Err(Error::ParamMemory { id: self.def.id.into(), param: param.into(), value, what, bytes, budget });
+                return Err(Error::ParamMemory {
+                    id: self.def.id.into(),
+                    param: param.into(),
+                    value,
+                    what,
+                    bytes,
+                    budget,
+                });
             }
         }
         Ok(())
@@ -463,8 +468,12 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
         (ParamKind::Int, _) => Err(bad("must be an integer")),
         (ParamKind::Count, ParamValue::Int(i)) if *i >= 0 => Ok(value.clone()),
         (ParamKind::Count, _) => Err(bad("must be an integer, zero or greater")),
-        (ParamKind::Seed(bits), ParamValue::Int(i)) if *i >= 0 && (bits >= 63 || *i < 1i64 << bits) => Ok(value.clone()),
-        (ParamKind::Seed(32), _) => Err(bad("must be an integer with 0 <= seed < 2^32 (4294967296), as NumPy's RandomState accepts")),
+        (ParamKind::Seed(bits), ParamValue::Int(i)) if *i >= 0 && (bits >= 63 || *i < 1i64 << bits) => {
+            Ok(value.clone())
+        }
+        (ParamKind::Seed(32), _) => {
+            Err(bad("must be an integer with 0 <= seed < 2^32 (4294967296), as NumPy's RandomState accepts"))
+        }
         (ParamKind::Seed(bits), _) => Err(bad(&format!("must be an integer with 0 <= seed < 2^{bits}"))),
         (ParamKind::Float, ParamValue::Int(i)) => Ok(ParamValue::Float(*i as f64)),
         (ParamKind::Float, ParamValue::Float(f)) if f.is_finite() => Ok(value.clone()),

@@ -227,10 +227,16 @@ mod tests {
     #[test]
     fn pcg64_matches_numpy() {
         // np.random.SeedSequence(0).generate_state(4, np.uint64)
-        assert_eq!(seed_sequence_u64(0, 4), [15793235383387715774, 12390638538380655177, 2361836109651742017, 3188717715514472916]);
+        assert_eq!(
+            seed_sequence_u64(0, 4),
+            [15793235383387715774, 12390638538380655177, 2361836109651742017, 3188717715514472916]
+        );
         // np.random.PCG64(seed).random_raw(...)
         let mut g = Pcg64::new(0);
-        assert_eq!([g.next_u64(), g.next_u64(), g.next_u64()], [11749869230777074271, 4976686463289251617, 755828109848996024]);
+        assert_eq!(
+            [g.next_u64(), g.next_u64(), g.next_u64()],
+            [11749869230777074271, 4976686463289251617, 755828109848996024]
+        );
         let mut g = Pcg64::new((1 << 40) + 5);
         assert_eq!([g.next_u64(), g.next_u64()], [87427594128977387, 6872972437549564694]);
     }

@@ -3,7 +3,7 @@
 //! integer sums of doubled ranks (see `resources::pairs::scans`). Undefined when the distances of
 //! either space are constant.
 
-use super::pairwise::{require_varying, undefined, HIGH, LOW};
+use super::pairwise::{HIGH, LOW, require_varying, undefined};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -11,6 +11,11 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     let order = ctx.pairwise().order.as_ref().expect("planner provides the pair order");
     require_varying("srho", order.high, HIGH)?;
     require_varying("srho", order.low, LOW)?;
-    let rho = order.ranks.as_ref().expect("ranks").rho().ok_or_else(|| undefined("srho", "the pairwise distances are constant"))?;
+    let rho = order
+        .ranks
+        .as_ref()
+        .expect("ranks")
+        .rho()
+        .ok_or_else(|| undefined("srho", "the pairwise distances are constant"))?;
     Ok(Output { values: vec![rho], local: vec![] })
 }

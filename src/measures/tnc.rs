@@ -4,7 +4,7 @@
 //! `N^X_k(i)` exactly when `r^X(i,j) > k`. Continuity swaps the spaces. The sum is an exact
 //! integer, scaled as ZADU scales it, so local values equal ZADU's bit for bit.
 
-use super::{per_point, tnc_factor, Ctx, Output, Resolved};
+use super::{Ctx, Output, Resolved, per_point, tnc_factor};
 use crate::error::Result;
 use crate::sum::mean;
 

@@ -4,7 +4,7 @@
 //! Q2 = d^Y(i,y_l)/d^Y(i,x_l), `log P3(i,κ) = Σ_{l≤κ} ln(Q1·Q2) / (2κ)`, TP = mean over i, κ.
 //! Zero distances make it undefined: an error, as in ZADU.
 
-use super::{per_point, Ctx, Output, Resolved};
+use super::{Ctx, Output, Resolved, per_point};
 use crate::error::{Error, Result};
 use crate::sum::mean;
 
@@ -22,7 +22,9 @@ fn row(ctx: &Ctx, i: usize, k: usize) -> Result<Vec<f64>> {
         return Err(undefined(&format!("point {i} has an original-space neighbour at distance zero")));
     }
     if dy_x.iter().any(|&d| d <= 0.0) {
-        return Err(undefined(&format!("point {i} has an original-space neighbour at distance zero in the projection")));
+        return Err(undefined(&format!(
+            "point {i} has an original-space neighbour at distance zero in the projection"
+        )));
     }
     let mut out = Vec::with_capacity(k);
     let mut acc = 0.0;

@@ -4,7 +4,6 @@ use multiversion::multiversion;
 
 use crate::data::Points;
 
-
 /// Writes `d(i, j) = sqrt(Σ_c (x[i][c] - x[j][c])²)` for every j into `out` (length n).
 ///
 /// Each sum runs in coordinate order c = 0..D-1 with one rounding per operation and no FMA,

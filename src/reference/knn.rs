@@ -2,7 +2,7 @@
 
 use multiversion::multiversion;
 
-use super::key::{key, Key};
+use super::key::{Key, key};
 
 /// Writes the first `k` of row `i`'s neighbour order (ascending `(d, j)`, self excluded) into
 /// `idx` and their distances into `dist`. `dist_row` is `d(i, ·)`; `top` is reused scratch.

@@ -8,6 +8,6 @@ mod knn;
 mod rank;
 
 pub use distance::{distance_pair, distance_row, distance_row_from};
-pub use key::{key, Key};
+pub use key::{Key, key};
 pub use knn::select_knn;
-pub use rank::{count_ranks, RankScratch};
+pub use rank::{RankScratch, count_ranks};

@@ -2,7 +2,7 @@
 
 use multiversion::multiversion;
 
-use super::key::{key, Key};
+use super::key::{Key, key};
 
 /// Up to this many queries per row, each query's count is one vectorised scan of the row;
 /// beyond it, one pass places every l among the sorted queries (O(n log m)).

@@ -35,7 +35,13 @@ pub(super) fn groups(n: usize) -> Vec<Rows<usize>> {
 
 /// Normalised densities of one space for each σ of `sigmas` (same order). `max` is the largest
 /// pair distance of the space and must be positive.
-pub fn densities(points: &Points, max: f64, sigmas: &[f64], ctl: &Control, phase: &'static str) -> Result<Vec<Vec<f64>>> {
+pub fn densities(
+    points: &Points,
+    max: f64,
+    sigmas: &[f64],
+    ctl: &Control,
+    phase: &'static str,
+) -> Result<Vec<Vec<f64>>> {
     let n = points.n();
     let sums = DensitySums::new(n, max, sigmas);
     let done = std::sync::atomic::AtomicU64::new(0);
@@ -100,14 +106,23 @@ impl DensitySums {
             n,
             max,
             sigmas: sigmas.to_vec(),
-            merged: Mutex::new(Merged { next: 0, pending: BTreeMap::new(), cols: vec![vec![0.0; n]; m], rows: vec![0.0; n * m] }),
+            merged: Mutex::new(Merged {
+                next: 0,
+                pending: BTreeMap::new(),
+                cols: vec![vec![0.0; n]; m],
+                rows: vec![0.0; n * m],
+            }),
         }
     }
 
     /// Starts the group whose first row is `start` (a multiple of [`GROUP`]).
     pub fn group(&self, start: usize) -> Group {
         debug_assert_eq!(start % GROUP, 0);
-        Group { start, cols: vec![vec![0.0; self.n - start]; self.sigmas.len()], rows: Vec::with_capacity(GROUP * self.sigmas.len()) }
+        Group {
+            start,
+            cols: vec![vec![0.0; self.n - start]; self.sigmas.len()],
+            rows: Vec::with_capacity(GROUP * self.sigmas.len()),
+        }
     }
 
     /// Adds row i, given `tail[t] = d(i, i + 1 + t)`; rows of a group come in order.
@@ -235,7 +250,24 @@ mod tests {
     fn exp_is_within_two_ulp_of_the_library() {
         let mut xs: Vec<f64> = (0..1_000_000).map(|i| -(i as f64) * 7.46e-4).collect();
         xs.extend((0..100_000).map(|i| -(i as f64) * 1e-5));
-        xs.extend([-0.0, 0.0, -1e-300, -5e-324, -0.5, -1.0, -10.0, -700.0, -707.9, -708.0, -708.1, -740.0, -745.2, -746.0, -1e6, f64::NEG_INFINITY]);
+        xs.extend([
+            -0.0,
+            0.0,
+            -1e-300,
+            -5e-324,
+            -0.5,
+            -1.0,
+            -10.0,
+            -700.0,
+            -707.9,
+            -708.0,
+            -708.1,
+            -740.0,
+            -745.2,
+            -746.0,
+            -1e6,
+            f64::NEG_INFINITY,
+        ]);
         let mut out = vec![0.0; xs.len()];
         exp_nonpositive(&xs, &mut out);
         let mut worst = 0;

@@ -7,15 +7,15 @@
 //! ([`ExternalPlan::new`]); it fails with [`Error::Budget`] when either budget cannot hold
 //! the job. The workspace is removed on success, on error and on interruption.
 
-use std::collections::{BinaryHeap, HashMap};
 use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
-use super::pairs::{fill, open_payload, final_payload, stats, OrderPath, OrderStats, PavaStack, Scan1, Scan2, LOW};
+use super::pairs::{LOW, OrderPath, OrderStats, PavaStack, Scan1, Scan2, fill, final_payload, open_payload, stats};
 use super::radix;
 use super::workspace::Workspace;
 use crate::control::Control;
@@ -132,7 +132,17 @@ struct RunWriter<'w> {
 impl<'w> RunWriter<'w> {
     fn new(ws: &'w Workspace, tag: &'static str, plan: &ExternalPlan, counter: &'w mut usize) -> Self {
         let cap = plan.run_records as usize;
-        RunWriter { ws, tag, buf: Vec::with_capacity(cap), scratch: Vec::new(), cap, io_buffer: plan.io_buffer, flushed: 0, runs: Vec::new(), counter }
+        RunWriter {
+            ws,
+            tag,
+            buf: Vec::with_capacity(cap),
+            scratch: Vec::new(),
+            cap,
+            io_buffer: plan.io_buffer,
+            flushed: 0,
+            runs: Vec::new(),
+            counter,
+        }
     }
 
     #[inline]
@@ -217,7 +227,15 @@ impl RunReader {
 /// Merges `runs` into one sorted stream fed to `sink`, first merging groups of `fan_in` runs
 /// into longer runs while there are more than `fan_in` (each group's inputs are deleted when
 /// it is done).
-fn merge(ws: &Workspace, runs: Vec<Run>, plan: &ExternalPlan, counter: &mut usize, ctl: &Control, total: u64, mut sink: impl FnMut(u128) -> Result<()>) -> Result<()> {
+fn merge(
+    ws: &Workspace,
+    runs: Vec<Run>,
+    plan: &ExternalPlan,
+    counter: &mut usize,
+    ctl: &Control,
+    total: u64,
+    mut sink: impl FnMut(u128) -> Result<()>,
+) -> Result<()> {
     let mut level = runs;
     while level.len() > plan.fan_in {
         let mut next = Vec::new();
@@ -230,7 +248,9 @@ fn merge(ws: &Workspace, runs: Vec<Run>, plan: &ExternalPlan, counter: &mut usiz
             let io = |e| Workspace::io_error(&path, e);
             let file = Workspace::create_file(&path)?;
             let mut w = BufWriter::with_capacity(plan.io_buffer, file);
-            kway(group, plan.io_buffer, ctl, "pair order: merge runs", total, |r| w.write_all(&r.to_le_bytes()).map_err(io))?;
+            kway(group, plan.io_buffer, ctl, "pair order: merge runs", total, |r| {
+                w.write_all(&r.to_le_bytes()).map_err(io)
+            })?;
             w.flush().map_err(io)?;
             drop(w);
             for r in group {
@@ -247,7 +267,14 @@ fn merge(ws: &Workspace, runs: Vec<Run>, plan: &ExternalPlan, counter: &mut usiz
     Ok(())
 }
 
-fn kway(runs: &[Run], io_buffer: usize, ctl: &Control, phase: &'static str, total: u64, mut sink: impl FnMut(u128) -> Result<()>) -> Result<()> {
+fn kway(
+    runs: &[Run],
+    io_buffer: usize,
+    ctl: &Control,
+    phase: &'static str,
+    total: u64,
+    mut sink: impl FnMut(u128) -> Result<()>,
+) -> Result<()> {
     let mut readers = runs.iter().map(|r| RunReader::open(r, io_buffer)).collect::<Result<Vec<_>>>()?;
     let mut heap = BinaryHeap::with_capacity(readers.len());
     for (i, r) in readers.iter_mut().enumerate() {
@@ -272,7 +299,15 @@ fn kway(runs: &[Run], io_buffer: usize, ctl: &Control, phase: &'static str, tota
 }
 
 /// Sorts all pairs externally in a workspace under `parent` and scans them.
-pub fn external(high: &Points, low: &Points, rank: bool, nm: bool, plan: &ExternalPlan, parent: Option<&Path>, ctl: &Control) -> Result<OrderStats> {
+pub fn external(
+    high: &Points,
+    low: &Points,
+    rank: bool,
+    nm: bool,
+    plan: &ExternalPlan,
+    parent: Option<&Path>,
+    ctl: &Control,
+) -> Result<OrderStats> {
     let ws = Workspace::create(parent, ctl)?;
     let n = high.n();
     let pairs = (n * (n - 1) / 2) as u64;
@@ -346,7 +381,8 @@ pub fn external(high: &Points, low: &Points, rank: bool, nm: bool, plan: &Extern
     } else {
         None
     };
-    let out = stats(pairs, &scan, scan2.as_ref(), OrderPath::External { runs: plan.runs, merge_levels: plan.merge_levels });
+    let out =
+        stats(pairs, &scan, scan2.as_ref(), OrderPath::External { runs: plan.runs, merge_levels: plan.merge_levels });
     drop(ws);
     Ok(out)
 }

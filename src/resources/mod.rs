@@ -29,6 +29,9 @@ pub use cross::CrossRanks;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};
 pub use needs::Needs;
 pub use neighbours::Neighbours;
-pub use pairs::{in_memory_bytes, tree, Extent, OrderPath, OrderStats, PairSums, RankMoments};
-pub use pairwise::{build_pairwise, default_memory_budget, plan_order, Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport};
-pub use pass::{row_pass, Extents, PassOutput, PassStats, ProjectionResources};
+pub use pairs::{Extent, OrderPath, OrderStats, PairSums, RankMoments, in_memory_bytes, tree};
+pub use pairwise::{
+    Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport, build_pairwise, default_memory_budget,
+    plan_order,
+};
+pub use pass::{Extents, PassOutput, PassStats, ProjectionResources, row_pass};

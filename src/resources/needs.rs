@@ -75,12 +75,17 @@ impl Needs {
     pub fn list_bytes(&self, n: usize, projections: usize) -> u64 {
         let per = |k: usize, bytes: u64| (n as u64).saturating_mul(k as u64).saturating_mul(bytes);
         let p = projections as u64;
-        per(self.knn_high, 12).saturating_add(per(self.knn_low, 12).saturating_mul(p)).saturating_add(per(self.cross, 24).saturating_mul(p))
+        per(self.knn_high, 12)
+            .saturating_add(per(self.knn_low, 12).saturating_mul(p))
+            .saturating_add(per(self.cross, 24).saturating_mul(p))
     }
     /// Whether a GPU has anything to serve: neighbours or cross ranks, or (`fast`) the pair
     /// sums and densities of the Fast posture.
     pub fn gpu_work(&self, fast: bool) -> bool {
-        self.knn_high > 0 || self.knn_low > 0 || self.cross > 0 || (fast && (self.pair_sums || !self.density_sigmas.is_empty()))
+        self.knn_high > 0
+            || self.knn_low > 0
+            || self.cross > 0
+            || (fast && (self.pair_sums || !self.density_sigmas.is_empty()))
     }
     /// Whether the pairs must be sorted.
     pub fn pair_order(&self) -> bool {

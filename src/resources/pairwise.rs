@@ -6,11 +6,14 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::density::densities;
-use super::external_sort::{external, ExternalPlan};
-use super::pairs::{in_memory, in_memory_bytes, order_records, pair_pass, DensityJob, Extent, Layout, OrderPath, OrderStats, PairJob, PairSums, Writer};
-use super::pass::Extents;
 use super::Needs;
+use super::density::densities;
+use super::external_sort::{ExternalPlan, external};
+use super::pairs::{
+    DensityJob, Extent, Layout, OrderPath, OrderStats, PairJob, PairSums, Writer, in_memory, in_memory_bytes,
+    order_records, pair_pass,
+};
+use super::pass::Extents;
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -44,7 +47,10 @@ pub fn default_memory_budget() -> u64 {
         return WASM_MEMORY_BUDGET;
     }
     let total_kib = std::fs::read_to_string("/proc/meminfo").ok().and_then(|s| {
-        s.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|v| v.parse::<u64>().ok())
+        s.lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
     });
     total_kib.map_or(4 << 30, |k| k * 1024 / 2)
 }
@@ -77,7 +83,8 @@ pub fn plan_order(n: usize, needs: &Needs, budgets: &Budgets) -> Result<Option<O
             "the pair order of {n} points ({pairs} pairs) needs {bytes} bytes in memory, above the browser's limit of {memory} bytes; a browser has no file system for an external sort (use the command line for this size)"
         )));
     }
-    ExternalPlan::new(pairs, needs.pair_ranks, needs.pair_isotonic, memory, budgets.temp).map(|p| Some(OrderPlan::External(p)))
+    ExternalPlan::new(pairs, needs.pair_ranks, needs.pair_isotonic, memory, budgets.temp)
+        .map(|p| Some(OrderPlan::External(p)))
 }
 
 /// The original space's all-pairs resources, kept across calls of one evaluator.
@@ -169,7 +176,9 @@ pub fn build_pairwise(
             sums: needs.pair_sums,
             records: records.as_mut().map(|(v, w)| (&mut v[..], &*w)),
             densities: fuse.then(|| DensityJob {
-                high: known_high.filter(|h| h.max > 0.0 && !missing_high.is_empty()).map(|h| (h.max, &missing_high[..])),
+                high: known_high
+                    .filter(|h| h.max > 0.0 && !missing_high.is_empty())
+                    .map(|h| (h.max, &missing_high[..])),
                 lows: known_lows.iter().map(|l| l.filter(|l| l.max > 0.0).map(|l| l.max)).collect(),
                 low_sigmas: sigmas,
             }),
@@ -213,7 +222,11 @@ pub fn build_pairwise(
                 o.densities = sigmas
                     .iter()
                     .enumerate()
-                    .map(|(s, &sigma)| DensityPair { sigma, high: high_dens[s].clone(), low: low_dens.as_ref().map(|d| d[s].clone()) })
+                    .map(|(s, &sigma)| DensityPair {
+                        sigma,
+                        high: high_dens[s].clone(),
+                        low: low_dens.as_ref().map(|d| d[s].clone()),
+                    })
                     .collect();
             }
         }
@@ -225,8 +238,12 @@ pub fn build_pairwise(
                     let (v, layout, hx, lx) = prepared.take().expect("records");
                     order_records(v, layout, hx, lx, needs.pair_ranks, needs.pair_isotonic, ctl)?
                 }
-                OrderPlan::InMemory { .. } => in_memory(high, low, needs.pair_ranks, needs.pair_isotonic, block_rows, ctl)?,
-                OrderPlan::External(p) => external(high, low, needs.pair_ranks, needs.pair_isotonic, p, budgets.temp_dir.as_deref(), ctl)?,
+                OrderPlan::InMemory { .. } => {
+                    in_memory(high, low, needs.pair_ranks, needs.pair_isotonic, block_rows, ctl)?
+                }
+                OrderPlan::External(p) => {
+                    external(high, low, needs.pair_ranks, needs.pair_isotonic, p, budgets.temp_dir.as_deref(), ctl)?
+                }
             });
             report.order_paths.extend(o.order.as_ref().map(|s| s.path.clone()));
         }
@@ -246,7 +263,14 @@ const SAFE_EXP: i32 = 200;
 /// are those of the projection as given, without the overflow or underflow of products of its
 /// sums; ordinary projections keep their sums bit for bit (nothing is recomputed). Σ(d^X − d^Y)²
 /// stays the first pass's, in original units (stress is not scale-free).
-pub(super) fn rescaled_sums(high: &Points, low: &Points, lx: Extent, s: PairSums, block_rows: usize, ctl: &Control) -> Result<PairSums> {
+pub(super) fn rescaled_sums(
+    high: &Points,
+    low: &Points,
+    lx: Extent,
+    s: PairSums,
+    block_rows: usize,
+    ctl: &Control,
+) -> Result<PairSums> {
     if !lx.max.is_finite() || lx.max <= 0.0 {
         return Ok(s);
     }
@@ -306,6 +330,7 @@ fn high_densities(
         return Ok(vec![None; sigmas.len()]);
     }
     let missing = missing_high_sigmas(sigmas, cache);
-    let fresh = if missing.is_empty() { Vec::new() } else { densities(high, hx.max, &missing, ctl, "densities (original)")? };
+    let fresh =
+        if missing.is_empty() { Vec::new() } else { densities(high, hx.max, &missing, ctl, "densities (original)")? };
     Ok(store_high_densities(&missing, fresh, sigmas, cache, report))
 }

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
-use crate::reference::{count_ranks, distance_row, select_knn, Key, RankScratch};
+use crate::reference::{Key, RankScratch, count_ranks, distance_row, select_knn};
 
 /// The resources of one projection.
 #[derive(Debug, Clone, Default)]
@@ -118,20 +118,30 @@ struct Shape {
 ///
 /// `cached_high` is the original space's kNN from an earlier pass; it is used when it holds at
 /// least the k needed. Every k must be in `1..n`; measures validate that before planning.
-pub fn row_pass(high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points], needs: Needs, block_rows: usize) -> PassOutput {
+pub fn row_pass(
+    high: &Points,
+    cached_high: Option<&Neighbours>,
+    lows: &[&Points],
+    needs: Needs,
+    block_rows: usize,
+) -> PassOutput {
     let n = high.n();
     let kh = needs.knn_high.max(needs.cross);
     let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
     let kc = if lows.is_empty() { 0 } else { needs.cross };
     let cached = cached_high.filter(|c| kh > 0 && c.k >= kh);
-    let shape = Shape { kh, kl, kc, need_dx: kc > 0 || (kh > 0 && cached.is_none()), extents: !needs.density_sigmas.is_empty() };
+    let shape = Shape {
+        kh,
+        kl,
+        kc,
+        need_dx: kc > 0 || (kh > 0 && cached.is_none()),
+        extents: !needs.density_sigmas.is_empty(),
+    };
     let block_rows = block_rows.max(1);
     let blocks: Vec<Range<usize>> = (0..n).step_by(block_rows).map(|s| s..(s + block_rows).min(n)).collect();
 
-    let outs: Vec<BlockOut> = blocks
-        .par_iter()
-        .map(|rows| run_block(high, cached, lows, shape, rows.clone()))
-        .collect();
+    let outs: Vec<BlockOut> =
+        blocks.par_iter().map(|rows| run_block(high, cached, lows, shape, rows.clone())).collect();
 
     let mut stats = PassStats { block_rows, blocks: blocks.len(), ..Default::default() };
     for o in &outs {
@@ -144,8 +154,12 @@ pub fn row_pass(high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points
     });
     let lows_out = (0..lows.len())
         .map(|p| {
-            let cat_u = |f: fn(&LowBlock) -> &Vec<u32>| outs.iter().flat_map(|o| f(&o.lows[p]).iter().copied()).collect::<Vec<_>>();
-            let cat_f = |f: fn(&LowBlock) -> &Vec<f64>| outs.iter().flat_map(|o| f(&o.lows[p]).iter().copied()).collect::<Vec<_>>();
+            let cat_u = |f: fn(&LowBlock) -> &Vec<u32>| {
+                outs.iter().flat_map(|o| f(&o.lows[p]).iter().copied()).collect::<Vec<_>>()
+            };
+            let cat_f = |f: fn(&LowBlock) -> &Vec<f64>| {
+                outs.iter().flat_map(|o| f(&o.lows[p]).iter().copied()).collect::<Vec<_>>()
+            };
             ProjectionResources {
                 knn: (kl > 0).then(|| Neighbours { k: kl, idx: cat_u(|b| &b.idx), dist: cat_f(|b| &b.dist) }),
                 cross: (kc > 0).then(|| CrossRanks {
@@ -163,19 +177,16 @@ pub fn row_pass(high: &Points, cached_high: Option<&Neighbours>, lows: &[&Points
         _ => None,
     };
     let all = |f: &dyn Fn(&BlockOut) -> Option<Extent>| outs.iter().map(f).reduce(join).flatten();
-    let extents = Extents { high: all(&|o| o.high_extent), lows: (0..lows.len()).map(|p| all(&|o| o.low_extents[p])).collect() };
+    let extents =
+        Extents { high: all(&|o| o.high_extent), lows: (0..lows.len()).map(|p| all(&|o| o.low_extents[p])).collect() };
     PassOutput { high: high_out, lows: lows_out, stats, extents }
 }
 
 fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Shape, rows: Range<usize>) -> BlockOut {
     let n = high.n();
     let m = rows.len();
-    let mut sc = Scratch {
-        dx: vec![0.0; n],
-        dy: vec![0.0; n],
-        keys: Vec::with_capacity(n),
-        cross: CrossScratch::default(),
-    };
+    let mut sc =
+        Scratch { dx: vec![0.0; n], dy: vec![0.0; n], keys: Vec::with_capacity(n), cross: CrossScratch::default() };
     let own_high = cached.is_none() && s.kh > 0;
     let mut out = BlockOut {
         high_idx: vec![0; if own_high { m * s.kh } else { 0 }],
@@ -226,9 +237,27 @@ fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Sh
             let (c0, c1) = (r * s.kc, (r + 1) * s.kc);
             let ly_idx = &lb.idx[a..a + s.kc];
             // Ranks in X of the projection's neighbours, and converse.
-            cross_ranks(&sc.dx, i, &ly_idx[..s.kc], hx_idx, &mut lb.rank_hl[c0..c1], &mut lb.dist_hl[c0..c1], &mut sc.cross, &mut out.stats);
+            cross_ranks(
+                &sc.dx,
+                i,
+                &ly_idx[..s.kc],
+                hx_idx,
+                &mut lb.rank_hl[c0..c1],
+                &mut lb.dist_hl[c0..c1],
+                &mut sc.cross,
+                &mut out.stats,
+            );
             let ly_full = &lb.idx[a..b];
-            cross_ranks(&sc.dy, i, &hx_idx[..s.kc], ly_full, &mut lb.rank_lh[c0..c1], &mut lb.dist_lh[c0..c1], &mut sc.cross, &mut out.stats);
+            cross_ranks(
+                &sc.dy,
+                i,
+                &hx_idx[..s.kc],
+                ly_full,
+                &mut lb.rank_lh[c0..c1],
+                &mut lb.dist_lh[c0..c1],
+                &mut sc.cross,
+                &mut out.stats,
+            );
         }
     }
     out

@@ -114,7 +114,11 @@ fn for_buckets(a: &mut [u128], b: &mut [u128], starts: &[usize], f: impl Fn(&mut
 /// Distributes `src` into `dst` by the digit below bit `top`; returns the bucket starts.
 fn scatter(src: &[u128], dst: &mut [u128], top: u32) -> Vec<usize> {
     let len = src.len();
-    let bits = if len >= 1 << 14 { MAX_BITS } else { (usize::BITS - len.leading_zeros()).saturating_sub(3).clamp(3, MAX_BITS) };
+    let bits = if len >= 1 << 14 {
+        MAX_BITS
+    } else {
+        (usize::BITS - len.leading_zeros()).saturating_sub(3).clamp(3, MAX_BITS)
+    };
     let bits = bits.min(top + 1);
     let shift = top + 1 - bits;
     let buckets = 1usize << bits;
@@ -199,7 +203,11 @@ mod tests {
         check((0..300_000).map(|_| ((next() as u128) << 64) | next() as u128).collect());
         check((0..300_000).map(|_| (((next() % 5) as u128) << 64) | (next() % 3) as u128).collect());
         check((0..1000).map(|_| 7u128 << 70).collect());
-        check((0..5000).map(|_| (((1.0f64 + (next() % 100) as f64).sqrt().to_bits() as u128) << 64) | (next() >> 40) as u128).collect());
+        check(
+            (0..5000)
+                .map(|_| (((1.0f64 + (next() % 100) as f64).sqrt().to_bits() as u128) << 64) | (next() >> 40) as u128)
+                .collect(),
+        );
         check((0..3000).map(|_| (next() % 7) as u128).collect());
         check((0..200).map(|_| (next() % 4) as u128 + (1u128 << 127)).collect());
         check(vec![]);

@@ -6,8 +6,8 @@
 //! way (see [`any_active`]) or remove them itself before a hard exit ([`remove_all_active`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::control::Control;
 use crate::error::{Error, Result};
@@ -39,9 +39,8 @@ impl Workspace {
                 use std::os::unix::fs::PermissionsExt;
                 builder.permissions(std::fs::Permissions::from_mode(0o700));
             }
-            let dir = builder
-                .tempdir_in(&parent)
-                .map_err(|source| Error::Workspace { path: parent.clone(), source })?;
+            let dir =
+                builder.tempdir_in(&parent).map_err(|source| Error::Workspace { path: parent.clone(), source })?;
             Ok(dir)
         })();
         match made {

@@ -37,7 +37,11 @@ pub fn corpus() -> Vec<(String, Points, Points)> {
     let mut push = |name: &str, high: Points, low: Points| out.push((name.to_string(), high, low));
     push("duplicates", with_duplicates(n, 5, 1), with_duplicates(n, 2, 2));
     push("identical", points("same", n, 3, |_, _| 1.5), points("same2", n, 2, |_, c| c as f64));
-    push("lattice", points("lat", n, 4, |i, c| ((i >> (2 * c)) & 3) as f64), points("latl", n, 2, |i, c| ((i * (c + 1)) % 5) as f64));
+    push(
+        "lattice",
+        points("lat", n, 4, |i, c| ((i >> (2 * c)) & 3) as f64),
+        points("latl", n, 2, |i, c| ((i * (c + 1)) % 5) as f64),
+    );
     let mut jit = Rng(3);
     push(
         "lattice_jitter_1e-9",
@@ -49,8 +53,16 @@ pub fn corpus() -> Vec<(String, Points, Points)> {
         points("off", n, 6, |_, _| 1e4 + rng.uniform()),
         points("offl", n, 2, |_, _| -1e4 + rng.uniform()),
     );
-    push("scale_1e-20", points("tiny", n, 3, |_, _| 1e-20 * rng.uniform()), points("tinyl", n, 2, |_, _| 1e-20 * rng.uniform()));
-    push("scale_1e20", points("huge", n, 3, |_, _| 1e20 * rng.uniform()), points("hugel", n, 2, |_, _| 1e20 * rng.uniform()));
+    push(
+        "scale_1e-20",
+        points("tiny", n, 3, |_, _| 1e-20 * rng.uniform()),
+        points("tinyl", n, 2, |_, _| 1e-20 * rng.uniform()),
+    );
+    push(
+        "scale_1e20",
+        points("huge", n, 3, |_, _| 1e20 * rng.uniform()),
+        points("hugel", n, 2, |_, _| 1e20 * rng.uniform()),
+    );
     push("dim_1", points("d1", n, 1, |i, _| (i % 7) as f64), points("d1l", n, 1, |i, _| (i % 5) as f64 * 0.5));
     push("generic", points("g", 97, 8, |_, _| rng.uniform()), points("gl", 97, 2, |_, _| rng.uniform()));
     out
@@ -88,7 +100,9 @@ impl Oracle {
         let mut rank = vec![0; n * n];
         for i in 0..n {
             let mut o: Vec<u32> = (0..n as u32).filter(|&j| j as usize != i).collect();
-            o.sort_by(|&a, &b| dist[i * n + a as usize].partial_cmp(&dist[i * n + b as usize]).unwrap().then(a.cmp(&b)));
+            o.sort_by(|&a, &b| {
+                dist[i * n + a as usize].partial_cmp(&dist[i * n + b as usize]).unwrap().then(a.cmp(&b))
+            });
             for (pos, &j) in o.iter().enumerate() {
                 rank[i * n + j as usize] = pos as u32 + 1;
             }

@@ -2,9 +2,9 @@
 
 use std::fmt::Write as _;
 
+use faithful::Result;
 use faithful::backend::AUTO_MIN_PAIRS;
 use faithful::gpu::adapters_report;
-use faithful::Result;
 
 #[derive(clap::Args)]
 pub struct Args {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use faithful::bench::kernels::{self, Backend, Case, Check, Kernel, Outcome};
 use faithful::bench::{blobs, machine, peaks};
-use faithful::gpu::{adapters_report, GpuError};
+use faithful::gpu::{GpuError, adapters_report};
 use faithful::{Error, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -78,12 +78,22 @@ fn progress(total: u64) -> Option<ProgressBar> {
         return None;
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(ProgressStyle::with_template("{msg:>36} [{bar:40}] {pos}/{len} ({elapsed})").expect("template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>36} [{bar:40}] {pos}/{len} ({elapsed})")
+            .expect("template")
+            .progress_chars("=> "),
+    );
     Some(bar)
 }
 
 /// Cold run, then `repeat` warm runs on the same backend.
-fn runs(kernel: Kernel, backend: &mut Backend, case: &Case, repeat: u64, bar: Option<&ProgressBar>) -> Result<Vec<Outcome>> {
+fn runs(
+    kernel: Kernel,
+    backend: &mut Backend,
+    case: &Case,
+    repeat: u64,
+    bar: Option<&ProgressBar>,
+) -> Result<Vec<Outcome>> {
     let mut out = Vec::with_capacity(repeat as usize + 1);
     for _ in 0..=repeat {
         out.push(kernels::run(kernel, backend, case)?);
@@ -141,7 +151,16 @@ pub fn run(args: Args) -> Result<()> {
                     let peak_rss = machine::peak_rss_bytes();
                     let api = backend.device().map(|g| g.report.backend.clone());
                     drop(backend);
-                    let mut row = Row::new(if gpu { "gpu" } else { "cpu" }, label, api, kernel, n as usize, dim as usize, data.low.dim(), k);
+                    let mut row = Row::new(
+                        if gpu { "gpu" } else { "cpu" },
+                        label,
+                        api,
+                        kernel,
+                        n as usize,
+                        dim as usize,
+                        data.low.dim(),
+                        k,
+                    );
                     row.peak_rss_bytes = peak_rss;
                     row.peak_rss_per_row = rss_reset;
                     row.peak_tflops = *peak;
@@ -183,7 +202,10 @@ pub fn run(args: Args) -> Result<()> {
         crate::output::write_file(path, |w| w.write_all(text.as_bytes()))?;
     }
     if receipt.rows.iter().any(|r| r.parity == "differs" || r.parity == "error") {
-        let _ = writeln!(std::io::stderr(), "faithful bench: some GPU results differ from the CPU reference or failed (see the parity column)");
+        let _ = writeln!(
+            std::io::stderr(),
+            "faithful bench: some GPU results differ from the CPU reference or failed (see the parity column)"
+        );
     }
     Ok(())
 }

@@ -1,6 +1,5 @@
 //! The `faithful` command line (native only).
 
-
 use std::io::Write;
 use std::process::ExitCode;
 

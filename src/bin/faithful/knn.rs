@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use faithful::{data, Error, Evaluator, Options, Result};
+use faithful::{Error, Evaluator, Options, Result, data};
 
 use crate::backend_args::BackendArgs;
 use crate::output;
@@ -36,7 +36,8 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let points = data::read_points(&args.data)?;
     let n = points.n();
-    let eval = Evaluator::new(points, args.backend.apply(Options { memory_budget: args.memory_budget, ..Options::default() }));
+    let eval =
+        Evaluator::new(points, args.backend.apply(Options { memory_budget: args.memory_budget, ..Options::default() }));
     let (nb, run) = eval.knn(args.k).map_err(|e| match e {
         Error::KOutOfRange { .. } => e.in_file(&args.data),
         other => other,
@@ -59,7 +60,10 @@ pub fn run(args: Args) -> Result<()> {
         });
         output::print(&format!("{body}\n"))
     } else {
-        let mut text = format!("exact {k}-NN of {n} points: backend {} ({} numerics), {:.3} s\n", run.backend, run.numerics, run.timings.total_s);
+        let mut text = format!(
+            "exact {k}-NN of {n} points: backend {} ({} numerics), {:.3} s\n",
+            run.backend, run.numerics, run.timings.total_s
+        );
         for i in 0..n.min(5) {
             let _ = writeln!(text, "  {i}: {:?}", nb.row(i, k));
         }

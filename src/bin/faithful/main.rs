@@ -8,6 +8,8 @@ mod backends;
 #[cfg(not(target_arch = "wasm32"))]
 mod bench;
 #[cfg(not(target_arch = "wasm32"))]
+mod cli;
+#[cfg(not(target_arch = "wasm32"))]
 mod knn;
 #[cfg(not(target_arch = "wasm32"))]
 mod measure;
@@ -17,8 +19,6 @@ mod output;
 mod pair_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod table;
-#[cfg(not(target_arch = "wasm32"))]
-mod cli;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 
 use faithful::evaluate::default_specs;
-use faithful::{example, data, Error, Evaluator, Options, Points, Result, Spec};
+use faithful::{Error, Evaluator, Options, Points, Result, Spec, data, example};
 
 use crate::backend_args::BackendArgs;
 use crate::output;
-use crate::pair_args::{install_interrupt, progress_bar, PairArgs};
+use crate::pair_args::{PairArgs, install_interrupt, progress_bar};
 use crate::table;
 
 #[derive(clap::Args)]
@@ -71,7 +71,12 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?
     };
-    let opts = args.backend.apply(Options { threads: args.threads, block_rows: args.block_rows as usize, local: args.local, ..Options::default() });
+    let opts = args.backend.apply(Options {
+        threads: args.threads,
+        block_rows: args.block_rows as usize,
+        local: args.local,
+        ..Options::default()
+    });
     let mut opts = args.pairs.apply(opts);
     let cancel = faithful::Cancel::new();
     install_interrupt(cancel.clone());

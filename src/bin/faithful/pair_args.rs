@@ -76,7 +76,11 @@ pub fn progress_bar() -> Option<(ProgressBar, ProgressFn)> {
         return None;
     }
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-    bar.set_style(ProgressStyle::with_template("{msg:>24} [{bar:40}] {pos}/{len} ({elapsed})").expect("template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>24} [{bar:40}] {pos}/{len} ({elapsed})")
+            .expect("template")
+            .progress_chars("=> "),
+    );
     let b = bar.clone();
     let f = ProgressFn::new(move |p| {
         if b.message() != p.phase {

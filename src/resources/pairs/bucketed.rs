@@ -26,13 +26,13 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use super::super::radix;
+use super::super::scratch_pool::Pool;
 use super::digit::Digit;
 use super::group_sort::group_sort;
 use super::order_stats::OrderPath;
 use super::record::{key, low_half};
 use super::scans::{rank_x_groups, scan2_groups};
-use super::super::radix;
-use super::super::scratch_pool::Pool;
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -153,7 +153,12 @@ type YStarts = Vec<u32>;
 /// Exact Σa², Σab, Σb² of the doubled average ranks (a of d^X, b of d^Y), or the records back,
 /// untouched, when an X-chunk or a Y-bucket holds more than `limit` records ([`chunk_limit`]).
 /// Stops with the control's error when a stop is asked for.
-pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &Control) -> Result<std::result::Result<((u128, u128, u128), OrderPath), Vec<u128>>> {
+pub(super) fn rank_sums(
+    mut recs: Vec<u128>,
+    layout: &Layout,
+    limit: u64,
+    ctl: &Control,
+) -> Result<std::result::Result<((u128, u128, u128), OrderPath), Vec<u128>>> {
     let chunks = layout.x.buckets();
     let ybuckets = layout.y.buckets();
     let mut x_start = vec![0u64; chunks + 1];
@@ -196,7 +201,11 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &
                     v.extend_from_slice(unsafe { std::slice::from_raw_parts(base.add(r.start), r.len()) });
                 }
                 buf.resize(v.len(), 0);
-                let (sorted, spare) = if group_sort(v, buf, layout.x.range(c), counts) { (&mut buf[..], &mut v[..]) } else { (&mut v[..], &mut buf[..]) };
+                let (sorted, spare) = if group_sort(v, buf, layout.x.range(c), counts) {
+                    (&mut buf[..], &mut v[..])
+                } else {
+                    (&mut v[..], &mut buf[..])
+                };
                 let mut ystarts = vec![0u32; ybuckets + 1];
                 let sxx = rank_x_groups(sorted, x_start[c], |y| ystarts[layout.y.of(y) + 1] += 1);
                 for b in 0..ybuckets {
@@ -212,7 +221,8 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &
                 let mut at = 0;
                 for r in layout.pieces(c) {
                     // SAFETY: as above.
-                    unsafe { std::slice::from_raw_parts_mut(base.add(r.start), r.len()) }.copy_from_slice(&spare[at..at + r.len()]);
+                    unsafe { std::slice::from_raw_parts_mut(base.add(r.start), r.len()) }
+                        .copy_from_slice(&spare[at..at + r.len()]);
                     at += r.len();
                 }
                 (sxx, ystarts)
@@ -255,7 +265,14 @@ pub(super) fn rank_sums(mut recs: Vec<u128>, layout: &Layout, limit: u64, ctl: &
 
 /// Appends the records at positions `want` of chunk `c`'s pieces taken end to end
 /// (`prefix`: where each block's piece starts in that sequence).
-fn gather(recs: &[u128], layout: &Layout, c: usize, prefix: &[usize], want: std::ops::Range<usize>, out: &mut Vec<u128>) {
+fn gather(
+    recs: &[u128],
+    layout: &Layout,
+    c: usize,
+    prefix: &[usize],
+    want: std::ops::Range<usize>,
+    out: &mut Vec<u128>,
+) {
     if want.is_empty() {
         return;
     }
@@ -275,7 +292,7 @@ fn gather(recs: &[u128], layout: &Layout, c: usize, prefix: &[usize], want: std:
 mod tests {
     use super::super::in_memory::sort_and_scan;
     use super::super::order_stats::RankMoments;
-    use super::super::pair_pass::{pair_pass, PairJob};
+    use super::super::pair_pass::{PairJob, pair_pass};
     use super::*;
 
     /// Records laid out by the pair pass, as the in-memory path makes them.
@@ -319,7 +336,10 @@ mod tests {
             for block_rows in [1, 7, 64] {
                 let (v, layout) = laid_out(high, low, block_rows);
                 let p = v.len() as u64;
-                let got = rank_sums(v, &layout, u64::MAX, &Control::default()).unwrap().unwrap_or_else(|_| panic!("no limit")).0;
+                let got = rank_sums(v, &layout, u64::MAX, &Control::default())
+                    .unwrap()
+                    .unwrap_or_else(|_| panic!("no limit"))
+                    .0;
                 assert_eq!(moments(got, p), want, "block_rows {block_rows}");
             }
             let (v, layout) = laid_out(high, low, 32);

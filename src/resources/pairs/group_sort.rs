@@ -2,8 +2,8 @@
 //! the bucket's digit, finished by insertion sort (or the radix sort when the keys' range is
 //! unknown). The order within a tie group is left open.
 
-use super::record::key;
 use super::super::radix;
+use super::record::key;
 
 /// Largest run that insertion sort finishes.
 const INSERTION: usize = 32;

@@ -5,14 +5,14 @@
 //! ([`crate::resources::ExternalPlan`]) hand the same sequence to the same scans and give the
 //! same bits.
 
+use super::super::radix;
 use super::bucketed::{self, Layout, Writer};
 use super::extent::Extent;
 use super::order_stats::{OrderPath, OrderStats, RankMoments};
-use super::pair_pass::{pair_pass, PairJob};
+use super::pair_pass::{PairJob, pair_pass};
 use super::pava::PavaStack;
 use super::record::{by_y, set_payload};
-use super::scans::{rank_scan_parallel, scan2_parallel, stats, Scan1};
-use super::super::radix;
+use super::scans::{Scan1, rank_scan_parallel, scan2_parallel, stats};
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -24,7 +24,14 @@ pub fn in_memory_bytes(pairs: u64) -> u64 {
 }
 
 /// Sorts all pairs in memory and scans them.
-pub fn in_memory(high: &Points, low: &Points, rank: bool, nm: bool, block_rows: usize, ctl: &Control) -> Result<OrderStats> {
+pub fn in_memory(
+    high: &Points,
+    low: &Points,
+    rank: bool,
+    nm: bool,
+    block_rows: usize,
+    ctl: &Control,
+) -> Result<OrderStats> {
     let n = high.n();
     let writer = Writer::new(high, low);
     let mut v = vec![0u128; n * (n - 1) / 2];
@@ -37,7 +44,15 @@ pub fn in_memory(high: &Points, low: &Points, rank: bool, nm: bool, block_rows: 
 /// The pair order of the records that [`pair_pass`] laid out, with both spaces' extents: the
 /// bucketed path for ranks alone ([`bucketed`]), else (or when a bucket is too large) the
 /// full sort.
-pub(crate) fn order_records(v: Vec<u128>, layout: Layout, high: Extent, low: Extent, rank: bool, nm: bool, ctl: &Control) -> Result<OrderStats> {
+pub(crate) fn order_records(
+    v: Vec<u128>,
+    layout: Layout,
+    high: Extent,
+    low: Extent,
+    rank: bool,
+    nm: bool,
+    ctl: &Control,
+) -> Result<OrderStats> {
     if rank && !nm && v.len() >= bucketed::MIN_PAIRS {
         ctl.report(PHASE, 1, 2);
         let p = v.len() as u64;

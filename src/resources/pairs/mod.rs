@@ -44,12 +44,12 @@ mod tie_groups;
 pub use extent::Extent;
 pub use in_memory::in_memory_bytes;
 pub use order_stats::{OrderPath, OrderStats, RankMoments};
-pub use sums::{tree, PairSums};
+pub use sums::{PairSums, tree};
 
 // For the external driver and the planner.
 pub(crate) use bucketed::{Layout, Writer};
 pub(crate) use in_memory::{in_memory, order_records};
-pub(crate) use pair_pass::{pair_pass, DensityJob, PairJob};
+pub(crate) use pair_pass::{DensityJob, PairJob, pair_pass};
 pub(crate) use pava::PavaStack;
-pub(crate) use record::{fill, final_payload, open_payload, LOW};
-pub(crate) use scans::{stats, Scan1, Scan2};
+pub(crate) use record::{LOW, fill, final_payload, open_payload};
+pub(crate) use scans::{Scan1, Scan2, stats};

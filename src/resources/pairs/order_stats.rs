@@ -14,7 +14,8 @@ pub struct RankMoments {
 impl RankMoments {
     /// Spearman's ρ, clipped to [−1, 1]; `None` when either space's distances are constant.
     pub fn rho(&self) -> Option<f64> {
-        (self.cxx > 0 && self.cyy > 0).then(|| ((self.cxy as f64 / (self.cxx as f64).sqrt()) / (self.cyy as f64).sqrt()).clamp(-1.0, 1.0))
+        (self.cxx > 0 && self.cyy > 0)
+            .then(|| ((self.cxy as f64 / (self.cxx as f64).sqrt()) / (self.cyy as f64).sqrt()).clamp(-1.0, 1.0))
     }
 
     /// From the exact sums Σ c·a² (d^X's groups), Σ b·(Σa of the group) and Σ c·b² (d^Y's
@@ -34,8 +35,15 @@ pub enum OrderPath {
     InMemory,
     /// Ranks only, in cache-sized buckets ([`super::bucketed`]): the number of X-chunks and the
     /// largest X-chunk and Y-bucket, in records.
-    Bucketed { chunks: usize, largest_chunk: u64, largest_y_bucket: u64 },
-    External { runs: u64, merge_levels: u32 },
+    Bucketed {
+        chunks: usize,
+        largest_chunk: u64,
+        largest_y_bucket: u64,
+    },
+    External {
+        runs: u64,
+        merge_levels: u32,
+    },
 }
 
 /// The ordered-pair statistics of one projection.

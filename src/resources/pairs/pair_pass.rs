@@ -5,12 +5,12 @@ use std::ops::Range as Rows;
 
 use rayon::prelude::*;
 
+use super::super::density::{DensitySums, Group, KernelScratch, groups};
+use super::super::scratch_pool::Pool;
 use super::bucketed::Writer;
 use super::extent::Extent;
 use super::record::{pairs_in, write_records};
-use super::sums::{tree, PairSums};
-use super::super::density::{groups, DensitySums, Group, KernelScratch};
-use super::super::scratch_pool::Pool;
+use super::sums::{PairSums, tree};
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -75,7 +75,13 @@ struct BlockOut {
 
 /// One sweep over the rows: the extent of each projection's pair distances, and what `job`
 /// asks for. Only the pairs j > i of a row are measured.
-pub(crate) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_rows: usize, ctl: &Control) -> Result<PairPassOutput> {
+pub(crate) fn pair_pass(
+    high: &Points,
+    lows: &[&Points],
+    job: PairJob,
+    block_rows: usize,
+    ctl: &Control,
+) -> Result<PairPassOutput> {
     let PairJob { high_extent, sums, records, densities: dens } = job;
     let n = high.n();
     let with_records = records.is_some();
@@ -106,56 +112,60 @@ pub(crate) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
     let per_block: Vec<BlockOut> = blocks
         .par_iter()
         .zip(slices.into_par_iter())
-        .map(|(rows, recs)| pool.with(|(dx, dy, kernel, staged)| {
-            ctl.check()?;
-            dx.resize(if need_dx { n } else { 0 }, 0.0);
-            dy.resize(n, 0.0);
-            staged.clear();
-            let mut b = BlockOut { rows: vec![Vec::with_capacity(rows.len()); lows.len().max(1)], starts: Vec::new() };
-            let mut high_group = high_sums.as_ref().map(|s| s.group(rows.start));
-            let mut low_groups: Vec<Option<Group>> = low_sums.iter().map(|s| s.as_ref().map(|s| s.group(rows.start))).collect();
-            for i in rows.clone() {
-                let m = n - 1 - i;
-                let hx = if need_dx {
-                    distance_row_from(high, i, i + 1, &mut dx[..m]);
-                    if let (Some(s), Some(g)) = (&high_sums, &mut high_group) {
-                        s.row(g, i, &dx[..m], kernel);
+        .map(|(rows, recs)| {
+            pool.with(|(dx, dy, kernel, staged)| {
+                ctl.check()?;
+                dx.resize(if need_dx { n } else { 0 }, 0.0);
+                dy.resize(n, 0.0);
+                staged.clear();
+                let mut b =
+                    BlockOut { rows: vec![Vec::with_capacity(rows.len()); lows.len().max(1)], starts: Vec::new() };
+                let mut high_group = high_sums.as_ref().map(|s| s.group(rows.start));
+                let mut low_groups: Vec<Option<Group>> =
+                    low_sums.iter().map(|s| s.as_ref().map(|s| s.group(rows.start))).collect();
+                for i in rows.clone() {
+                    let m = n - 1 - i;
+                    let hx = if need_dx {
+                        distance_row_from(high, i, i + 1, &mut dx[..m]);
+                        if let (Some(s), Some(g)) = (&high_sums, &mut high_group) {
+                            s.row(g, i, &dx[..m], kernel);
+                        }
+                        Extent::of(&dx[..m])
+                    } else {
+                        Extent::EMPTY
+                    };
+                    if lows.is_empty() {
+                        b.rows[0].push(RowOut { high: hx, low: Extent::EMPTY, sums: PairSums::default() });
                     }
-                    Extent::of(&dx[..m])
-                } else {
-                    Extent::EMPTY
-                };
-                if lows.is_empty() {
-                    b.rows[0].push(RowOut { high: hx, low: Extent::EMPTY, sums: PairSums::default() });
+                    for (p, low) in lows.iter().enumerate() {
+                        distance_row_from(low, i, i + 1, &mut dy[..m]);
+                        if let (Some(s), Some(g)) = (&low_sums[p], &mut low_groups[p]) {
+                            s.row(g, i, &dy[..m], kernel);
+                        }
+                        let (tx, ty) = (&dx[..m.min(dx.len())], &dy[..m]);
+                        if with_records {
+                            let at = staged.len();
+                            staged.resize(at + m, 0);
+                            write_records(tx, ty, &mut staged[at..]);
+                        }
+                        let s = if sums { PairSums::of_row(tx, ty) } else { PairSums::default() };
+                        b.rows[p].push(RowOut { high: hx, low: Extent::of(ty), sums: s });
+                    }
                 }
-                for (p, low) in lows.iter().enumerate() {
-                    distance_row_from(low, i, i + 1, &mut dy[..m]);
-                    if let (Some(s), Some(g)) = (&low_sums[p], &mut low_groups[p]) {
-                        s.row(g, i, &dy[..m], kernel);
-                    }
-                    let (tx, ty) = (&dx[..m.min(dx.len())], &dy[..m]);
-                    if with_records {
-                        let at = staged.len();
-                        staged.resize(at + m, 0);
-                        write_records(tx, ty, &mut staged[at..]);
-                    }
-                    let s = if sums { PairSums::of_row(tx, ty) } else { PairSums::default() };
-                    b.rows[p].push(RowOut { high: hx, low: Extent::of(ty), sums: s });
-                }
-            }
-            if let (Some(s), Some(g)) = (&high_sums, high_group) {
-                s.finish_group(g);
-            }
-            for (s, g) in low_sums.iter().zip(low_groups) {
-                if let (Some(s), Some(g)) = (s, g) {
+                if let (Some(s), Some(g)) = (&high_sums, high_group) {
                     s.finish_group(g);
                 }
-            }
-            b.starts = writer.map(|w| w.block(staged, recs)).unwrap_or_default();
-            let d = done.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed) + rows.len() as u64;
-            ctl.report("pair sums", d, n as u64);
-            Ok(b)
-        }))
+                for (s, g) in low_sums.iter().zip(low_groups) {
+                    if let (Some(s), Some(g)) = (s, g) {
+                        s.finish_group(g);
+                    }
+                }
+                b.starts = writer.map(|w| w.block(staged, recs)).unwrap_or_default();
+                let d = done.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed) + rows.len() as u64;
+                ctl.report("pair sums", d, n as u64);
+                Ok(b)
+            })
+        })
         .collect::<Result<_>>()?;
     let rows_of = |p: usize| per_block.iter().flat_map(|b| b.rows[p].iter().copied()).collect::<Vec<RowOut>>();
     let first = rows_of(0);
@@ -164,7 +174,8 @@ pub(crate) fn pair_pass(high: &Points, lows: &[&Points], job: PairJob, block_row
         .map(|p| {
             let rows = if p == 0 { first.clone() } else { rows_of(p) };
             let extent = rows.iter().fold(Extent::EMPTY, |e, r| e.join(r.low));
-            let s = sums.then(|| tree(&rows.iter().map(|r| r.sums).collect::<Vec<_>>(), PairSums::default(), &PairSums::merge));
+            let s = sums
+                .then(|| tree(&rows.iter().map(|r| r.sums).collect::<Vec<_>>(), PairSums::default(), &PairSums::merge));
             (extent, s)
         })
         .collect();

@@ -59,7 +59,9 @@ impl PavaStack {
             }
             let (file, path, len) = self.spill.as_mut().expect("spill file");
             let bytes: Vec<u8> = self.mem[..half].iter().flat_map(|b| b.to_le_bytes()).collect();
-            file.seek(SeekFrom::Start(*len * 16)).and_then(|_| file.write_all(&bytes)).map_err(|e| Workspace::io_error(path, e))?;
+            file.seek(SeekFrom::Start(*len * 16))
+                .and_then(|_| file.write_all(&bytes))
+                .map_err(|e| Workspace::io_error(path, e))?;
             *len += half as u64;
             self.mem.drain(..half);
         }

@@ -82,7 +82,14 @@ pub(super) fn pairs_in(n: usize, rows: Range<usize>) -> usize {
 }
 
 /// Writes the records of the pairs (i, j > i) for the rows `rows` into `out`, row after row.
-pub(crate) fn fill(high: &Points, low: &Points, rows: Range<usize>, out: &mut [u128], block_rows: usize, ctl: &Control) -> Result<()> {
+pub(crate) fn fill(
+    high: &Points,
+    low: &Points,
+    rows: Range<usize>,
+    out: &mut [u128],
+    block_rows: usize,
+    ctl: &Control,
+) -> Result<()> {
     let n = high.n();
     let block_rows = block_rows.max(1);
     let mut tasks: Vec<(Range<usize>, &mut [u128])> = Vec::new();

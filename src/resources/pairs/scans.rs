@@ -24,9 +24,9 @@ use super::extent::Extent;
 use super::order_stats::{OrderPath, OrderStats, RankMoments};
 use super::pava::PavaStack;
 use super::record::{by_y, final_payload, final_rank, key, low_half};
-use super::tie_groups::{each_group, group_chunks, TieGroup, TieWalk};
+use super::tie_groups::{TieGroup, TieWalk, each_group, group_chunks};
 use crate::error::Result;
-use crate::sum::{pairwise_sum, Compensated};
+use crate::sum::{Compensated, pairwise_sum};
 
 /// The end of a d^X tie group: its start, size and doubled average rank.
 #[derive(Debug, Clone, Copy)]
@@ -279,7 +279,8 @@ pub(super) fn rank_x_groups(recs: &mut [u128], start: u64, mut each: impl FnMut(
 /// Scan 2 over fully resolved payloads (the in-memory path), in parallel by d^Y groups.
 pub(super) fn scan2_parallel(v: &[u128]) -> Scan2 {
     let chunks = group_chunks(v);
-    let parts: Vec<(u128, u128)> = chunks.into_par_iter().map(|r| scan2_groups(&v[r.clone()], r.start as u64)).collect();
+    let parts: Vec<(u128, u128)> =
+        chunks.into_par_iter().map(|r| scan2_groups(&v[r.clone()], r.start as u64)).collect();
     let mut s2 = Scan2::default();
     for (sxy, syy) in parts {
         s2.sxy += sxy;

@@ -95,10 +95,28 @@ impl PairSums {
         let alpha = if sum_yy > 0.0 { sum_xy / sum_yy } else { 0.0 };
         let [residual, m2_x, m2_y, co_moment] = pairwise_sums(c, &|t| {
             let (a, b) = (x[t], y[t]);
-            [(a - alpha * b) * (a - alpha * b), (a - mean_x) * (a - mean_x), (b - mean_y) * (b - mean_y), (a - mean_x) * (b - mean_y)]
+            [
+                (a - alpha * b) * (a - alpha * b),
+                (a - mean_x) * (a - mean_x),
+                (b - mean_y) * (b - mean_y),
+                (a - mean_x) * (b - mean_y),
+            ]
         });
         let scaled_residual = if sum_yy > 0.0 { residual } else { sum_xx };
-        PairSums { count: c as u64, sum_sq_diff, sum_xx, sum_yy, sum_xy, scaled_residual, mean_x, mean_y, m2_x, m2_y, co_moment, y_scale_exp: 0 }
+        PairSums {
+            count: c as u64,
+            sum_sq_diff,
+            sum_xx,
+            sum_yy,
+            sum_xy,
+            scaled_residual,
+            mean_x,
+            mean_y,
+            m2_x,
+            m2_y,
+            co_moment,
+            y_scale_exp: 0,
+        }
     }
 }
 
