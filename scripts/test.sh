@@ -37,6 +37,13 @@ fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/faithful-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
+# Style and lints first: they fail in seconds, not after the build.
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+    rustup component add rustfmt clippy
+fi
+cargo fmt --check
+cargo clippy --locked --all-targets --all-features -- -D warnings
+
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
 cargo test --locked --all-targets
 cargo test --locked --doc

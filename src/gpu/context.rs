@@ -60,7 +60,7 @@ impl AdapterReport {
             vendor: info.vendor,
             device: info.device,
             hardware: matches!(info.device_type, wgpu::DeviceType::DiscreteGpu | wgpu::DeviceType::IntegratedGpu),
-            max_storage_buffer_binding_size: u64::from(limits.max_storage_buffer_binding_size),
+            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
             max_buffer_size: limits.max_buffer_size,
             max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
             max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
@@ -202,8 +202,7 @@ impl Gpu {
 
     /// Largest single output buffer to allocate.
     pub(super) fn max_output_bytes(&self) -> u64 {
-        let lim =
-            u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size).min(256 << 20);
+        let lim = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(256 << 20);
         let lim = self.request.max_buffer_bytes.map_or(lim, |m| m.min(lim)).max(4);
         // A power of two: pooled buffers are rounded up to one and must stay within the limit.
         1 << (63 - lim.leading_zeros())

@@ -55,7 +55,7 @@ impl Gpu {
     pub(super) fn upload(&self, prep: Prepared, tally: &mut Tally) -> Result<Space, GpuError> {
         let t0 = Instant::now();
         let bytes = (prep.pts.len() * 4) as u64;
-        let limit = u64::from(self.limits.max_storage_buffer_binding_size).min(self.limits.max_buffer_size);
+        let limit = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size);
         if bytes > limit {
             return Err(GpuError::Limits(format!(
                 "{bytes} bytes of points exceed the storage binding limit of {limit}"

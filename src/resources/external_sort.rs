@@ -67,12 +67,12 @@ impl ExternalPlan {
         // (at most one block per pair).
         let streaming = data + if rank { data } else { 0 } + if nm { data } else { 0 };
         let peak = peak_sort.max(streaming).max(data);
-        if let Some(t) = temp {
-            if peak > t {
-                return Err(Error::Budget(format!(
-                    "temporary-space budget of {t} bytes is too small: sorting {pairs} pairs externally under a memory budget of {memory} bytes needs up to {peak} bytes of temporary space"
-                )));
-            }
+        if let Some(t) = temp
+            && peak > t
+        {
+            return Err(Error::Budget(format!(
+                "temporary-space budget of {t} bytes is too small: sorting {pairs} pairs externally under a memory budget of {memory} bytes needs up to {peak} bytes of temporary space"
+            )));
         }
         Ok(ExternalPlan { run_records, fan_in, io_buffer, stack_blocks, runs, merge_levels: levels, temp_peak: peak })
     }
@@ -80,7 +80,7 @@ impl ExternalPlan {
 
 fn run_sizes(records: u64, per_run: u64) -> Vec<u64> {
     let mut v = vec![per_run; (records / per_run) as usize];
-    if records % per_run > 0 || v.is_empty() {
+    if !records.is_multiple_of(per_run) || v.is_empty() {
         v.push(records % per_run);
     }
     v
@@ -348,20 +348,20 @@ pub fn external(
         let mut c2 = 0usize;
         let mut w2 = rank.then(|| RunWriter::new(&ws, "b", plan, &mut c2));
         merge(&ws, runs1, plan, &mut counter2, ctl, pairs, |rec| {
-            if let Some(e) = scan.push(rec)? {
-                if let Some(w2) = w2.as_mut() {
-                    w2.end_group(e.start, e.count, e.a, &mut spans);
-                }
+            if let Some(e) = scan.push(rec)?
+                && let Some(w2) = w2.as_mut()
+            {
+                w2.end_group(e.start, e.count, e.a, &mut spans);
             }
             if let Some(w2) = w2.as_mut() {
                 w2.push((rec << 64) | open_payload(scan.group_start()))?;
             }
             Ok(())
         })?;
-        if let Some(e) = scan.finish()? {
-            if let Some(w2) = w2.as_mut() {
-                w2.end_group(e.start, e.count, e.a, &mut spans);
-            }
+        if let Some(e) = scan.finish()?
+            && let Some(w2) = w2.as_mut()
+        {
+            w2.end_group(e.start, e.count, e.a, &mut spans);
         }
         if let Some(w2) = w2 {
             runs2 = w2.finish()?;

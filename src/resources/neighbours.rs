@@ -12,7 +12,7 @@ pub struct Neighbours {
 impl Neighbours {
     /// Number of points.
     pub fn n(&self) -> usize {
-        if self.k == 0 { 0 } else { self.idx.len() / self.k }
+        self.idx.len().checked_div(self.k).unwrap_or(0)
     }
     /// The first `k` neighbour indices of point `i` (`k` ≤ `self.k`).
     pub fn row(&self, i: usize, k: usize) -> &[u32] {

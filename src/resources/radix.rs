@@ -69,7 +69,7 @@ fn sort_in_place(v: &mut [u128], buf: &mut [u128]) {
     }
     let Some(top) = highest_difference(v) else { return };
     let starts = scatter(v, buf, top);
-    for_buckets(buf, v, &starts, |b, s| sort_into(b, s));
+    for_buckets(buf, v, &starts, sort_into);
 }
 
 /// Sorts the keys of `src` into `dst` (`src` is clobbered).
@@ -84,7 +84,7 @@ fn sort_into(src: &mut [u128], dst: &mut [u128]) {
         return;
     };
     let starts = scatter(src, dst, top);
-    for_buckets(dst, src, &starts, |d, s| sort_in_place(d, s));
+    for_buckets(dst, src, &starts, sort_in_place);
 }
 
 /// Runs `f` on each bucket (as slices of `a` and `b`), in parallel when the range is large.

@@ -64,7 +64,7 @@ impl Writer {
     pub fn new(high: &Points, low: &Points) -> Writer {
         let n = high.n();
         let pairs = n * n.saturating_sub(1) / 2;
-        let mut rng = SplitMix64(0x5EED_B0C4_E75u64);
+        let mut rng = SplitMix64(0x05EE_DB0C_4E75_u64);
         let (mut sx, mut sy) = (Vec::with_capacity(SAMPLE), Vec::with_capacity(SAMPLE));
         if n >= 2 {
             for _ in 0..SAMPLE {
@@ -343,7 +343,7 @@ mod tests {
                 assert_eq!(moments(got, p), want, "block_rows {block_rows}");
             }
             let (v, layout) = laid_out(high, low, 32);
-            let back = rank_sums(v.clone(), &layout, 10, &Control::default()).unwrap().err().expect("over the limit");
+            let back = rank_sums(v.clone(), &layout, 10, &Control::default()).unwrap().expect_err("over the limit");
             assert_eq!(back, v);
         }
     }

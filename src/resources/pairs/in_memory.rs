@@ -84,10 +84,10 @@ pub fn sort_and_scan(mut v: Vec<u128>, rank: bool, nm: bool, ctl: &Control) -> R
         let mut scan = Scan1::new(rank, nm, PavaStack::in_memory(buf));
         for k in 0..p {
             let rec = v[k];
-            if let Some(e) = scan.push(rec)? {
-                if rank {
-                    set_payload(&mut v[e.start as usize..k], e.a);
-                }
+            if let Some(e) = scan.push(rec)?
+                && rank
+            {
+                set_payload(&mut v[e.start as usize..k], e.a);
             }
             if rank {
                 v[k] = by_y(rec, 0);
@@ -96,10 +96,10 @@ pub fn sort_and_scan(mut v: Vec<u128>, rank: bool, nm: bool, ctl: &Control) -> R
                 ctl.check()?;
             }
         }
-        if let Some(e) = scan.finish()? {
-            if rank {
-                set_payload(&mut v[e.start as usize..p], e.a);
-            }
+        if let Some(e) = scan.finish()?
+            && rank
+        {
+            set_payload(&mut v[e.start as usize..p], e.a);
         }
         buf = scan.take_store();
         scan

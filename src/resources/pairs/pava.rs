@@ -86,11 +86,12 @@ impl PavaStack {
     /// Adds a pooled group and merges while the order is violated (sklearn's PAVA).
     #[inline]
     pub(super) fn add(&mut self, w: u64, mean: f64, raw: &mut Compensated) -> Result<()> {
-        if let Some(&t) = self.mem.last() {
-            if unpack(t).1 <= mean && self.mem.len() < self.cap {
-                self.mem.push(pack(w, mean));
-                return Ok(());
-            }
+        if let Some(&t) = self.mem.last()
+            && unpack(t).1 <= mean
+            && self.mem.len() < self.cap
+        {
+            self.mem.push(pack(w, mean));
+            return Ok(());
         }
         self.add_slow(w, mean, raw)
     }
