@@ -43,6 +43,9 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
 fi
 cargo fmt --check
 cargo clippy --locked --all-targets --all-features -- -D warnings
+# The library without its default features (Cargo.toml: CPU-only, then with the GPU backend).
+cargo check --locked --lib --no-default-features
+cargo check --locked --lib --no-default-features --features gpu
 
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
 cargo test --locked --all-targets

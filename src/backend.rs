@@ -1,15 +1,19 @@
 //! Backend and numerics choice: the one place that decides whether the CPU reference or the
 //! GPU serves a run, and says why. Measures never branch on the backend.
 
+#[cfg(feature = "gpu")]
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::gpu::{Gpu, GpuError, GpuRequest};
+use crate::error::GpuError;
+#[cfg(feature = "gpu")]
+use crate::gpu::{Gpu, GpuRequest};
 
 /// Which backend the caller asks for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum BackendChoice {
     /// The GPU for a hardware adapter and a job large enough to pay for start-up, else the CPU.
     #[default]
@@ -20,8 +24,9 @@ pub enum BackendChoice {
 }
 
 /// The numerics posture (docs/exactness.md §2).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Numerics {
     /// Neighbours and ranks identical to the reference (certified f32, refined in f64).
     #[default]
@@ -37,13 +42,17 @@ pub const AUTO_MIN_PAIRS: f64 = 4.0e8;
 
 /// The backend that will serve, with the reason when it is not the one asked for.
 pub enum Selected {
-    Cpu { reason: Option<String> },
+    Cpu {
+        reason: Option<String>,
+    },
+    #[cfg(feature = "gpu")]
     Gpu(Arc<Gpu>),
 }
 
 /// Decides the backend for a job of `n` points; `gpu_work` says whether the job has anything a
 /// GPU serves (neighbours, ranks, or Fast pair reductions). `gpu` starts (or returns) the
 /// device. `auto` probes the adapters only when a GPU could serve: a large job with GPU work.
+#[cfg(feature = "gpu")]
 pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>(
     choice: BackendChoice,
     n: usize,
@@ -76,7 +85,18 @@ pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>
     }
 }
 
+/// Without the `gpu` feature: the CPU serves `cpu` and `auto`; `gpu` is an error.
+#[cfg(not(feature = "gpu"))]
+pub fn select(choice: BackendChoice) -> Result<Selected, GpuError> {
+    match choice {
+        BackendChoice::Cpu => Ok(Selected::Cpu { reason: None }),
+        BackendChoice::Gpu => Err(GpuError::NotBuilt),
+        BackendChoice::Auto => Ok(Selected::Cpu { reason: Some(format!("auto: {}", GpuError::NotBuilt)) }),
+    }
+}
+
 /// Starts the GPU for `req`.
+#[cfg(feature = "gpu")]
 pub async fn start_gpu(req: &GpuRequest) -> Result<Arc<Gpu>, GpuError> {
     Gpu::new_async(req).await.map(Arc::new)
 }

@@ -9,6 +9,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong, from input validation to measure preconditions.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     #[error("{name}: has no points")]
     Empty { name: String },
@@ -52,10 +53,21 @@ pub enum Error {
     Workspace { path: PathBuf, source: std::io::Error },
     #[error("{}", file_message(path, problem))]
     File { path: PathBuf, problem: FileProblem },
-    #[error("invalid option: {0}")]
-    Option(String),
+    /// More worker threads than [`crate::MAX_THREADS`].
+    #[error("invalid option: --threads {threads} is above the limit of {limit} (0 or no --threads: all cores)")]
+    TooManyThreads { threads: usize, limit: usize },
+    /// The operating system refused the worker threads.
+    #[error("invalid option: cannot start {threads} threads: {reason}")]
+    ThreadPool { threads: usize, reason: String },
+    /// An evaluation was asked for no projection at all.
+    #[error("invalid option: no projection to evaluate")]
+    NoProjection,
+    /// Labels were given without the data they label (the command line's `--labels` without
+    /// `--high` and `--low`).
+    #[error("invalid option: --labels needs --high and --low")]
+    LabelsWithoutData,
     #[error("GPU backend unavailable: {0}")]
-    Gpu(#[from] crate::gpu::GpuError),
+    Gpu(#[from] GpuError),
     // Output (issue 11): a result that could not be written (a full disk, a missing folder, a
     // closed or full standard output) is a write failure, not a read error and not a panic.
     #[error("cannot write {}: {source}", escaped(target))]
@@ -66,12 +78,38 @@ pub enum Error {
         "{id}: parameter {param}={value} needs {bytes} bytes for {what}, above the memory budget of {budget} bytes (lower {param}, or raise --memory-budget)"
     )]
     ParamMemory { id: String, param: String, value: String, what: String, bytes: u64, budget: u64 },
+    /// A measure returned another number of values than it has keys: a bug in faithful,
+    /// reported instead of pairing values with the wrong keys.
+    #[error("{id}: returned {got} values for its keys [{keys}] (a bug in faithful; please report it)")]
+    MeasureOutput { id: String, keys: String, got: usize },
     #[error("{id}{}: {key} is not a finite number ({value}); no score is reported", on(projection))]
     NonFiniteScore { id: String, projection: Option<String>, key: String, value: f64 },
 }
 
+/// Why the GPU could not serve.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum GpuError {
+    #[error("no GPU adapter: {0}")]
+    NoAdapter(String),
+    #[error("the GPU device could not be created: {0}")]
+    Device(String),
+    #[error("GPU error during {stage}: {message}")]
+    Runtime { stage: &'static str, message: String },
+    #[error("the data does not fit the adapter's limits: {0}")]
+    Limits(String),
+    /// The data or dimension is outside the domain where the f32 bound is proven
+    /// (docs/exactness.md, "The certified domain"); the CPU reference serves it.
+    #[error("outside the GPU's certified domain: {0}")]
+    Domain(String),
+    /// This build has no GPU backend: the crate's `gpu` feature is off.
+    #[error("this build of faithful has no GPU backend (the `gpu` feature is off)")]
+    NotBuilt,
+}
+
 /// What is wrong with an input file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileProblem {
     #[error("cannot read: {0}")]
     Io(#[from] std::io::Error),

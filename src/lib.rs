@@ -13,31 +13,55 @@
 //! assert_eq!(scores[0].values[0].0, "trustworthiness");
 //! ```
 
+// The curated API is the `pub use` list below. The modules are private, or `#[doc(hidden)]`
+// where the command line, the wasm API, the tests and the benches reach into internals (they
+// are not part of the API and may change in any release).
+#[doc(hidden)]
 pub mod backend;
+#[doc(hidden)]
+#[cfg(feature = "gpu")]
 pub mod bench;
-pub mod control;
+mod catalog;
+mod control;
+#[doc(hidden)]
 pub mod data;
-pub mod error;
+mod error;
+#[doc(hidden)]
 pub mod evaluate;
+#[doc(hidden)]
+#[cfg(feature = "example-data")]
 pub mod example;
+#[doc(hidden)]
+#[cfg(feature = "gpu")]
 pub mod gpu;
+#[doc(hidden)]
 pub mod measures;
+#[doc(hidden)]
 pub mod quote;
+#[doc(hidden)]
 pub mod reference;
-pub mod report;
+mod report;
+#[doc(hidden)]
 pub mod resources;
-pub mod spec;
+mod spec;
+#[doc(hidden)]
 pub mod splitmix;
+#[doc(hidden)]
 pub mod sum;
-#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+#[cfg(all(target_arch = "wasm32", feature = "gpu", feature = "example-data"))]
 pub mod wasm;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "gpu", feature = "example-data"))]
 mod wasm_bench;
 
 pub use backend::{BackendChoice, Numerics};
+pub use catalog::{MeasureInfo, ParamInfo, measures};
 pub use control::{Cancel, Progress, ProgressFn};
-pub use data::{Labels, Points};
-pub use error::{Error, FileProblem, Result};
-pub use evaluate::{Evaluator, Options};
+pub use data::{Labels, Points, read_labels, read_points};
+pub use error::{Error, FileProblem, GpuError, Result};
+pub use evaluate::{Evaluator, EvaluatorBuilder, MAX_THREADS, Options};
+#[cfg(feature = "example-data")]
+pub use example::{Example, digits as example_digits};
 pub use report::{Evaluation, ProjectionScores, RunReport, Score};
+pub use resources::Neighbours;
 pub use spec::{ParamValue, Spec};

@@ -4,8 +4,20 @@
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
+#[cfg(feature = "gpu")]
+pub use crate::gpu::{AdapterReport, GpuStats};
 use crate::resources::{Needs, PassStats};
 use crate::spec::ParamValue;
+
+/// Without the `gpu` feature no adapter serves: [`RunReport::adapter`] is always `None`.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug, Clone, Serialize)]
+pub enum AdapterReport {}
+
+/// Without the `gpu` feature there is no GPU work: [`RunReport::gpu`] is always `None`.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug, Clone, Serialize)]
+pub enum GpuStats {}
 
 /// One measure's result on one projection.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,7 +124,7 @@ pub struct Timings {
 pub struct GpuRun {
     /// Instance, adapter and device start-up (the first call of an evaluator only).
     pub device_start_s: f64,
-    pub stats: crate::gpu::GpuStats,
+    pub stats: GpuStats,
 }
 
 /// What served a run: backend, posture, plan, work tallies and timings.
@@ -124,7 +136,7 @@ pub struct RunReport {
     pub numerics: String,
     pub fallback_reason: Option<String>,
     /// The adapter that served, when the GPU did.
-    pub adapter: Option<crate::gpu::AdapterReport>,
+    pub adapter: Option<AdapterReport>,
     /// GPU work: candidates, overlaps refined, rows recomputed, transfers and times.
     pub gpu: Option<GpuRun>,
     pub threads: usize,

@@ -63,7 +63,11 @@ fn parse_json(stdout: &str) -> (Value, raw::J) {
 
 /// The evaluation the library gives for the same inputs.
 fn library(high: &Points, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec], local: bool) -> Evaluation {
-    let eval = Evaluator::new(high.clone(), Options { local, ..Options::default() });
+    let eval = Evaluator::new(high.clone(), {
+        let mut o = Options::default();
+        o.local = local;
+        o
+    });
     eval.measure_many(lows, labels, specs).expect("library evaluates")
 }
 

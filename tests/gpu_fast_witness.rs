@@ -27,9 +27,15 @@ fn uniform(name: &str, n: usize, d: usize, seed: u64) -> Points {
 fn fast_within_tolerance(tag: &str, high: &Points, low: &Points, req: GpuRequest) -> Evaluation {
     let specs: Vec<Spec> = SPECS.iter().map(|s| s.parse().unwrap()).collect();
     let run = |backend, numerics, gpu| {
-        Evaluator::new(high.clone(), Options { backend, numerics, gpu, ..Default::default() })
-            .measure_many(&[low], None, &specs)
-            .unwrap()
+        Evaluator::new(high.clone(), {
+            let mut o = Options::default();
+            o.backend = backend;
+            o.numerics = numerics;
+            o.gpu = gpu;
+            o
+        })
+        .measure_many(&[low], None, &specs)
+        .unwrap()
     };
     let (c, f) =
         (run(BackendChoice::Cpu, Numerics::Exact, GpuRequest::default()), run(BackendChoice::Gpu, Numerics::Fast, req));

@@ -91,7 +91,12 @@ fn scores_and_local_values_identical_to_cpu() {
         let labels = Labels::new((0..high.n() as i64).map(|i| i % 3).collect());
         for spec in &specs {
             let run = |backend| {
-                let eval = Evaluator::new(high.clone(), Options { backend, local: true, ..Default::default() });
+                let eval = Evaluator::new(high.clone(), {
+                    let mut o = Options::default();
+                    o.backend = backend;
+                    o.local = true;
+                    o
+                });
                 eval.measure_many(&[&low], Some(&labels), std::slice::from_ref(spec))
             };
             let (cpu, gpu_run) = (run(BackendChoice::Cpu), run(BackendChoice::Gpu));
@@ -115,8 +120,12 @@ fn fast_posture_reports_unresolved_comparisons_on_jittered_lattices() {
     let high = points("lat", 256, 4, |i, c| ((i >> (2 * c)) & 3) as f64 + 1e-9 * rng.uniform());
     let low = points("latl", 256, 2, |i, c| ((i >> (3 * c)) & 7) as f64 + 1e-9 * rng.uniform());
     let specs = vec!["tnc:k=10".parse::<Spec>().unwrap()];
-    let eval =
-        Evaluator::new(high, Options { backend: BackendChoice::Gpu, numerics: Numerics::Fast, ..Default::default() });
+    let eval = Evaluator::new(high, {
+        let mut o = Options::default();
+        o.backend = BackendChoice::Gpu;
+        o.numerics = Numerics::Fast;
+        o
+    });
     let r = eval.measure_many(&[&low], None, &specs).unwrap();
     assert_eq!(r.run.numerics, "fast");
     let stats = &r.run.gpu.as_ref().unwrap().stats;
@@ -226,11 +235,13 @@ fn fast_pair_reductions_agree_with_twin_and_with_exact_scores() {
             .collect();
         for spec in &specs {
             let run = |backend, numerics| {
-                Evaluator::new(high.clone(), Options { backend, numerics, ..Default::default() }).measure_many(
-                    &[&low],
-                    None,
-                    std::slice::from_ref(spec),
-                )
+                Evaluator::new(high.clone(), {
+                    let mut o = Options::default();
+                    o.backend = backend;
+                    o.numerics = numerics;
+                    o
+                })
+                .measure_many(&[&low], None, std::slice::from_ref(spec))
             };
             match (run(BackendChoice::Cpu, Numerics::Exact), run(BackendChoice::Gpu, Numerics::Fast)) {
                 (Ok(c), Ok(f)) => {
@@ -264,10 +275,11 @@ fn device_errors_retry_smaller_then_fall_back_to_the_cpu() {
     let cpu = Evaluator::new(high.clone(), Options::default()).measure_many(&[&low], None, &specs).unwrap();
     let js = |e: &faithful::Evaluation| serde_json::to_string(&e.projections).unwrap();
     let run = |fail| {
-        let opts = Options {
-            backend: BackendChoice::Gpu,
-            gpu: GpuRequest { fail_dispatches: fail, ..Default::default() },
-            ..Default::default()
+        let opts = {
+            let mut o = Options::default();
+            o.backend = BackendChoice::Gpu;
+            o.gpu = GpuRequest { fail_dispatches: fail, ..Default::default() };
+            o
         };
         Evaluator::new(high.clone(), opts).measure_many(&[&low], None, &specs).unwrap()
     };

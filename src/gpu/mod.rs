@@ -42,19 +42,6 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     pollster::block_on(f)
 }
 
-/// Why the GPU could not serve.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum GpuError {
-    #[error("no GPU adapter: {0}")]
-    NoAdapter(String),
-    #[error("the GPU device could not be created: {0}")]
-    Device(String),
-    #[error("GPU error during {stage}: {message}")]
-    Runtime { stage: &'static str, message: String },
-    #[error("the data does not fit the adapter's limits: {0}")]
-    Limits(String),
-    /// The data or dimension is outside the domain where the f32 bound is proven
-    /// (docs/exactness.md, "The certified domain"); the CPU reference serves it.
-    #[error("outside the GPU's certified domain: {0}")]
-    Domain(String),
-}
+/// Why the GPU could not serve (defined with the crate's errors: it exists without the
+/// `gpu` feature too).
+pub use crate::error::GpuError;
