@@ -546,6 +546,18 @@ impl Evaluator {
 
     /// The exact kNN graph of the original space (ties by index, self excluded), with the
     /// report of what served it. The result is also kept for later measure calls.
+    ///
+    /// ```
+    /// use faithful::{Evaluator, Points};
+    /// let points = Points::from_vec("line", 4, 1, vec![0., 1., 3., 7.])?;
+    /// let (graph, report) = Evaluator::builder(points).build().knn(2)?;
+    /// assert_eq!((graph.n(), graph.k), (4, 2));
+    /// assert_eq!(graph.row(0, 2), [1, 2]);
+    /// assert_eq!(graph.dist_row(3, 2), [4.0, 6.0]);
+    /// assert_eq!(report.backend, "cpu");
+    /// assert!(Evaluator::builder(Points::from_vec("two", 2, 1, vec![0., 1.])?).build().knn(2).is_err());
+    /// # Ok::<(), faithful::Error>(())
+    /// ```
     #[cfg(not(target_arch = "wasm32"))]
     pub fn knn(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
         pollster::block_on(self.knn_async(k))

@@ -4,14 +4,24 @@
 //! of `docs/exactness.md`, bit for bit, tie-heavy data included.
 //!
 //! ```
-//! use faithful::{Evaluator, Options, Points, Spec};
-//! let high = Points::from_vec("high", 6, 2, vec![0., 0., 1., 0., 0., 1., 5., 5., 6., 5., 5., 6.]).unwrap();
-//! let low = Points::from_vec("low", 6, 1, vec![0., 1., 2., 10., 11., 12.]).unwrap();
-//! let specs = vec!["tnc:k=2".parse::<Spec>().unwrap()];
-//! let eval = Evaluator::new(high, Options::default());
-//! let scores = eval.measure(&low, None, &specs).unwrap();
-//! assert_eq!(scores[0].values[0].0, "trustworthiness");
+//! use faithful::{Evaluator, Points, Spec};
+//! let high = Points::from_vec("high", 6, 2, vec![0., 0., 1., 0., 0., 1., 5., 5., 6., 5., 5., 6.])?;
+//! let low = Points::from_vec("low", 6, 1, vec![0., 1., 2., 10., 11., 12.])?;
+//! let specs: Vec<Spec> = vec!["tnc:k=2".parse()?, "stress".parse()?];
+//! let eval = Evaluator::builder(high).build();
+//! let scores = eval.measure(&low, None, &specs)?;
+//! assert_eq!(scores[0].value("trustworthiness"), Some(1.0));
+//! assert!(scores[1].value("stress").is_some_and(|s| s > 0.0));
+//! # Ok::<(), faithful::Error>(())
 //! ```
+//!
+//! The entry points: [`Evaluator`] (built with [`Evaluator::builder`]) scores projections
+//! ([`Points`], read from files with [`read_points`]) against one original space with the
+//! measures of [`Spec`]s ([`measures`] lists them), returning [`Score`]s and a [`RunReport`];
+//! [`Evaluator::knn`] returns the exact kNN graph ([`Neighbours`]); [`Cancel`] and
+//! [`Progress`] stop and follow long runs. Cargo features: `gpu` (the wgpu backend), `cli`
+//! (the `faithful` command line), `example-data` (the bundled digits, `example_digits`);
+//! all on by default.
 
 // The curated API is the `pub use` list below. The modules are private, or `#[doc(hidden)]`
 // where the command line, the wasm API, the tests and the benches reach into internals (they

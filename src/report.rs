@@ -21,6 +21,7 @@ pub enum GpuStats {}
 
 /// One measure's result on one projection.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Score {
     /// ZADU alias of the measure (`tnc`).
     pub id: String,
@@ -73,15 +74,21 @@ impl Serialize for Score {
 
 /// The scores of one projection.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ProjectionScores {
+    /// The projection's name ([`crate::Points::name`]).
     pub name: String,
+    /// One score per spec, in the order of the specs.
     pub scores: Vec<Score>,
 }
 
 /// The result of evaluating one or more projections.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Evaluation {
+    /// One entry per projection, in the order given.
     pub projections: Vec<ProjectionScores>,
+    /// What served the run.
     pub run: RunReport,
 }
 
@@ -129,22 +136,36 @@ pub struct GpuRun {
 
 /// What served a run: backend, posture, plan, work tallies and timings.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct RunReport {
+    /// This crate's version.
     pub faithful_version: &'static str,
+    /// `auto`, `cpu` or `gpu`, as asked for.
     pub backend_requested: String,
+    /// `cpu` or `gpu`: what built the neighbours and ranks.
     pub backend: String,
+    /// `exact`, or `fast` when the GPU served in the Fast posture.
     pub numerics: String,
+    /// Why the backend or posture differs from the one asked for, when it does.
     pub fallback_reason: Option<String>,
     /// The adapter that served, when the GPU did.
     pub adapter: Option<AdapterReport>,
     /// GPU work: candidates, overlaps refined, rows recomputed, transfers and times.
     pub gpu: Option<GpuRun>,
+    /// Worker threads of the run.
     pub threads: usize,
+    /// Points.
     pub n: usize,
+    /// Dimensions of the original space.
     pub dim_high: usize,
+    /// Dimensions of each projection.
     pub dims_low: Vec<usize>,
+    /// Which backend and posture produced each output (neighbours, ranks, pairs, measures).
     pub served: Vec<Served>,
+    /// How the work was planned and split.
     pub plan: BlockPlan,
+    /// Work tallies of the row pass.
     pub work: PassStats,
+    /// Wall-clock phases.
     pub timings: Timings,
 }
