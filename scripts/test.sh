@@ -50,6 +50,11 @@ cargo check --locked --lib --no-default-features --features gpu
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
 cargo test --locked --all-targets
 cargo test --locked --doc
+# The examples (examples/, README.md "The library") on the bundled digits; cpu_vs_gpu asserts
+# identical scores on the CPU and every adapter (lavapipe and llvmpipe here).
+for example in evaluate_files knn_graph many_projections progress_cancel cpu_vs_gpu; do
+    cargo run --locked --quiet --example "$example" >/dev/null
+done
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
 WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness
 # The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.

@@ -67,7 +67,7 @@ mod wasm_bench;
 pub use backend::{BackendChoice, Numerics};
 pub use catalog::{MeasureInfo, ParamInfo, measures};
 pub use control::{Cancel, Progress, ProgressFn};
-pub use data::{Labels, Points, read_labels, read_points};
+pub use data::{Labels, NpyElement, Points, read_labels, read_points, write_npy};
 pub use error::{Error, FileProblem, GpuError, Result};
 pub use evaluate::{Evaluator, EvaluatorBuilder, MAX_THREADS, Options};
 #[cfg(feature = "example-data")]

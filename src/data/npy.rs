@@ -178,6 +178,7 @@ fn label(t: Dtype, raw: &[u8]) -> Result<i64, String> {
 pub trait Element: Copy {
     /// NumPy's descriptor, little-endian.
     const DESCR: &'static str;
+    /// The value's 8 little-endian bytes.
     fn le_bytes(self) -> [u8; 8];
 }
 
