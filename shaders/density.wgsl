@@ -6,7 +6,7 @@
 // Completeness witness: each invocation counts the trips of every loop it runs into
 // `trips[r·WG + tid]`; the host checks them (pair_stats::density_trips) and recomputes any
 // short row on the CPU twin.
-// CPU twin: src/gpu/twin.rs::density_row.
+// CPU twin: src/gpu/twin/density.rs.
 
 struct DensityParams {
     inv_max: f32,

@@ -8,7 +8,7 @@
 // Completeness witness: each invocation counts the trips of every loop it runs into
 // `trips[r·WG + tid]`; the host checks them (pair_stats::pair_stats_trips) and recomputes any
 // short row on the CPU twin.
-// CPU twin: src/gpu/twin.rs::pair_stats_row.
+// CPU twin: src/gpu/twin/pair_stats.rs.
 
 struct PairParams {
     n: u32,

@@ -10,7 +10,7 @@
 // puts before j_q.
 // Completeness witness: each invocation writes its trips of the query, tile, half and inner
 // loops into `trips`; the host checks them against the loops' known lengths.
-// CPU twin: src/gpu/twin.rs::rank_counts.
+// CPU twin: src/gpu/twin/rank_counts.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
 @group(0) @binding(4) var<storage, read> queries: array<u32>;

@@ -10,7 +10,7 @@ mod gpu_common;
 
 use approx::relative_eq;
 use common::{Rng, points};
-use faithful::gpu::{Gpu, GpuRequest, dispatch_tally, pair_stats, prepare::prepare, twin};
+use faithful::gpu::{Gpu, GpuRequest, density, dispatch_tally, pair_stats, prepare::prepare, twin};
 use faithful::{BackendChoice, Evaluation, Evaluator, Numerics, Options, Points, Spec};
 use gpu_common::gpu;
 
@@ -67,7 +67,7 @@ fn device_sums_match_twin(g: &Gpu, tag: &str, high: &Points, low: &Points) -> u6
     ] {
         assert!(relative_eq!(a, b, max_relative = 1e-4), "{tag} {what}: GPU {a} twin {b}");
     }
-    let (dens, short_dens) = pair_stats::fast_densities(g, high, hx.max, &[0.1, 1.0], &mut dispatch_tally()).unwrap();
+    let (dens, short_dens) = density::fast_densities(g, high, hx.max, &[0.1, 1.0], &mut dispatch_tally()).unwrap();
     let inv = (1.0 / (hx.max * px.scale)) as f32;
     let raw: Vec<f64> = (0..n).map(|i| f64::from(twin::density_row(&px, inv, &[1.0], i)[0])).collect();
     let total: f64 = raw.iter().sum();

@@ -7,7 +7,9 @@ mod common;
 mod gpu_common;
 
 use common::{Oracle, Rng, corpus, points};
-use faithful::gpu::{GpuRequest, bound::Params, gpu_row_pass, knn, prepare::prepare, sqdist::bounded_sqdist, twin};
+use faithful::gpu::{
+    GpuRequest, bound::Params, gpu_row_pass, knn_candidates, prepare::prepare, sqdist::bounded_sqdist, twin,
+};
 use faithful::resources::Needs;
 use faithful::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec};
 use gpu_common::{compare_resources, gpu};
@@ -132,9 +134,9 @@ fn kernel_candidates_agree_with_the_cpu_twin_within_the_bound() {
     let Some(g) = gpu(GpuRequest::default()) else { return };
     for (name, high, _) in gpu_corpus() {
         let (n, k) = (high.n(), 5);
-        let raw = knn::raw_candidates(&g, &high, k).unwrap();
+        let raw = knn_candidates::raw_candidates(&g, &high, k).unwrap();
         let prep = prepare(&high);
-        let params = knn::knn_params(n, high.dim(), k);
+        let params = knn_candidates::knn_params(n, high.dim(), k);
         let oracle = Oracle::new(&high);
         for i in 0..n {
             let (gc, gl) = &raw[i];
@@ -179,7 +181,7 @@ fn rel_close(a: f64, b: f64, tol: f64) -> bool {
 
 #[test]
 fn fast_pair_reductions_agree_with_twin_and_with_exact_scores() {
-    use faithful::gpu::{dispatch_tally, pair_stats};
+    use faithful::gpu::{density, dispatch_tally, pair_stats};
     let Some(g) = gpu(GpuRequest::default()) else { return };
     for (name, high, low) in gpu_corpus() {
         let n = high.n();
@@ -203,7 +205,7 @@ fn fast_pair_reductions_agree_with_twin_and_with_exact_scores() {
         }
         if hx.max > 0.0 {
             let sigmas = [0.1, 1.0];
-            let (dev, _) = pair_stats::fast_densities(&g, &high, hx.max, &sigmas, &mut dispatch_tally()).unwrap();
+            let (dev, _) = density::fast_densities(&g, &high, hx.max, &sigmas, &mut dispatch_tally()).unwrap();
             let inv = (1.0 / (hx.max * px.scale)) as f32;
             for (s, &sigma) in sigmas.iter().enumerate() {
                 let raw: Vec<f64> =
