@@ -14,7 +14,7 @@
 // Zero-initialised at the start of every workgroup (WGSL workgroup memory).
 var<workgroup> wg_trips: atomic<u32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let j = wg.y * WG + tid;

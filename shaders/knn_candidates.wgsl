@@ -21,7 +21,7 @@ var<workgroup> pool_n: atomic<u32>;
 var<workgroup> out_n: atomic<u32>;
 var<workgroup> pool: array<f32, POOL>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let i = P.row0 + r;

@@ -32,7 +32,7 @@ var<workgroup> tlo: array<f32, WG>;
 var<workgroup> tup: array<f32, WG>;
 var<workgroup> n_ov: atomic<u32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let i = P.row0 + r;

@@ -7,7 +7,7 @@
 @group(0) @binding(4) var<storage, read_write> out_s: array<f32>;
 @group(0) @binding(5) var<storage, read_write> out_e: array<f32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let i = P.row0 + r;

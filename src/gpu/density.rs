@@ -9,13 +9,10 @@ use super::context::Gpu;
 use super::dispatch::{Space, Tally};
 use super::distances::{block_rows, distances_block};
 use super::prepare::prepare;
-use super::shaders::{Kernel, WG};
+use super::shaders::{Kernel, MAX_SIGMAS, WG};
 use super::{GpuError, twin};
 use crate::data::Points;
 use crate::sum::pairwise_sum;
-
-/// Most bandwidths one `density.wgsl` dispatch handles.
-pub const MAX_SIGMAS: usize = 8;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -23,14 +20,16 @@ pub struct DensityParams {
     pub inv_max: f32,
     pub sigmas: u32,
     pub pad: [u32; 2],
-    pub neg_sigma: [f32; 8],
+    pub neg_sigma: [f32; MAX_SIGMAS],
 }
 
 /// Trips `density.wgsl` makes in invocation `tid` of a row, with `sigmas` bandwidths: the
-/// strided sweep over all n points with its inner loop over σ, the 8-slot store loop, and for
+/// strided sweep over all n points with its inner loop over σ, the MAX_SIGMAS-slot store loop, and for
 /// the first `sigmas` threads the WG-trip reduction.
 pub fn density_trips(n: usize, sigmas: usize, tid: usize) -> u64 {
-    u64::from(strided_trips(n, tid, WG)) * (1 + sigmas as u64) + 8 + if tid < sigmas { WG as u64 } else { 0 }
+    u64::from(strided_trips(n, tid, WG)) * (1 + sigmas as u64)
+        + MAX_SIGMAS as u64
+        + if tid < sigmas { WG as u64 } else { 0 }
 }
 
 /// Normalised densities for each σ, from the device's f32 row sums, and how many rows the
@@ -52,7 +51,7 @@ pub async fn fast_densities_async(
             inv_max: (1.0 / (max * space.prep.scale)) as f32,
             sigmas: chunk.len() as u32,
             pad: [0; 2],
-            neg_sigma: [1.0; 8],
+            neg_sigma: [1.0; MAX_SIGMAS],
         };
         for (s, &sigma) in chunk.iter().enumerate() {
             q.neg_sigma[s] = -sigma as f32;

@@ -11,13 +11,10 @@ use super::density::fast_densities_async;
 use super::dispatch::Tally;
 use super::distances::{block_rows, distances_block};
 use super::prepare::prepare;
-use super::shaders::{Kernel, WG};
+use super::shaders::{Kernel, ROW_VALUES, WG};
 use super::{GpuError, twin};
 use crate::data::Points;
 use crate::resources::{Extent, PairSums, tree};
-
-/// Values per row written by `pair_stats.wgsl`.
-pub const ROW_VALUES: usize = 14;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]

@@ -2,16 +2,17 @@
 
 use super::distances::sqdist;
 use crate::gpu::prepare::Prepared;
+use crate::gpu::shaders::ROW_VALUES;
 
 /// Twin of `pair_stats.wgsl` for row i: the 14 values, with the projection's distances in the
 /// original space's scaled units (`y_to_x`).
-pub fn pair_stats_row(px: &Prepared, py: &Prepared, y_to_x: f32, i: usize) -> [f32; 14] {
+pub fn pair_stats_row(px: &Prepared, py: &Prepared, y_to_x: f32, i: usize) -> [f32; ROW_VALUES] {
     let n = px.n;
     let d: Vec<(f32, f32)> = (i + 1..n).map(|j| (sqdist(px, i, j).sqrt(), sqdist(py, i, j).sqrt() * y_to_x)).collect();
     let count = d.len().max(1) as f32;
     let (sx, sy) = d.iter().fold((0.0f32, 0.0f32), |a, &(x, y)| (a.0 + x, a.1 + y));
     let (mx, my) = (sx / count, sy / count);
-    let mut v = [0.0f32; 14];
+    let mut v = [0.0f32; ROW_VALUES];
     v[0] = sx;
     v[1] = sy;
     for &(x, y) in &d {
