@@ -12,11 +12,11 @@ use approx::{abs_diff_eq, relative_eq};
 use common::{Oracle, corpus, points};
 use faithful::gpu::bound::Params;
 use faithful::gpu::prepare::prepare;
-use faithful::gpu::{GpuRequest, density, dispatch_tally, gpu_row_pass, knn_candidates, pair_stats, sqdist, twin};
+use faithful::gpu::{GpuRequest, gpu_row_pass, knn_candidates, sqdist, twin};
 use faithful::reference::{distance_pair, key};
 use faithful::resources::{Needs, row_pass};
 use faithful::{Numerics, Points};
-use gpu_common::gpu;
+use gpu_common::{density_matches_twin, gpu, pair_stats_match_twin};
 
 /// The common corpus plus a case whose candidate lists overflow (identical points).
 fn kernel_corpus() -> Vec<(String, Points, Points)> {
@@ -155,22 +155,7 @@ fn rank_counts() {
 fn pair_stats() {
     let Some(g) = gpu(GpuRequest::default()) else { return };
     for (name, high, low) in kernel_corpus() {
-        let n = high.n();
-        let (px, py) = (prepare(&high), prepare(&low));
-        let ratio = (px.scale / py.scale) as f32;
-        let twin_rows: Vec<f32> = (0..n).flat_map(|i| twin::pair_stats_row(&px, &py, ratio, i)).collect();
-        let (_, _, want) = pair_stats::merge_rows(&twin_rows, n, px.scale);
-        let (_, _, got, _) = pair_stats::fast_pair_sums(&g, &high, &low, &mut dispatch_tally()).unwrap();
-        let scale = 1e-6 * want.sum_xx.max(want.sum_yy);
-        for (what, a, b) in [
-            ("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff),
-            ("Σx²", got.sum_xx, want.sum_xx),
-            ("Σy²", got.sum_yy, want.sum_yy),
-            ("Σxy", got.sum_xy, want.sum_xy),
-            ("m2x", got.m2_x, want.m2_x),
-        ] {
-            assert!(relative_eq!(a, b, epsilon = scale, max_relative = 1e-4), "{name} {what}: device {a} twin {b}");
-        }
+        pair_stats_match_twin(&g, &name, &high, &low);
     }
 }
 
@@ -179,22 +164,9 @@ fn pair_stats() {
 fn density() {
     let Some(g) = gpu(GpuRequest::default()) else { return };
     for (name, high, low) in kernel_corpus() {
-        let n = high.n();
-        let px = prepare(&high);
-        let (hx, _, _, _) = pair_stats::fast_pair_sums(&g, &high, &low, &mut dispatch_tally()).unwrap();
-        if hx.max <= 0.0 {
-            continue; // no density without a nonzero distance
-        }
-        let sigmas = [0.1, 1.0];
-        let (dev, _) = density::fast_densities(&g, &high, hx.max, &sigmas, &mut dispatch_tally()).unwrap();
-        let inv = (1.0 / (hx.max * px.scale)) as f32;
-        for (s, &sigma) in sigmas.iter().enumerate() {
-            let raw: Vec<f64> = (0..n).map(|i| f64::from(twin::density_row(&px, inv, &[sigma as f32], i)[0])).collect();
-            let total: f64 = raw.iter().sum();
-            for i in 0..n {
-                let (a, b) = (dev[s][i], raw[i] / total);
-                assert!(relative_eq!(a, b, max_relative = 1e-4), "{name} density σ={sigma} row {i}: {a} vs {b}");
-            }
+        let (hx, _) = pair_stats_match_twin(&g, &name, &high, &low);
+        if hx.max > 0.0 {
+            density_matches_twin(&g, &name, &high, hx.max, &[0.1, 1.0]);
         }
     }
 }
