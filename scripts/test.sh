@@ -48,7 +48,7 @@ cargo clippy --locked --all-targets --all-features -- -D warnings
 cargo test --locked --all-targets
 cargo test --locked --doc
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
-WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness
+WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness --test gpu_kernels_twins
 # The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.
 ./scripts/test_wasm.sh
 # The browser page (web/) end to end in headless Chromium: WebGPU and wasm CPU vs the native CLI.
