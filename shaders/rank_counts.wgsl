@@ -10,7 +10,7 @@
 // puts before j_q.
 // Completeness witness: each invocation writes its trips of the query, tile, half and inner
 // loops into `trips`; the host checks them against the loops' known lengths.
-// CPU twin: src/gpu/twin.rs::rank_counts.
+// CPU twin: src/gpu/twin/rank_counts.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
 @group(0) @binding(4) var<storage, read> queries: array<u32>;
@@ -32,7 +32,7 @@ var<workgroup> tlo: array<f32, WG>;
 var<workgroup> tup: array<f32, WG>;
 var<workgroup> n_ov: atomic<u32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let i = P.row0 + r;

@@ -522,7 +522,7 @@ impl Evaluator {
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let values = r.def.keys.iter().map(|k| k.to_string()).zip(out.values).collect();
+                let values = r.keys().into_iter().zip(out.values).collect();
                 let local = (self.opts.local && !r.def.local_keys.is_empty())
                     .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());
                 scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local });
@@ -675,7 +675,7 @@ fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures:
     }
     let bad =
         |key: &str, value: f64| Error::NonFiniteScore { id: r.def.id.into(), projection: None, key: key.into(), value };
-    for (key, &v) in r.def.keys.iter().zip(&out.values) {
+    for (key, &v) in r.keys().iter().zip(&out.values) {
         if !v.is_finite() {
             return Err(bad(key, v));
         }

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 
 use super::npy_header::{self, Dtype, Header};
-use super::read::at_end;
+use super::sized::at_end;
 use crate::error::FileProblem;
 use crate::quote::quoted;
 

@@ -111,6 +111,8 @@ impl Gpu {
         if self.dispatched.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < self.request.fail_dispatches {
             return Err(runtime("dispatch")("injected failure (GpuRequest::fail_dispatches)".into()));
         }
+        // The buffers must be those of the kernel's binding table (checked against its WGSL).
+        kernel.check_buffers(resident.len(), inputs.len(), outputs.len()).map_err(runtime("bind group"))?;
         let pipeline = self.pipeline(kernel).await?;
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let invalid = self.device.push_error_scope(wgpu::ErrorFilter::Validation);

@@ -8,16 +8,17 @@
 
 pub mod bound;
 pub mod context;
+pub mod density;
 pub mod dispatch;
 pub mod distances;
 pub mod domain;
-pub mod knn;
+pub mod knn_candidates;
 pub mod pair_stats;
 pub mod pass;
 mod pool;
 pub mod prepare;
 mod quiet;
-pub mod ranks;
+pub mod rank_counts;
 mod shaders;
 pub mod sqdist;
 pub mod twin;

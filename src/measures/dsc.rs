@@ -1,7 +1,7 @@
 //! Distance consistency (`dsc`): the share of points whose nearest class centroid in the
 //! projection is their own class's (ties to the lowest sorted label, as `np.argmin`).
 
-use super::centroids::consistent;
+use super::support::centroids::consistent;
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 

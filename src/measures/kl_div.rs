@@ -2,7 +2,7 @@
 //! the Gaussian densities of X and Y (`resources::density`), summed in NumPy's order.
 //! Undefined when every distance of either space is zero; σ must be positive.
 
-use super::pairwise::{HIGH, LOW, require_nonzero};
+use super::support::pairwise::{HIGH, LOW, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 use crate::sum::pairwise_sum;

@@ -3,7 +3,7 @@
 //! `IsotonicRegression`, as ZADU uses it); `√(Σ (d^Y − d̂)² / Σ (d^Y)²)`. Undefined when every
 //! distance of either space is zero.
 
-use super::pairwise::{HIGH, LOW, require_nonzero};
+use super::support::pairwise::{HIGH, LOW, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 

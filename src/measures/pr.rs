@@ -2,7 +2,7 @@
 //! over all pairs, from centred moments (no cancellation), clipped to [−1, 1] as ZADU does.
 //! Undefined when the distances of either space are constant.
 
-use super::pairwise::{HIGH, LOW, require_varying, undefined};
+use super::support::pairwise::{HIGH, LOW, require_varying, undefined};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 

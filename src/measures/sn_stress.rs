@@ -3,7 +3,7 @@
 //! Σd^X² − 2αΣd^Xd^Y + α²Σd^Y², which cancels near a perfect fit). Undefined when every
 //! distance of either space is zero.
 
-use super::pairwise::{HIGH, LOW, require_nonzero};
+use super::support::pairwise::{HIGH, LOW, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 

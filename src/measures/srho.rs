@@ -3,7 +3,7 @@
 //! integer sums of doubled ranks (see `resources::pairs::scans`). Undefined when the distances of
 //! either space are constant.
 
-use super::pairwise::{HIGH, LOW, require_varying, undefined};
+use super::support::pairwise::{HIGH, LOW, require_varying, undefined};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 

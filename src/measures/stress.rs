@@ -1,7 +1,7 @@
 //! Stress (`stress`): `√(Σ_P (d^X − d^Y)² / Σ_P (d^X)²)` over all pairs i < j.
 //! Undefined (an error, as in ZADU) when every original distance is zero.
 
-use super::pairwise::{HIGH, require_nonzero};
+use super::support::pairwise::{HIGH, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 

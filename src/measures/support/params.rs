@@ -1,6 +1,6 @@
 //! Typed access to a resolved spec's parameters (validated by the registry).
 
-use super::Resolved;
+use crate::measures::Resolved;
 use crate::spec::ParamValue;
 
 fn get<'a>(r: &'a Resolved, name: &str) -> &'a ParamValue {
@@ -8,7 +8,7 @@ fn get<'a>(r: &'a Resolved, name: &str) -> &'a ParamValue {
 }
 
 /// A string (choice) parameter.
-pub(super) fn param_str<'a>(r: &'a Resolved, name: &str) -> &'a str {
+pub(in crate::measures) fn param_str<'a>(r: &'a Resolved, name: &str) -> &'a str {
     match get(r, name) {
         ParamValue::Str(s) => s,
         other => panic!("{}: parameter {name} is a choice, got {other:?}", r.def.id),
@@ -16,7 +16,7 @@ pub(super) fn param_str<'a>(r: &'a Resolved, name: &str) -> &'a str {
 }
 
 /// An integer parameter.
-pub(super) fn param_int(r: &Resolved, name: &str) -> i64 {
+pub(in crate::measures) fn param_int(r: &Resolved, name: &str) -> i64 {
     match get(r, name) {
         ParamValue::Int(i) => *i,
         other => panic!("{}: parameter {name} is an integer, got {other:?}", r.def.id),

@@ -4,12 +4,12 @@
 use crate::error::Error;
 use crate::resources::Extent;
 
-pub(super) fn undefined(id: &str, reason: &str) -> Error {
+pub(in crate::measures) fn undefined(id: &str, reason: &str) -> Error {
     Error::Undefined { id: id.into(), projection: None, reason: reason.into() }
 }
 
 /// Errors when every pair distance of the space is zero.
-pub(super) fn require_nonzero(id: &str, e: Extent, space: &str) -> Result<(), Error> {
+pub(in crate::measures) fn require_nonzero(id: &str, e: Extent, space: &str) -> Result<(), Error> {
     if e.max <= 0.0 {
         return Err(undefined(id, &format!("all pairwise distances are zero in the {space}")));
     }
@@ -17,12 +17,12 @@ pub(super) fn require_nonzero(id: &str, e: Extent, space: &str) -> Result<(), Er
 }
 
 /// Errors when all pair distances of the space are equal.
-pub(super) fn require_varying(id: &str, e: Extent, space: &str) -> Result<(), Error> {
+pub(in crate::measures) fn require_varying(id: &str, e: Extent, space: &str) -> Result<(), Error> {
     if e.min == e.max {
         return Err(undefined(id, &format!("the pairwise distances are constant in the {space}")));
     }
     Ok(())
 }
 
-pub(super) const HIGH: &str = "original space";
-pub(super) const LOW: &str = "projection";
+pub(in crate::measures) const HIGH: &str = "original space";
+pub(in crate::measures) const LOW: &str = "projection";

@@ -213,7 +213,7 @@ fn lloyd_step(data: &Data, centers: &[f64], k: usize, labels: &mut Vec<u32>) -> 
 }
 
 /// The cluster (0..k) of every point: `KMeans(n_clusters=k, n_init="auto", random_state=seed)`.
-pub(super) fn kmeans(points: &Points, k: usize, seed: u32) -> Vec<u32> {
+pub(in crate::measures) fn kmeans(points: &Points, k: usize, seed: u32) -> Vec<u32> {
     let (n, d) = (points.n(), points.dim());
     assert!((1..=n).contains(&k), "1 <= k <= n");
     let tol = tolerance(points);
@@ -249,7 +249,7 @@ pub(super) fn kmeans(points: &Points, k: usize, seed: u32) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measures::contingency::Contingency;
+    use crate::measures::support::contingency::Contingency;
 
     /// Well-separated blobs in 2-D and 5-D (a deterministic generator).
     fn blobs(n: usize, d: usize, k: usize, seed: u64) -> (Points, Vec<u32>) {

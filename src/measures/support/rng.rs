@@ -9,14 +9,14 @@
 //!   CADI kernel uses it.
 
 /// NumPy's legacy Mersenne Twister (`np.random.RandomState(seed)`).
-pub(super) struct Mt19937 {
+pub(in crate::measures) struct Mt19937 {
     key: [u32; 624],
     pos: usize,
 }
 
 impl Mt19937 {
     /// `RandomState(seed)` for an integer seed in `0..2^32`.
-    pub(super) fn new(seed: u32) -> Self {
+    pub(in crate::measures) fn new(seed: u32) -> Self {
         let mut key = [0u32; 624];
         let mut s = seed;
         for (pos, k) in key.iter_mut().enumerate() {
@@ -39,7 +39,7 @@ impl Mt19937 {
     }
 
     /// The next 32-bit output (`mt19937_next32`).
-    pub(super) fn next_u32(&mut self) -> u32 {
+    pub(in crate::measures) fn next_u32(&mut self) -> u32 {
         if self.pos == 624 {
             self.twist();
         }
@@ -52,7 +52,7 @@ impl Mt19937 {
     }
 
     /// `random_sample()`: a double in [0, 1) from two 32-bit outputs (53 bits).
-    pub(super) fn random_sample(&mut self) -> f64 {
+    pub(in crate::measures) fn random_sample(&mut self) -> f64 {
         let a = (self.next_u32() >> 5) as f64;
         let b = (self.next_u32() >> 6) as f64;
         (a * 67_108_864.0 + b) / 9_007_199_254_740_992.0
@@ -78,7 +78,7 @@ impl Mt19937 {
     }
 
     /// `RandomState.shuffle` of a 1-D array (Fisher-Yates from the end).
-    pub(super) fn shuffle<T>(&mut self, x: &mut [T]) {
+    pub(in crate::measures) fn shuffle<T>(&mut self, x: &mut [T]) {
         for i in (1..x.len()).rev() {
             let j = self.interval(i as u32) as usize;
             x.swap(i, j);
@@ -87,7 +87,7 @@ impl Mt19937 {
 }
 
 /// NumPy's `PCG64` seeded through `SeedSequence`, with its buffered 32-bit outputs.
-pub(super) struct Pcg64 {
+pub(in crate::measures) struct Pcg64 {
     state: u128,
     inc: u128,
     spare: Option<u32>,
@@ -97,7 +97,7 @@ const PCG_MULT: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
 
 impl Pcg64 {
     /// `np.random.default_rng(seed)` for a non-negative integer seed.
-    pub(super) fn new(seed: u64) -> Self {
+    pub(in crate::measures) fn new(seed: u64) -> Self {
         let words = seed_sequence_u64(seed, 4);
         let initstate = (u128::from(words[0]) << 64) | u128::from(words[1]);
         let initseq = (u128::from(words[2]) << 64) | u128::from(words[3]);
@@ -113,7 +113,7 @@ impl Pcg64 {
     }
 
     /// The next 64-bit output (XSL-RR).
-    pub(super) fn next_u64(&mut self) -> u64 {
+    pub(in crate::measures) fn next_u64(&mut self) -> u64 {
         self.step();
         let s = self.state;
         let x = ((s >> 64) as u64) ^ (s as u64);
@@ -121,7 +121,7 @@ impl Pcg64 {
     }
 
     /// The next 32-bit output: the low half of a 64-bit draw, then its high half.
-    pub(super) fn next_u32(&mut self) -> u32 {
+    pub(in crate::measures) fn next_u32(&mut self) -> u32 {
         if let Some(v) = self.spare.take() {
             return v;
         }
@@ -132,7 +132,7 @@ impl Pcg64 {
 
     /// numba's `rng.integers(0, high)` for `1 <= high <= 2^32`: no draw when `high == 1`,
     /// Lemire's multiply-and-reject on 32-bit outputs otherwise.
-    pub(super) fn integers(&mut self, high: u64) -> u64 {
+    pub(in crate::measures) fn integers(&mut self, high: u64) -> u64 {
         debug_assert!((1..=1u64 << 32).contains(&high));
         let rng = high - 1;
         if rng == 0 {

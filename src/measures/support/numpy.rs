@@ -8,10 +8,10 @@
 
 use crate::data::Points;
 
-pub(super) use crate::sum::pairwise_sum_by;
+pub(in crate::measures) use crate::sum::pairwise_sum_by;
 
 /// `np.sum((a - b) ** 2)` over one row: the squared Euclidean norm of `np.linalg.norm(.., axis=-1)`.
-pub(super) fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
+pub(in crate::measures) fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
     pairwise_sum_by(a.len(), &|c| {
         let d = a[c] - b[c];
         d * d
@@ -20,7 +20,7 @@ pub(super) fn sq_dist(a: &[f64], b: &[f64]) -> f64 {
 
 /// `X[rows].mean(axis=0)`: the column means of the selected rows, in NumPy's order (rows added
 /// one after another for D ≥ 2; a pairwise sum when D = 1, where NumPy reduces a contiguous run).
-pub(super) fn mean_rows(points: &Points, rows: &[usize]) -> Vec<f64> {
+pub(in crate::measures) fn mean_rows(points: &Points, rows: &[usize]) -> Vec<f64> {
     let dim = points.dim();
     let m = rows.len() as f64;
     if dim == 1 {
@@ -36,7 +36,7 @@ pub(super) fn mean_rows(points: &Points, rows: &[usize]) -> Vec<f64> {
 }
 
 /// `np.einsum("ij,ij->i")` for one row: scikit-learn's squared row norm (coordinate order).
-pub(super) fn row_norm_sq(x: &[f64]) -> f64 {
+pub(in crate::measures) fn row_norm_sq(x: &[f64]) -> f64 {
     let mut s = 0.0;
     for &v in x {
         s += v * v;
@@ -45,7 +45,7 @@ pub(super) fn row_norm_sq(x: &[f64]) -> f64 {
 }
 
 /// The dot product as the BLAS `gemm` kernels compute it: one fused multiply-add per coordinate.
-pub(super) fn blas_dot(x: &[f64], y: &[f64]) -> f64 {
+pub(in crate::measures) fn blas_dot(x: &[f64], y: &[f64]) -> f64 {
     let mut acc = x[0] * y[0];
     for c in 1..x.len() {
         acc = x[c].mul_add(y[c], acc);
@@ -54,7 +54,7 @@ pub(super) fn blas_dot(x: &[f64], y: &[f64]) -> f64 {
 }
 
 /// scikit-learn's `euclidean_distances` entry: `sqrt(max(-2 x·y + ‖x‖² + ‖y‖², 0))`.
-pub(super) fn sk_dist(x: &[f64], xx: f64, y: &[f64], yy: f64) -> f64 {
+pub(in crate::measures) fn sk_dist(x: &[f64], xx: f64, y: &[f64], yy: f64) -> f64 {
     let d = -2.0 * blas_dot(x, y) + xx + yy;
     d.max(0.0).sqrt()
 }

@@ -45,7 +45,7 @@ fn shift(points: &Points, rows: &[usize], labels: &[u8]) -> Option<f64> {
 
 /// ZADU's `ch_btw` of classes 0 and 1 (`codes`) among `rows`, drawing the shuffles from `rng`.
 /// `None` when ZADU would raise (a non-finite or zero shift score).
-pub(super) fn score(points: &Points, rows: &[usize], codes: &[u32], rng: &mut Mt19937) -> Option<f64> {
+pub(in crate::measures) fn score(points: &Points, rows: &[usize], codes: &[u32], rng: &mut Mt19937) -> Option<f64> {
     // ZADU concatenates the indices of class 0, then class 1.
     let ordered: Vec<usize> =
         (0..2u32).flat_map(|c| rows.iter().zip(codes).filter(move |&(_, &k)| k == c).map(|(&r, _)| r)).collect();

@@ -50,7 +50,7 @@ fn scale_pow2(v: f64, k: i32) -> f64 {
 /// leaves every orientation and in-circle test unchanged; a scaled coordinate still below 2^-142
 /// (over 10^42 times smaller than the largest) is rounded to 0 by `spade::mitigate_underflow`, and
 /// duplicates are identified after that.
-pub(super) fn triangulate(xy: &[f64]) -> Option<Vec<[usize; 3]>> {
+pub(in crate::measures) fn triangulate(xy: &[f64]) -> Option<Vec<[usize; 3]>> {
     let n = xy.len() / 2;
     let largest = xy.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     if n < 3 || largest == 0.0 || !largest.is_finite() {

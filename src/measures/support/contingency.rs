@@ -6,7 +6,7 @@
 //! them) with scikit-learn's operation order, so results agree with scikit-learn to a few ulps.
 
 /// The contingency table of two labelings of the same points.
-pub(super) struct Contingency {
+pub(in crate::measures) struct Contingency {
     n: u64,
     /// Row sums (class sizes).
     a: Vec<u64>,
@@ -26,7 +26,7 @@ fn encode<T: Ord + Copy>(labels: &[T]) -> (Vec<usize>, usize) {
 
 impl Contingency {
     /// The table of `truth` (rows) against `pred` (columns); both of the same, non-zero length.
-    pub(super) fn new<T: Ord + Copy, U: Ord + Copy>(truth: &[T], pred: &[U]) -> Self {
+    pub(in crate::measures) fn new<T: Ord + Copy, U: Ord + Copy>(truth: &[T], pred: &[U]) -> Self {
         assert_eq!(truth.len(), pred.len(), "labelings of the same points");
         let (rows, nr) = encode(truth);
         let (cols, nc) = encode(pred);
@@ -45,7 +45,7 @@ impl Contingency {
     }
 
     /// `adjusted_rand_score` (pair-confusion form, exact integers, one final division).
-    pub(super) fn adjusted_rand(&self) -> f64 {
+    pub(in crate::measures) fn adjusted_rand(&self) -> f64 {
         let n = i128::from(self.n);
         let sum_sq: i128 = self.cells.iter().map(|&(_, _, v)| i128::from(v) * i128::from(v)).sum();
         let tp = sum_sq - n;
@@ -61,7 +61,7 @@ impl Contingency {
     }
 
     /// `mutual_info_score` (natural log).
-    pub(super) fn mutual_info(&self) -> f64 {
+    pub(in crate::measures) fn mutual_info(&self) -> f64 {
         if self.a.len() == 1 || self.b.len() == 1 {
             return 0.0;
         }
@@ -97,7 +97,7 @@ impl Contingency {
     }
 
     /// `normalized_mutual_info_score` (arithmetic mean of the entropies).
-    pub(super) fn normalized_mutual_info(&self) -> f64 {
+    pub(in crate::measures) fn normalized_mutual_info(&self) -> f64 {
         if self.a.len() == 1 && self.b.len() == 1 {
             return 1.0;
         }
@@ -109,7 +109,7 @@ impl Contingency {
     }
 
     /// `v_measure_score` with β = 1.
-    pub(super) fn v_measure(&self) -> f64 {
+    pub(in crate::measures) fn v_measure(&self) -> f64 {
         let (hc, hk) = (self.entropy(true), self.entropy(false));
         let mi = self.mutual_info();
         let h = if hc != 0.0 { mi / hc } else { 1.0 };
@@ -118,7 +118,7 @@ impl Contingency {
     }
 
     /// `adjusted_mutual_info_score` (arithmetic mean normaliser).
-    pub(super) fn adjusted_mutual_info(&self) -> f64 {
+    pub(in crate::measures) fn adjusted_mutual_info(&self) -> f64 {
         let (nr, nc) = (self.a.len(), self.b.len());
         if nr == 1 && nc == 1 {
             return 1.0;

@@ -8,7 +8,7 @@ use super::numpy::{mean_rows, sq_dist};
 use crate::data::Points;
 
 /// The points of each class, in point order; `codes` are dense class codes `0..classes`.
-pub(super) fn class_rows(rows: &[usize], codes: &[u32], classes: usize) -> Vec<Vec<usize>> {
+pub(in crate::measures) fn class_rows(rows: &[usize], codes: &[u32], classes: usize) -> Vec<Vec<usize>> {
     let mut out = vec![Vec::new(); classes];
     for (&r, &c) in rows.iter().zip(codes) {
         out[c as usize].push(r);
@@ -17,13 +17,13 @@ pub(super) fn class_rows(rows: &[usize], codes: &[u32], classes: usize) -> Vec<V
 }
 
 /// The centroid of each class (every class must have at least one point).
-pub(super) fn centroids(points: &Points, members: &[Vec<usize>]) -> Vec<Vec<f64>> {
+pub(in crate::measures) fn centroids(points: &Points, members: &[Vec<usize>]) -> Vec<Vec<f64>> {
     members.iter().map(|m| mean_rows(points, m)).collect()
 }
 
 /// How many of `rows` (with class codes `codes`, dense in `0..classes`, each class present) have
 /// their own class's centroid as the nearest one: ZADU's distance consistency, unnormalised.
-pub(super) fn consistent(points: &Points, rows: &[usize], codes: &[u32], classes: usize) -> usize {
+pub(in crate::measures) fn consistent(points: &Points, rows: &[usize], codes: &[u32], classes: usize) -> usize {
     let cents = centroids(points, &class_rows(rows, codes, classes));
     rows.par_iter()
         .zip(codes.par_iter())
