@@ -39,6 +39,9 @@ pub enum KRule {
     Neighbor,
     /// 1 ≤ k < n/2 (T&C's normalisation).
     Trustworthiness,
+    /// The largest neighbourhood size `k_max` of a curve: 1 ≤ k_max ≤ n − 2, or 0 for n − 2
+    /// (R_NX divides by n − 1 − K); n ≥ 3.
+    Curve,
 }
 
 /// One measure: its ZADU contract and how it is computed.
@@ -99,6 +102,21 @@ pub static REGISTRY: &[MeasureDef] = &[
         needs: |r| Needs::knn_both(r.k),
         compute: super::lcmc::compute,
         about: "Local continuity meta-criterion: kNN overlap above chance",
+    },
+    MeasureDef {
+        id: "coranking",
+        zadu_id: "coranking",
+        // 0: n − 2, every K.
+        params: &[ParamDef { name: "k_max", kind: ParamKind::Count, default: "0" }],
+        min_classes: 0,
+        k_rule: KRule::Curve,
+        keys: &["auc_rnx", "q_local", "q_global", "k_max_lcmc"],
+        local_keys: &["local_auc_rnx"],
+        // Its own exact pass over rows (every pair's rank in both spaces), not the kNN lists.
+        needs: |_| Needs::default(),
+        compute: super::coranking::compute,
+        about: "Co-ranking family for every K ≤ k_max (0: n−2): AUC of R_NX on a log-K axis, Q_local, Q_global; \
+                curves qnx, rnx, lcmc, mrre_false, mrre_missing, trustworthiness, continuity (K < n/2)",
     },
     MeasureDef {
         id: "nh",
@@ -359,7 +377,7 @@ pub struct Resolved {
     pub def: &'static MeasureDef,
     /// Every parameter of the measure, in declaration order.
     pub params: Vec<(String, ParamValue)>,
-    /// The `k` parameter, or 0 for measures without one (valid once [`Resolved::check_k`] passed).
+    /// The `k` parameter (`k_max` for a curve, 0 meaning n − 2), or 0 for measures without one (valid once [`Resolved::check_k`] passed).
     pub k: usize,
     /// `k` as given, for the range check.
     k_given: i64,
@@ -392,7 +410,7 @@ impl Resolved {
             let value = given.unwrap_or_else(|| ParamValue::parse(p.default));
             params.push((p.name.to_string(), typed(def, p, value)?));
         }
-        let k_given = match params.iter().find(|(n, _)| n == "k") {
+        let k_given = match params.iter().find(|(n, _)| n == "k" || n == "k_max") {
             Some((_, ParamValue::Int(k))) => *k,
             _ => 0,
         };
@@ -408,6 +426,18 @@ impl Resolved {
             KRule::None => (true, ""),
             KRule::Neighbor => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
             KRule::Trustworthiness => (k >= 1 && (k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
+            KRule::Curve => {
+                let ok = n >= 3 && (k == 0 || (k >= 1 && k as u64 <= n as u64 - 2));
+                if ok {
+                    return Ok(());
+                }
+                return Err(Error::BadParam {
+                    id: self.def.id.into(),
+                    param: "k_max".into(),
+                    value: k.to_string(),
+                    reason: format!("need 1 <= k_max <= n-2, or 0 for n-2, and n >= 3 (n={n})"),
+                });
+            }
         };
         if ok { Ok(()) } else { Err(Error::KOutOfRange { id: self.def.id.into(), k, n, rule }) }
     }
