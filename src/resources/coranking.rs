@@ -89,6 +89,7 @@ struct Tally {
     dx: Vec<f64>,
     dy: Vec<f64>,
     keys: Vec<Key>,
+    buf: Vec<Key>,
     rho: Vec<u32>,
     row_hist: Vec<u32>,
     hist: Vec<u64>,
@@ -109,6 +110,7 @@ impl Tally {
             dx: vec![0.0; n],
             dy: vec![0.0; n],
             keys: Vec::with_capacity(n),
+            buf: Vec::with_capacity(n),
             rho: vec![0; n],
             row_hist: vec![0; k + 1],
             hist: vec![0; k + 1],
@@ -126,11 +128,11 @@ impl Tally {
         let Shape { k_max, k_tnc, .. } = self.s;
         distance_row(high, i, &mut self.dx);
         distance_row(low, i, &mut self.dy);
-        sort_row(&self.dx, i, &mut self.keys);
+        sort_row(&self.dx, i, &mut self.keys, &mut self.buf);
         for (p, &kk) in self.keys.iter().enumerate() {
             self.rho[index(kk)] = p as u32 + 1;
         }
-        sort_row(&self.dy, i, &mut self.keys);
+        sort_row(&self.dy, i, &mut self.keys, &mut self.buf);
         self.row_hist.fill(0);
         for (p, &kk) in self.keys.iter().enumerate() {
             let (a, b) = (self.rho[index(kk)] as usize, p + 1);
@@ -220,11 +222,13 @@ fn numerators(sum: &[i64], count: &[i64], k: usize) -> Vec<u128> {
         .collect()
 }
 
-/// Row i's neighbour order: the keys `(d(i, j), j)` of every j ≠ i, ascending.
-fn sort_row(dist: &[f64], i: usize, keys: &mut Vec<Key>) {
+/// Row i's neighbour order: the keys `(d(i, j), j)` of every j ≠ i, ascending (the keys are
+/// distinct, so the order is unique). `buf` is the radix sort's scratch.
+fn sort_row(dist: &[f64], i: usize, keys: &mut Vec<Key>, buf: &mut Vec<Key>) {
     keys.clear();
     keys.extend(dist.iter().enumerate().filter(|&(j, _)| j != i).map(|(j, &d)| key(d, j)));
-    keys.sort_unstable();
+    buf.resize(keys.len(), 0);
+    super::radix::sort(keys, buf);
 }
 
 #[inline(always)]
