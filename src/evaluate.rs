@@ -517,6 +517,7 @@ impl Evaluator {
                 knn_low: res.knn.as_ref(),
                 cross: res.cross.as_ref(),
                 pairwise: Some(pw),
+                block_rows: self.opts.block_rows,
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
@@ -525,7 +526,8 @@ impl Evaluator {
                 let values = r.keys().into_iter().zip(out.values).collect();
                 let local = (self.opts.local && !r.def.local_keys.is_empty())
                     .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());
-                scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local });
+                let curves = out.curves;
+                scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local, curves });
             }
             projections.push(ProjectionScores { name: low.name().into(), scores });
         }
@@ -685,6 +687,11 @@ fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures:
             return Err(bad(&format!("{key}[{i}]"), v));
         }
     }
+    for (key, values) in &out.curves {
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(bad(&format!("{key}[{i}]"), v));
+        }
+    }
     Ok(out)
 }
 
@@ -703,14 +710,14 @@ mod tests {
     fn values_that_do_not_match_the_keys_are_typed_errors_never_dropped() {
         let r = Resolved::new(&Spec::new("tnc")).unwrap();
         for out in [
-            Output { values: vec![0.5, 0.25, 0.125], local: vec![vec![], vec![]] },
-            Output { values: vec![0.5], local: vec![vec![], vec![]] },
-            Output { values: vec![0.5, 0.25], local: vec![vec![]] },
+            Output { values: vec![0.5, 0.25, 0.125], local: vec![vec![], vec![]], curves: vec![] },
+            Output { values: vec![0.5], local: vec![vec![], vec![]], curves: vec![] },
+            Output { values: vec![0.5, 0.25], local: vec![vec![]], curves: vec![] },
         ] {
             let err = finite(&r, out).unwrap_err();
             assert!(matches!(&err, Error::MeasureOutput { id, .. } if id == "tnc"), "{err:?}");
         }
-        let err = finite(&r, Output { values: vec![0.5], local: vec![vec![], vec![]] }).unwrap_err();
+        let err = finite(&r, Output { values: vec![0.5], local: vec![vec![], vec![]], curves: vec![] }).unwrap_err();
         assert_eq!(
             err.to_string(),
             "tnc: returned 1 values for its keys [trustworthiness, continuity] (a bug in faithful; please report it)"
@@ -720,9 +727,9 @@ mod tests {
     #[test]
     fn non_finite_values_and_local_values_are_typed_errors() {
         let r = Resolved::new(&Spec::new("tnc")).unwrap();
-        let ok = Output { values: vec![0.5, 0.25], local: vec![vec![1.0], vec![0.0]] };
+        let ok = Output { values: vec![0.5, 0.25], local: vec![vec![1.0], vec![0.0]], curves: vec![] };
         assert_eq!(finite(&r, ok.clone()).unwrap(), ok);
-        let err = finite(&r, Output { values: vec![0.5, f64::NAN], local: vec![vec![], vec![]] })
+        let err = finite(&r, Output { values: vec![0.5, f64::NAN], local: vec![vec![], vec![]], curves: vec![] })
             .unwrap_err()
             .on_projection("p");
         assert!(
@@ -730,8 +737,11 @@ mod tests {
             "{err:?}"
         );
         assert_eq!(err.to_string(), "tnc on p: continuity is not a finite number (NaN); no score is reported");
-        let err =
-            finite(&r, Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]] }).unwrap_err();
+        let err = finite(
+            &r,
+            Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]], curves: vec![] },
+        )
+        .unwrap_err();
         assert!(
             matches!(&err, Error::NonFiniteScore { key, value, .. } if key == "local_trustworthiness[1]" && *value == f64::INFINITY),
             "{err:?}"

@@ -1,5 +1,6 @@
 //! Results and the run report, in the CLI's JSON schema:
-//! `{"projections":[{"name","scores":[{"id","params","values","local"?}]}],"run":{...}}`.
+//! `{"projections":[{"name","scores":[{"id","params","values","local"?,"curves"?}]}],"run":{...}}`;
+//! `curves` (name → array, index K − 1) appears for measures that have curves (coranking).
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -31,6 +32,8 @@ pub struct Score {
     pub values: Vec<(String, f64)>,
     /// Per-point values, when requested and the measure has them.
     pub local: Option<Vec<(String, Vec<f64>)>>,
+    /// Curves over a parameter by name (coranking's, index K − 1); empty for other measures.
+    pub curves: Vec<(String, Vec<f64>)>,
 }
 
 impl Score {
@@ -41,6 +44,10 @@ impl Score {
     /// The local values under `key`.
     pub fn local(&self, key: &str) -> Option<&[f64]> {
         self.local.as_ref()?.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
+    }
+    /// The curve under `key`.
+    pub fn curve(&self, key: &str) -> Option<&[f64]> {
+        self.curves.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
     }
 }
 
@@ -59,7 +66,7 @@ impl<V: Serialize> Serialize for Ordered<'_, V> {
 
 impl Serialize for Score {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Score", 4)?;
+        let mut st = s.serialize_struct("Score", 5)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("params", &Ordered(&self.params))?;
         st.serialize_field("values", &Ordered(&self.values))?;
@@ -67,6 +74,11 @@ impl Serialize for Score {
             st.serialize_field("local", &Ordered(local))?;
         } else {
             st.skip_field("local")?;
+        }
+        if self.curves.is_empty() {
+            st.skip_field("curves")?;
+        } else {
+            st.serialize_field("curves", &Ordered(&self.curves))?;
         }
         st.end()
     }

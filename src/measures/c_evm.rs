@@ -23,5 +23,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         "nmi" => table.normalized_mutual_info(),
         _ => table.v_measure(),
     };
-    Ok(Output { values: vec![value], local: vec![] })
+    Ok(Output { values: vec![value], local: vec![], curves: vec![] })
 }

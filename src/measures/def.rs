@@ -41,6 +41,9 @@ pub enum KRule {
     Neighbor,
     /// 1 ≤ k < n/2 (T&C's normalisation).
     Trustworthiness,
+    /// The largest neighbourhood size `k_max` of a curve: 1 ≤ k_max ≤ n − 2, or 0 for n − 2
+    /// (R_NX divides by n − 1 − K); n ≥ 3.
+    Curve,
 }
 
 /// One measure: its ZADU contract and how it is computed.
@@ -102,6 +105,17 @@ impl Resolved {
             KRule::None => (true, ""),
             KRule::Neighbor => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
             KRule::Trustworthiness => (k >= 1 && (k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
+            KRule::Curve => {
+                if n >= 3 && (k == 0 || (k >= 1 && k as u64 <= n as u64 - 2)) {
+                    return Ok(());
+                }
+                return Err(Error::BadParam {
+                    id: self.def.id.into(),
+                    param: "k_max".into(),
+                    value: k.to_string(),
+                    reason: format!("need 1 <= k_max <= n-2, or 0 for n-2, and n >= 3 (n={n})"),
+                });
+            }
         };
         if ok { Ok(()) } else { Err(Error::KOutOfRange { id: self.def.id.into(), k, n, rule }) }
     }

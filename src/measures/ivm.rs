@@ -34,7 +34,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         "calinski_harabasz" => calinski_harabasz(ctx.low, &members),
         _ => davies_bouldin(ctx.low, &members),
     };
-    Ok(Output { values: vec![value], local: vec![] })
+    Ok(Output { values: vec![value], local: vec![], curves: vec![] })
 }
 
 /// `silhouette_score`: mean over points of `(b - a) / max(a, b)`, 0 for points alone in their class.

@@ -8,6 +8,7 @@ mod c_evm;
 mod ca_tnc;
 mod cadi;
 mod def;
+pub mod coranking;
 mod dsc;
 mod dtm;
 mod gi;
@@ -45,6 +46,8 @@ pub struct Ctx<'a> {
     pub cross: Option<&'a CrossRanks>,
     /// All-pairs resources: extents, pair sums, densities, pair order.
     pub pairwise: Option<&'a Pairwise>,
+    /// Rows per task of a measure's own pass over rows (coranking); results do not depend on it.
+    pub block_rows: usize,
 }
 
 impl Ctx<'_> {
@@ -69,11 +72,13 @@ impl Ctx<'_> {
     }
 }
 
-/// A measure's result: values in the order of its keys, local values in the order of its local keys.
+/// A measure's result: values in the order of its keys, local values in the order of its local
+/// keys, and curves over a parameter (coranking's, index K − 1) by name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output {
     pub values: Vec<f64>,
     pub local: Vec<Vec<f64>>,
+    pub curves: Vec<(String, Vec<f64>)>,
 }
 
 /// Applies `f` to every point in parallel, keeping point order (bit-identical for any thread count).

@@ -50,6 +50,22 @@ pub static REGISTRY: &[MeasureDef] = &[
         about: "Local continuity meta-criterion: kNN overlap above chance",
     },
     MeasureDef {
+        id: "coranking",
+        zadu_id: "coranking",
+        // 0: n − 2, every K.
+        params: &[ParamDef { name: "k_max", kind: ParamKind::Count, default: "0" }],
+        min_classes: 0,
+        k_rule: KRule::Curve,
+        keys: &["auc_rnx", "q_local", "q_global", "k_max_lcmc"],
+        local_keys: &["local_auc_rnx"],
+        keyed_by: &[],
+        // Its own exact pass over rows (every pair's rank in both spaces), not the kNN lists.
+        needs: |_| Needs::default(),
+        compute: super::coranking::compute,
+        about: "Co-ranking family for every K ≤ k_max (0: n−2): AUC of R_NX on a log-K axis, Q_local, Q_global; \
+                curves qnx, rnx, lcmc, mrre_false, mrre_missing, trustworthiness, continuity (K < n/2)",
+    },
+    MeasureDef {
         id: "nh",
         zadu_id: "neighborhood_hit",
         params: &[K],
@@ -341,7 +357,7 @@ impl Resolved {
             let value = given.unwrap_or_else(|| ParamValue::parse(p.default));
             params.push((p.name.to_string(), typed(def, p, value)?));
         }
-        let k_given = match params.iter().find(|(n, _)| n == "k") {
+        let k_given = match params.iter().find(|(n, _)| n == "k" || n == "k_max") {
             Some((_, ParamValue::Int(k))) => *k,
             _ => 0,
         };
