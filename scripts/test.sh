@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, installing what it needs. README.md's test command; .ci/run calls it.
 #
-# Needs: a Rust toolchain (cargo). Everything else comes from crates.io through Cargo.lock.
+# Needs: a Rust toolchain (cargo). Everything else comes from crates.io through Cargo.lock
+# (the Python tests, scripts/test_python.sh, install python3-venv and PyPI packages).
 # The browser test at the end (scripts/test_browser.sh) installs Chromium, node packages from
 # tests/browser/package-lock.json, the wasm target and wasm-bindgen-cli.
 # The golden fixtures under tests/fixtures/golden are committed; regenerating them
@@ -47,6 +48,9 @@ cargo clippy --locked --all-targets --all-features -- -D warnings
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
 cargo test --locked --all-targets
 cargo test --locked --doc
+# The Python package (python/): pip-installed into target/py-venv, pytest against the golden
+# fixtures, scikit-learn and the CLI; it reuses the test-profile build above.
+./scripts/test_python.sh
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
 WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness
 # The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The Python package (python/, `faithful-dr`): builds and installs it with pip into a venv
+# (target/py-venv), then runs its pytest suite (python/tests) against the golden fixtures,
+# scikit-learn and the faithful CLI. scripts/test.sh calls it after the Rust tests.
+#
+# Needs: python3 (>= 3.10) with venv (python3-venv on Debian; installed here when missing),
+# cargo, and PyPI for maturin, numpy, pytest, scikit-learn and pandas.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    pkgs="python3 python3-venv"
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $pkgs
+    else
+        sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q $pkgs
+    fi
+fi
+
+venv=target/py-venv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+py="$venv/bin/python"
+"$py" -m pip install -q --upgrade pip
+"$py" -m pip install -q numpy pytest scikit-learn pandas
+
+# The `test` profile ([profile.test]: opt-level 2) is the one `cargo test` built faithful and
+# its dependencies with, in this same target dir, so the extension reuses those builds; a
+# user's `pip install ./python` builds the release profile.
+cargo build --locked --profile test --bin faithful
+MATURIN_PEP517_ARGS="--profile test" "$py" -m pip install -q --force-reinstall --no-deps ./python
+
+# pytest imports the installed package (not python/faithful_dr, which lacks the extension).
+cd python/tests
+FAITHFUL_CLI="$PWD/../../target/debug/faithful" "../../$py" -m pytest -q -p no:cacheprovider .
