@@ -4,7 +4,8 @@
 # scikit-learn and the faithful CLI. scripts/test.sh calls it after the Rust tests.
 #
 # Needs: python3 (>= 3.10) with venv (python3-venv on Debian; installed here when missing),
-# cargo, and PyPI for maturin, numpy, pytest, scikit-learn and pandas.
+# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas and zadu 0.5.4 (the facade
+# faithful_dr.zadu is compared with ZADU itself).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -22,13 +23,16 @@ venv=target/py-venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 py="$venv/bin/python"
 "$py" -m pip install -q --upgrade pip
-"$py" -m pip install -q numpy pytest scikit-learn pandas
+"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4
 
-# The `test` profile ([profile.test]: opt-level 2) is the one `cargo test` built faithful and
-# its dependencies with, in this same target dir, so the extension reuses those builds; a
-# user's `pip install ./python` builds the release profile.
+# The extension reuses what `cargo test` built in this target dir: maturin cannot build a
+# cdylib with `--profile test` (cargo then compiles the library as a test harness), so it
+# builds the dev profile raised to opt-level 2, which makes every setting of the dev profile
+# equal to [profile.test]'s (and so the same artifacts). A user's `pip install ./python`
+# builds the release profile.
 cargo build --locked --profile test --bin faithful
-MATURIN_PEP517_ARGS="--profile test" "$py" -m pip install -q --force-reinstall --no-deps ./python
+CARGO_PROFILE_DEV_OPT_LEVEL=2 MATURIN_PEP517_ARGS="--profile dev" \
+    "$py" -m pip install -q --force-reinstall --no-deps ./python
 
 # pytest imports the installed package (not python/faithful_dr, which lacks the extension).
 cd python/tests

@@ -86,12 +86,13 @@ class Evaluator:
     """
 
     def __init__(
-        self, high, *, labels=None, backend="auto", numerics="exact", local=False, threads=None, memory_budget=None
+        self, high, *, labels=None, backend="auto", numerics="exact", local=False, threads=None, memory_budget=None,
+        _name="high",
     ):
-        high = _inputs.points(high, "high")
+        high = _inputs.points(high, _name)
         labels = None if labels is None else _inputs.labels(labels)
         self._native = _native.Evaluator(
-            high, labels, backend, numerics, bool(local), _count("threads", threads), _count("memory_budget", memory_budget)
+            high, _name, labels, backend, numerics, bool(local), _count("threads", threads), _count("memory_budget", memory_budget)
         )
 
     @property

@@ -38,5 +38,5 @@ def _tnc(X, X_embedded, n_neighbors, metric):
         raise ValueError(f"n_neighbors ({n_neighbors}) should be less than n_samples / 2 ({n_samples / 2})")
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
         raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
-    res = Evaluator(X).measure_many({"X_embedded": X_embedded}, [f"tnc:k={int(n_neighbors)}"])
+    res = Evaluator(X, _name="X").measure_many({"X_embedded": X_embedded}, [f"tnc:k={int(n_neighbors)}"])
     return res.scores[0].values

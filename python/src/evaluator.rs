@@ -59,12 +59,14 @@ impl Evaluator {
 
 #[pymethods]
 impl Evaluator {
-    /// `high`: n×D float64/float32; the keyword API and defaults are faithful_dr.Evaluator's.
+    /// `high`: n×D float64/float32, named `high_name` in messages; the keyword API and defaults
+    /// are faithful_dr.Evaluator's.
     #[new]
-    #[pyo3(signature = (high, labels, backend_name, numerics_name, local, threads, memory_budget))]
+    #[pyo3(signature = (high, high_name, labels, backend_name, numerics_name, local, threads, memory_budget))]
     fn new(
         py: Python<'_>,
         high: &Bound<'_, PyAny>,
+        high_name: &str,
         labels: Option<&Bound<'_, PyAny>>,
         backend_name: &str,
         numerics_name: &str,
@@ -80,7 +82,7 @@ impl Evaluator {
             memory_budget,
             ..Options::default()
         };
-        let high = arrays::points(py, "high", high)?;
+        let high = arrays::points(py, high_name, high)?;
         let labels = labels.map(arrays::labels).transpose()?;
         if let Some(l) = &labels {
             l.check_len(high.n()).map_err(to_py)?;
