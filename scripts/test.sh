@@ -43,7 +43,7 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
     rustup component add rustfmt clippy
 fi
 cargo fmt --check
-cargo clippy --locked --all-targets --all-features -- -D warnings
+cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
 cargo test --locked --all-targets

@@ -62,6 +62,7 @@ impl Evaluator {
     /// `high`: n×D float64/float32, named `high_name` in messages; the keyword API and defaults
     /// are faithful_dr.Evaluator's.
     #[new]
+    #[allow(clippy::too_many_arguments)] // the Python constructor's options, one argument each
     #[pyo3(signature = (high, high_name, labels, backend_name, numerics_name, local, threads, memory_budget))]
     fn new(
         py: Python<'_>,
@@ -119,11 +120,7 @@ impl Evaluator {
 
     /// The exact k nearest neighbours of every point of the original space (ties by index,
     /// self excluded): (indices int64 n×k, distances float64 n×k, the run report as JSON).
-    fn knn<'py>(
-        &self,
-        py: Python<'py>,
-        k: usize,
-    ) -> PyResult<(Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArray2<f64>>, String)> {
+    fn knn<'py>(&self, py: Python<'py>, k: usize) -> PyResult<KnnArrays<'py>> {
         let (eval, cancel) = self.live();
         let (nb, run) = run_detached(py, &cancel, || eval.knn(k))?.map_err(to_py)?;
         let n = eval.high().n();
@@ -133,6 +130,9 @@ impl Evaluator {
         Ok((matrix(py, n, k, idx), matrix(py, n, k, dist), run))
     }
 }
+
+/// kNN indices, distances and the run report (JSON).
+type KnnArrays<'py> = (Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArray2<f64>>, String);
 
 /// The result of one measure / measure_many call.
 #[pyclass(module = "faithful_dr._native", frozen)]
