@@ -31,8 +31,17 @@ py="$venv/bin/python"
 # equal to [profile.test]'s (and so the same artifacts). A user's `pip install ./python`
 # builds the release profile.
 cargo build --locked --profile test --bin faithful
+rm -rf target/py-wheels
 CARGO_PROFILE_DEV_OPT_LEVEL=2 MATURIN_PEP517_ARGS="--profile dev" \
-    "$py" -m pip install -q --force-reinstall --no-deps ./python
+    "$py" -m pip wheel -q --no-deps -w target/py-wheels ./python
+wheel=$(ls target/py-wheels/faithful_dr-*.whl)
+"$py" -m pip install -q --force-reinstall --no-deps "$wheel"
+
+# The wheel in a fresh venv with only its declared dependencies imports and evaluates.
+fresh=target/py-fresh-venv
+rm -rf "$fresh" && python3 -m venv "$fresh"
+"$fresh/bin/python" -m pip install -q "$wheel"
+"$fresh/bin/python" python/tests/wheel_smoke.py tests/fixtures/golden/blobs_500
 
 # pytest imports the installed package (not python/faithful_dr, which lacks the extension).
 cd python/tests
