@@ -19,6 +19,10 @@ if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import ensurepip, venv'
     fi
 fi
 
+# The GPU tests (python/tests/test_gpu.py) run on the adapters scripts/test.sh installs.
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/faithful-xdg-$(id -u)}"
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+
 venv=target/py-venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 py="$venv/bin/python"
