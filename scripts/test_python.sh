@@ -4,7 +4,7 @@
 # scikit-learn and the faithful CLI. scripts/test.sh calls it after the Rust tests.
 #
 # Needs: python3 (>= 3.10) with venv (python3-venv on Debian; installed here when missing),
-# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas and zadu 0.5.4 (the facade
+# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas, anndata and zadu 0.5.4 (the facade
 # faithful_dr.zadu is compared with ZADU itself).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ venv=target/py-venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 py="$venv/bin/python"
 "$py" -m pip install -q --upgrade pip
-"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4
+"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata
 
 # The extension reuses what `cargo test` built in this target dir: maturin cannot build a
 # cdylib with `--profile test` (cargo then compiles the library as a test harness), so it
