@@ -4,27 +4,30 @@
 # scikit-learn and the faithful CLI. scripts/test.sh calls it after the Rust tests.
 #
 # Needs: python3 (>= 3.10) with venv (python3-venv on Debian; installed here when missing),
-# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas, anndata and zadu 0.5.4 (the facade
-# faithful_dr.zadu is compared with ZADU itself).
+# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas, anndata and zadu 0.5.4
+# (the ZADU facade and backend are compared with ZADU itself).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
-if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
-    pkgs="python3 python3-venv"
+apt_install() {
     if [ "$(id -u)" = 0 ]; then
-        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $pkgs
+        apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
     else
-        sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q $pkgs
+        sudo apt-get update -q && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
     fi
-fi
-
-# The GPU tests (python/tests/test_gpu.py) run on the adapters scripts/test.sh installs.
-export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/faithful-xdg-$(id -u)}"
-mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+}
+command -v python3 >/dev/null 2>&1 || apt_install python3 python3-venv
 
 venv=target/py-venv
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+if [ ! -x "$venv/bin/python" ]; then
+    # Debian's python3 creates a venv only with python3-venv (ensurepip) installed.
+    if ! python3 -m venv "$venv"; then
+        rm -rf "$venv"
+        apt_install python3-venv
+        python3 -m venv "$venv"
+    fi
+fi
 py="$venv/bin/python"
 "$py" -m pip install -q --upgrade pip
 "$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata
