@@ -48,12 +48,13 @@ cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
 cargo test --locked --all-targets
 cargo test --locked --doc
-# The Python package (python/): pip-installed into target/py-venv, pytest against the golden
-# fixtures, scikit-learn and the CLI; it reuses the test-profile build above.
-./scripts/test_python.sh
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
 WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness
 # The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.
 ./scripts/test_wasm.sh
 # The browser page (web/) end to end in headless Chromium: WebGPU and wasm CPU vs the native CLI.
 ./scripts/test_browser.sh
+# The Python package (python/): its wheel (release profile, reusing the release build that
+# test_browser.sh made) installed into target/py-venv, pytest against the golden fixtures,
+# scikit-learn, ZADU and the CLI.
+./scripts/test_python.sh

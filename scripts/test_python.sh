@@ -32,15 +32,13 @@ py="$venv/bin/python"
 "$py" -m pip install -q --upgrade pip
 "$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata
 
-# The extension reuses what `cargo test` built in this target dir: maturin cannot build a
-# cdylib with `--profile test` (cargo then compiles the library as a test harness), so it
-# builds the dev profile raised to opt-level 2, which makes every setting of the dev profile
-# equal to [profile.test]'s (and so the same artifacts). A user's `pip install ./python`
-# builds the release profile.
-cargo build --locked --profile test --bin faithful
+# The release profile, as a user's `pip install ./python`: it reuses the release build of
+# faithful's dependencies that scripts/test_browser.sh made for the CLI (the same features; a
+# `cargo test` build enables more through the dev-dependencies). The CLI for the JSON parity
+# test is that release binary.
+cargo build --locked --release --bin faithful
 rm -rf target/py-wheels
-CARGO_PROFILE_DEV_OPT_LEVEL=2 MATURIN_PEP517_ARGS="--profile dev" \
-    "$py" -m pip wheel -q --no-deps -w target/py-wheels ./python
+"$py" -m pip wheel -q --no-deps -w target/py-wheels ./python
 wheel=$(ls target/py-wheels/faithful_dr-*.whl)
 "$py" -m pip install -q --force-reinstall --no-deps "$wheel"
 
@@ -52,4 +50,4 @@ rm -rf "$fresh" && python3 -m venv "$fresh"
 
 # pytest imports the installed package (not python/faithful_dr, which lacks the extension).
 cd python/tests
-FAITHFUL_CLI="$PWD/../../target/debug/faithful" "../../$py" -m pytest -q -p no:cacheprovider .
+FAITHFUL_CLI="$PWD/../../target/release/faithful" "../../$py" -m pytest -q -p no:cacheprovider .
