@@ -81,7 +81,8 @@ class Evaluator:
 
     backend: "auto" (the GPU for large jobs on a hardware adapter), "cpu" or "gpu".
     numerics: "exact" (the CPU reference's neighbours and ranks, bit for bit) or "fast".
-    local: also return per-point values. threads: worker threads (None: all cores).
+    local: also return per-point values. threads: worker threads of `measure` calls (None: all
+    cores; `knn` runs on all cores).
     memory_budget: bytes the all-pairs resources and parameter-sized lists may take.
     """
 
