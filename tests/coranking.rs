@@ -207,15 +207,9 @@ fn bit_identical_for_threads_and_blocks() {
     for (name, high, low) in
         cases().into_iter().filter(|(n, _, _)| ["duplicates_300", "generic", "lattice"].contains(&n.as_str()))
     {
-        let reference = coranking(
-            &high,
-            &low,
-            "coranking",
-            opts(Some(1), Some(1)),
-        );
+        let reference = coranking(&high, &low, "coranking", opts(Some(1), Some(1)));
         for (threads, block_rows) in [(Some(2), 1), (Some(2), 7), (Some(1), 64), (Some(2), 1000), (None, 32)] {
-            let s =
-                coranking(&high, &low, "coranking", opts(threads, Some(block_rows)));
+            let s = coranking(&high, &low, "coranking", opts(threads, Some(block_rows)));
             let tag = format!("{name} threads={threads:?} block_rows={block_rows}");
             assert_eq!(s.values.len(), 4);
             for ((k, a), (_, b)) in s.values.iter().zip(&reference.values) {

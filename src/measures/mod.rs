@@ -7,8 +7,8 @@
 mod c_evm;
 mod ca_tnc;
 mod cadi;
-mod def;
 pub mod coranking;
+mod def;
 mod dsc;
 mod dtm;
 mod gi;
