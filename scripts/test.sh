@@ -49,7 +49,9 @@ cargo check --locked --lib --no-default-features
 cargo check --locked --lib --no-default-features --features gpu
 
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
-cargo test --locked --all-targets
+# One test thread per binary: several wgpu devices created and dropped at once have crashed
+# Mesa's lavapipe (SIGSEGV, seen twice on 2026-11-30 in gpu_parity, never with one thread).
+RUST_TEST_THREADS=1 cargo test --locked --all-targets
 cargo test --locked --doc
 # The examples (examples/, README.md "The library") on the bundled digits; cpu_vs_gpu asserts
 # identical scores on the CPU and every adapter (lavapipe and llvmpipe here).
