@@ -309,10 +309,6 @@ fn folder_edges(edges: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeMap<Module, 
 /// Edges between sibling modules that close a cycle and stay for now, each with why. The test
 /// fails when one of them is gone, so the list stays true.
 const ALLOWED: &[(&str, &str, &str)] = &[
-    // `Error::Gpu` wraps `GpuError`, which is defined with the GPU backend, and the GPU code
-    // (through `resources`) returns `Error`. Issue 12's API half moves `GpuError` into
-    // `error.rs`; then this edge is gone and the allowance must go with it.
-    ("error", "gpu", "Error wraps GpuError"),
     // The GPU kernels read the numerics posture (`Numerics`: Exact or Fast), defined in
     // `backend.rs` with the backend choice that starts the GPU. Moving `Numerics` to a module of
     // its own would end it; `backend.rs` belongs to the library's API (issue 12's API half).
