@@ -1,5 +1,6 @@
 //! Support code of the measures, none of it a measure of the registry: NumPy-identical numerics
-//! (`numpy`), NumPy's random streams (`rng`), k-means (`kmeans`), contingency tables and the
+//! (`numpy`), NumPy's random streams (`rng`), k-means (`kmeans`), HDBSCAN on precomputed
+//! distances (`hdbscan`), contingency tables and the
 //! scores computed from them (`contingency`), Delaunay triangulation (`delaunay`), class
 //! centroids (`centroids`), ZADU's `ch_btw` cluster validation used by `l_tnc` (`ch_btw`),
 //! typed parameter access (`params`) and the all-pairs measures' shared checks (`pairwise`).
@@ -10,6 +11,7 @@ pub(super) mod centroids;
 pub(super) mod ch_btw;
 pub(super) mod contingency;
 pub(super) mod delaunay;
+pub(super) mod hdbscan;
 pub(super) mod kmeans;
 pub(super) mod numpy;
 pub(super) mod pairwise;

@@ -1,0 +1,416 @@
+//! HDBSCAN on a precomputed distance matrix, as the `hdbscan` package (0.8.44) computes
+//! `HDBSCAN(metric="precomputed", allow_single_cluster=...)` with its defaults
+//! (`min_cluster_size = min_samples = 5`, excess-of-mass selection), the clustering ZADU's
+//! steadiness & cohesiveness runs on every extracted cluster.
+//!
+//! Every step follows the package's generic path, ties included: core distances (the
+//! `min_samples`-th smallest entry of each column), mutual reachability, Prim's tree from node 0
+//! (first minimum wins), the edges ordered by NumPy's `argsort` ([`numpy_argsort`], the
+//! baseline introsort: equal weights keep the order that sort leaves them in), union-find
+//! labelling, the condensed tree in the package's breadth-first order, stabilities summed in
+//! row order, and the selection's subtree sums in single precision (the package declares that
+//! accumulator `float`). On x86 machines with AVX2/AVX-512 NumPy's argsort is x86-simd-sort,
+//! which leaves equal weights in another order; see docs/measures.md (snc).
+
+/// `min_cluster_size` (and `min_samples`) of `hdbscan.HDBSCAN()`.
+pub(in crate::measures) const MIN_CLUSTER_SIZE: usize = 5;
+
+/// NumPy's `np.argsort(v)` (kind "quicksort") as its baseline build sorts: introsort with a
+/// median-of-three pivot, insertion sort below 16 elements, heapsort past 2·⌊log2 n⌋ levels.
+pub(in crate::measures) fn numpy_argsort(v: &[f64]) -> Vec<usize> {
+    let less = |a: f64, b: f64| a < b || (b.is_nan() && !a.is_nan());
+    let num = v.len();
+    let mut t: Vec<usize> = (0..num).collect();
+    if num < 2 {
+        return t;
+    }
+    let (mut pl, mut pr) = (0usize, num - 1);
+    let mut stack: Vec<(usize, usize, i64)> = Vec::new();
+    let mut cdepth = 2 * (usize::BITS - 1 - num.leading_zeros()) as i64;
+    loop {
+        if cdepth < 0 {
+            heapsort(v, &mut t[pl..=pr], less);
+        } else {
+            while pr - pl > 15 {
+                let pm = pl + ((pr - pl) >> 1);
+                if less(v[t[pm]], v[t[pl]]) {
+                    t.swap(pm, pl);
+                }
+                if less(v[t[pr]], v[t[pm]]) {
+                    t.swap(pr, pm);
+                }
+                if less(v[t[pm]], v[t[pl]]) {
+                    t.swap(pm, pl);
+                }
+                let vp = v[t[pm]];
+                let (mut pi, mut pj) = (pl, pr - 1);
+                t.swap(pm, pj);
+                loop {
+                    pi += 1;
+                    while less(v[t[pi]], vp) {
+                        pi += 1;
+                    }
+                    pj -= 1;
+                    while less(vp, v[t[pj]]) {
+                        pj -= 1;
+                    }
+                    if pi >= pj {
+                        break;
+                    }
+                    t.swap(pi, pj);
+                }
+                t.swap(pi, pr - 1);
+                cdepth -= 1;
+                // The larger side waits on the stack.
+                if pi - pl < pr - pi {
+                    stack.push((pi + 1, pr, cdepth));
+                    pr = pi - 1;
+                } else {
+                    stack.push((pl, pi - 1, cdepth));
+                    pl = pi + 1;
+                }
+            }
+            for pi in pl + 1..=pr {
+                let vi = t[pi];
+                let vp = v[vi];
+                let mut pj = pi;
+                while pj > pl && less(vp, v[t[pj - 1]]) {
+                    t[pj] = t[pj - 1];
+                    pj -= 1;
+                }
+                t[pj] = vi;
+            }
+        }
+        match stack.pop() {
+            Some((l, r, d)) => (pl, pr, cdepth) = (l, r, d),
+            None => return t,
+        }
+    }
+}
+
+/// NumPy's `aheapsort_` on one partition (1-based heap indexing as in its source).
+fn heapsort(v: &[f64], part: &mut [usize], less: impl Fn(f64, f64) -> bool) {
+    let mut n = part.len();
+    let a = |i: usize| i - 1;
+    let sift = |part: &mut [usize], mut i: usize, n: usize, tmp: usize| {
+        let mut j = i << 1;
+        while j <= n {
+            if j < n && less(v[part[a(j)]], v[part[a(j + 1)]]) {
+                j += 1;
+            }
+            if less(v[tmp], v[part[a(j)]]) {
+                part[a(i)] = part[a(j)];
+                i = j;
+                j += j;
+            } else {
+                break;
+            }
+        }
+        part[a(i)] = tmp;
+    };
+    for l in (1..=n >> 1).rev() {
+        let tmp = part[a(l)];
+        sift(part, l, n, tmp);
+    }
+    while n > 1 {
+        let tmp = part[a(n)];
+        part[a(n)] = part[a(1)];
+        n -= 1;
+        sift(part, 1, n, tmp);
+    }
+}
+
+/// One row of the condensed tree: `parent → child` at `lambda`, `size` points.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    parent: usize,
+    child: usize,
+    lambda: f64,
+    size: usize,
+}
+
+/// The single-linkage merges (`label`): left, right, distance, size; nodes ≥ m are merges.
+fn single_linkage(dist: &[f64], m: usize, min_samples: usize) -> Vec<(usize, usize, f64, usize)> {
+    // Core distance: `np.partition(d, min_points, axis=0)[min_points]`, per column.
+    let min_points = min_samples.min(m - 1);
+    let core: Vec<f64> = (0..m)
+        .map(|j| {
+            let mut col: Vec<f64> = (0..m).map(|i| dist[i * m + j]).collect();
+            *col.select_nth_unstable_by(min_points, f64::total_cmp).1
+        })
+        .collect();
+    let mr = |i: usize, j: usize| dist[i * m + j].max(core[j]).max(core[i]);
+    // Prim's tree from node 0 (`mst_linkage_core`).
+    let mut in_tree = vec![false; m];
+    let mut current = vec![f64::MAX; m];
+    let mut sources = vec![0usize; m];
+    let mut edges: Vec<(usize, usize, f64)> = Vec::with_capacity(m - 1);
+    let mut node = 0usize;
+    for _ in 1..m {
+        in_tree[node] = true;
+        let (mut best, mut new_node, mut source) = (f64::MAX, 0usize, 0usize);
+        for j in 0..m {
+            if in_tree[j] {
+                continue;
+            }
+            let d = mr(node, j);
+            if d < current[j] {
+                current[j] = d;
+                sources[j] = node;
+            }
+            if current[j] < best {
+                best = current[j];
+                source = sources[j];
+                new_node = j;
+            }
+        }
+        edges.push((source, new_node, best));
+        node = new_node;
+    }
+    let weights: Vec<f64> = edges.iter().map(|e| e.2).collect();
+    let order = numpy_argsort(&weights);
+    // Union-find over merges (`label`).
+    let mut parent = vec![usize::MAX; 2 * m - 1];
+    let mut size = vec![1usize; 2 * m - 1];
+    let find = |parent: &mut Vec<usize>, mut x: usize| {
+        let start = x;
+        while parent[x] != usize::MAX {
+            x = parent[x];
+        }
+        let mut p = start;
+        while p != x && parent[p] != x {
+            let next = parent[p];
+            parent[p] = x;
+            p = next;
+        }
+        x
+    };
+    let mut merges = Vec::with_capacity(m - 1);
+    for (next, &e) in (m..).zip(&order) {
+        let (a, b, d) = edges[e];
+        let (aa, bb) = (find(&mut parent, a), find(&mut parent, b));
+        let s = size[aa] + size[bb];
+        merges.push((aa, bb, d, s));
+        parent[aa] = next;
+        parent[bb] = next;
+        size[next] = s;
+    }
+    merges
+}
+
+/// `bfs_from_hierarchy`: the nodes under `root`, level by level, left before right.
+fn bfs(merges: &[(usize, usize, f64, usize)], m: usize, root: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut level = vec![root];
+    while !level.is_empty() {
+        out.extend_from_slice(&level);
+        level = level.iter().filter(|&&x| x >= m).flat_map(|&x| [merges[x - m].0, merges[x - m].1]).collect();
+    }
+    out
+}
+
+/// `condense_tree`: clusters are numbered from m (the root) in the order they appear.
+fn condense(merges: &[(usize, usize, f64, usize)], m: usize, min_cluster_size: usize) -> Vec<Row> {
+    let root = 2 * merges.len();
+    let nodes = bfs(merges, m, root);
+    let mut relabel = vec![0usize; root + 1];
+    relabel[root] = m;
+    let mut next_label = m + 1;
+    let mut ignore = vec![false; root + 1];
+    let mut rows = Vec::with_capacity(2 * m);
+    let count = |x: usize| if x >= m { merges[x - m].3 } else { 1 };
+    for node in nodes {
+        if ignore[node] || node < m {
+            continue;
+        }
+        let (left, right, d, _) = merges[node - m];
+        let lambda = if d > 0.0 { 1.0 / d } else { f64::INFINITY };
+        let (lc, rc) = (count(left), count(right));
+        let parent = relabel[node];
+        let fall_out = |sub: usize, rows: &mut Vec<Row>, ignore: &mut Vec<bool>| {
+            for s in bfs(merges, m, sub) {
+                if s < m {
+                    rows.push(Row { parent, child: s, lambda, size: 1 });
+                }
+                ignore[s] = true;
+            }
+        };
+        if lc >= min_cluster_size && rc >= min_cluster_size {
+            for (c, cnt) in [(left, lc), (right, rc)] {
+                relabel[c] = next_label;
+                next_label += 1;
+                rows.push(Row { parent, child: relabel[c], lambda, size: cnt });
+            }
+        } else if lc < min_cluster_size && rc < min_cluster_size {
+            fall_out(left, &mut rows, &mut ignore);
+            fall_out(right, &mut rows, &mut ignore);
+        } else if lc < min_cluster_size {
+            relabel[right] = parent;
+            fall_out(left, &mut rows, &mut ignore);
+        } else {
+            relabel[left] = parent;
+            fall_out(right, &mut rows, &mut ignore);
+        }
+    }
+    rows
+}
+
+/// The labels of `hdbscan.HDBSCAN(metric="precomputed", allow_single_cluster=...)` with the
+/// default sizes: cluster 0, 1, ... by ascending cluster id, −1 for noise. `dist` is m×m
+/// row-major (m ≥ 2).
+pub(in crate::measures) fn hdbscan_precomputed(dist: &[f64], m: usize, allow_single_cluster: bool) -> Vec<i64> {
+    assert!(m >= 2 && dist.len() == m * m, "hdbscan: an m×m matrix with m >= 2");
+    let merges = single_linkage(dist, m, MIN_CLUSTER_SIZE);
+    let rows = condense(&merges, m, MIN_CLUSTER_SIZE);
+    let root = m;
+    let top = rows.iter().map(|r| r.parent).max().unwrap_or(root);
+    // compute_stability: births are the lambdas at which clusters appear (the root's is 0).
+    let mut birth = vec![0.0f64; top + 1];
+    let mut parent_of = vec![usize::MAX; top + 1];
+    for r in rows.iter().filter(|r| r.child >= m) {
+        birth[r.child] = r.lambda;
+        parent_of[r.child] = r.parent;
+    }
+    let mut stability = vec![0.0f64; top + 1];
+    for r in &rows {
+        stability[r.parent] += (r.lambda - birth[r.parent]) * r.size as f64;
+    }
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); top + 1];
+    for r in rows.iter().filter(|r| r.size > 1) {
+        children[r.parent].push(r.child);
+    }
+    // Excess of mass, leaves first (ids grow downwards); the root only with a single cluster.
+    let lowest = if allow_single_cluster { root } else { root + 1 };
+    let mut selected = vec![false; top + 1];
+    for node in (lowest..=top).rev() {
+        selected[node] = true;
+        let mut subtree = 0.0f32;
+        for &c in &children[node] {
+            subtree = (subtree as f64 + stability[c]) as f32;
+        }
+        if subtree as f64 > stability[node] {
+            selected[node] = false;
+            stability[node] = subtree as f64;
+        } else {
+            let mut stack = children[node].clone();
+            while let Some(c) = stack.pop() {
+                selected[c] = false;
+                stack.extend_from_slice(&children[c]);
+            }
+        }
+    }
+    let clusters: Vec<usize> = (root..=top).filter(|&c| selected[c]).collect();
+    // do_labelling: a point belongs to the nearest selected cluster above it.
+    let mut point_parent = vec![0usize; m];
+    let mut point_lambda = vec![0.0f64; m];
+    let mut root_max = 0.0f64;
+    for r in &rows {
+        if r.child < m {
+            point_parent[r.child] = r.parent;
+            point_lambda[r.child] = r.lambda;
+        }
+        if r.parent == root && r.lambda > root_max {
+            root_max = r.lambda;
+        }
+    }
+    (0..m)
+        .map(|p| {
+            let mut c = point_parent[p];
+            while !selected[c] && c != root {
+                c = parent_of[c];
+            }
+            if !selected[c] {
+                -1
+            } else if c == root {
+                let single = clusters.len() == 1 && allow_single_cluster;
+                if single && point_lambda[p] >= root_max { 0 } else { -1 }
+            } else {
+                clusters.iter().position(|&x| x == c).expect("a selected cluster") as i64
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argsort_sorts_and_matches_a_full_sort_without_ties() {
+        let v: Vec<f64> = (0..1000).map(|i| ((i * 7919) % 1009) as f64 * 0.5).collect();
+        let got = numpy_argsort(&v);
+        let mut want: Vec<usize> = (0..v.len()).collect();
+        want.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn argsort_on_ties_is_a_permutation_in_order() {
+        let v: Vec<f64> = (0..777).map(|i| ((i * 31) % 5) as f64).collect();
+        let got = numpy_argsort(&v);
+        let mut seen = got.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..v.len()).collect::<Vec<_>>());
+        assert!(got.windows(2).all(|w| v[w[0]] <= v[w[1]]));
+    }
+
+    #[test]
+    fn heapsort_fallback_sorts() {
+        let v: Vec<f64> = (0..300).map(|i| ((i * 13) % 17) as f64).collect();
+        let mut t: Vec<usize> = (0..v.len()).collect();
+        heapsort(&v, &mut t, |a, b| a < b);
+        assert!(t.windows(2).all(|w| v[w[0]] <= v[w[1]]));
+    }
+
+    /// The matrices of tests/fixtures/snc/hdbscan.json, rebuilt with the generator's arithmetic.
+    fn fixture_matrix(case: &serde_json::Value) -> (Vec<f64>, usize) {
+        let m = case["m"].as_u64().unwrap() as usize;
+        let mut d = vec![0.0f64; m * m];
+        if case["kind"] == "snn" {
+            let (max, alpha) = (case["max"].as_f64().unwrap(), case["alpha"].as_f64().unwrap());
+            let mut s = case["s"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap());
+            for i in 0..m {
+                for j in i + 1..m {
+                    let v = 1.0 / (s.next().unwrap() / max + alpha);
+                    d[i * m + j] = v;
+                    d[j * m + i] = v;
+                }
+            }
+        } else {
+            let dim = case["dim"].as_u64().unwrap() as usize;
+            let x: Vec<f64> = case["x"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            for i in 0..m {
+                for j in 0..m {
+                    let sq = (0..dim).fold(0.0, |acc, c| {
+                        let t = x[i * dim + c] - x[j * dim + c];
+                        acc + t * t
+                    });
+                    d[i * m + j] = sq.sqrt();
+                }
+            }
+        }
+        (d, m)
+    }
+
+    /// The `hdbscan` package's labels (NumPy's baseline argsort) on 26 generated matrices, half
+    /// of them SNC's tie-heavy cluster distances, with and without `allow_single_cluster`.
+    #[test]
+    fn matches_the_hdbscan_package() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/snc/hdbscan.json");
+        let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let cases = fixture["cases"].as_array().unwrap();
+        assert!(cases.len() >= 20);
+        let labels = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>();
+        let mut clustered = 0;
+        for case in cases {
+            let (d, m) = fixture_matrix(case);
+            let single = hdbscan_precomputed(&d, m, true);
+            assert_eq!(single, labels(&case["labels_single"]), "{} (allow_single_cluster)", case["name"]);
+            assert_eq!(hdbscan_precomputed(&d, m, false), labels(&case["labels_multi"]), "{}", case["name"]);
+            clustered += usize::from(single.iter().any(|&l| l > 0));
+        }
+        // Not a fixture of all-noise answers: most cases find several clusters.
+        assert!(clustered >= 8, "{clustered}");
+    }
+}
+
