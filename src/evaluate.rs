@@ -399,8 +399,9 @@ impl Evaluator {
         if let Some(l) = labels {
             l.check_len(n)?;
         }
-        let resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
-        for r in &resolved {
+        let mut resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
+        for r in &mut resolved {
+            r.default_k(n);
             r.check_k(n)?;
             if r.def.min_classes > 0 {
                 let l = labels.ok_or_else(|| Error::LabelsRequired { id: r.def.id.into() })?;

@@ -39,6 +39,8 @@ pub enum KRule {
     None,
     /// 1 ≤ k < n.
     Neighbor,
+    /// 1 ≤ k < n, with k = 0 (the default) meaning ⌊√n⌋ (ZADU's `k=None` for snc).
+    NeighborSqrt,
     /// 1 ≤ k < n/2 (T&C's normalisation).
     Trustworthiness,
     /// The largest neighbourhood size `k_max` of a curve: 1 ≤ k_max ≤ n − 2, or 0 for n − 2
@@ -98,12 +100,24 @@ impl Resolved {
         vec![self.def.keyed_by.iter().map(|p| value(p).unwrap_or_default()).collect::<Vec<_>>().join("_")]
     }
 
+    /// Fills in a `k` that depends on the number of points: ⌊√n⌋ for [`KRule::NeighborSqrt`]
+    /// when k = 0. Called before [`Resolved::check_k`].
+    pub fn default_k(&mut self, n: usize) {
+        if self.def.k_rule == KRule::NeighborSqrt && self.k_given == 0 {
+            self.k = n.isqrt();
+            self.k_given = self.k as i64;
+            if let Some((_, v)) = self.params.iter_mut().find(|(name, _)| name == "k") {
+                *v = ParamValue::Int(self.k_given);
+            }
+        }
+    }
+
     /// Checks `k` against the number of points, with ZADU's rule for this measure.
     pub fn check_k(&self, n: usize) -> Result<()> {
         let k = self.k_given;
         let (ok, rule) = match self.def.k_rule {
             KRule::None => (true, ""),
-            KRule::Neighbor => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
+            KRule::Neighbor | KRule::NeighborSqrt => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
             KRule::Trustworthiness => (k >= 1 && (k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
             KRule::Curve => {
                 if n >= 3 && (k == 0 || (k >= 1 && k as u64 <= n as u64 - 2)) {

@@ -26,6 +26,7 @@ mod registry;
 mod sn_stress;
 mod srho;
 mod stress;
+mod snc;
 mod support;
 mod tnc;
 mod topo;

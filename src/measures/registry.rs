@@ -319,10 +319,33 @@ pub static REGISTRY: &[MeasureDef] = &[
         compute: super::dtm::compute,
         about: "Distance to measure: Σ|p − q| of the Gaussian densities of X and Y",
     },
+    MeasureDef {
+        id: "snc",
+        zadu_id: "steadiness_cohesiveness",
+        params: &[
+            ParamDef { name: "iteration", kind: ParamKind::Count, default: "150" },
+            ParamDef { name: "walk_num_ratio", kind: ParamKind::PositiveFloat, default: "0.3" },
+            ParamDef { name: "alpha", kind: ParamKind::PositiveFloat, default: "0.1" },
+            // 0: ⌊√n⌋, ZADU's k=None.
+            ParamDef { name: "k", kind: ParamKind::Int, default: "0" },
+            ParamDef { name: "clustering_strategy", kind: ParamKind::Choice(&["dbscan", "kmeans"]), default: "dbscan" },
+            // NumPy's RandomState(random_state); ZADU's default None is unseeded.
+            ParamDef { name: "random_state", kind: ParamKind::Seed(32), default: "0" },
+        ],
+        min_classes: 0,
+        k_rule: KRule::NeighborSqrt,
+        keys: &["steadiness", "cohesiveness"],
+        keyed_by: &[],
+        local_keys: &["local_steadiness", "local_cohesiveness"],
+        needs: |r| Needs::knn_both(r.k),
+        compute: super::snc::compute,
+        about: "Steadiness & cohesiveness: random-walk clusters (HDBSCAN or k-means) of one space, \
+                distorted in the other (k=0: ⌊√n⌋; seeded as ZADU's RandomState)",
+    },
 ];
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
-pub static ZADU_PENDING: &[(&str, &str)] = &[("snc", "steadiness_cohesiveness")];
+pub static ZADU_PENDING: &[(&str, &str)] = &[];
 
 /// Finds a measure by alias or full ZADU id.
 pub fn find(id: &str) -> Result<&'static MeasureDef> {

@@ -1,6 +1,6 @@
 //! Support code of the measures, none of it a measure of the registry: NumPy-identical numerics
 //! (`numpy`), NumPy's random streams (`rng`), k-means (`kmeans`), HDBSCAN on precomputed
-//! distances (`hdbscan`), contingency tables and the
+//! distances (`hdbscan`), CPython's set order (`pyset`), contingency tables and the
 //! scores computed from them (`contingency`), Delaunay triangulation (`delaunay`), class
 //! centroids (`centroids`), ZADU's `ch_btw` cluster validation used by `l_tnc` (`ch_btw`),
 //! typed parameter access (`params`) and the all-pairs measures' shared checks (`pairwise`).
@@ -16,4 +16,5 @@ pub(super) mod kmeans;
 pub(super) mod numpy;
 pub(super) mod pairwise;
 pub(super) mod params;
+pub(super) mod pyset;
 pub(super) mod rng;

@@ -77,6 +77,13 @@ impl Mt19937 {
         }
     }
 
+    /// `randint(high)` (int64, `high` ≤ 2^32): masked rejection on 32-bit outputs; no draw for
+    /// `high` = 1.
+    pub(in crate::measures) fn randint(&mut self, high: u64) -> u64 {
+        debug_assert!((1..=1u64 << 32).contains(&high));
+        self.interval((high - 1) as u32) as u64
+    }
+
     /// `RandomState.shuffle` of a 1-D array (Fisher-Yates from the end).
     pub(in crate::measures) fn shuffle<T>(&mut self, x: &mut [T]) {
         for i in (1..x.len()).rev() {

@@ -1,0 +1,488 @@
+//! Steadiness & cohesiveness (`snc`), as ZADU 0.5.4's `steadiness_cohesiveness` computes it
+//! (`zadu/measures/utils/snc_cpu.py`).
+//!
+//! Each space gets a weighted shared-nearest-neighbour graph on its exact kNN (k = ⌊√n⌋ by
+//! default): the j-th neighbour of i weighs k + 1 − j, S(a, b) = Σ over common neighbours of
+//! the product of weights, divided by the largest S. Steadiness extracts clusters from the
+//! projection by random walks (each kNN edge followed with probability S), clusters each one in
+//! the original space (HDBSCAN on 1/(S + α), or k-means) and measures how much closer the
+//! clusters are in the projection; cohesiveness swaps the spaces. 150 iterations each.
+//!
+//! Memory: the graphs are never materialised. S is kept as the kNN lists plus their reverse
+//! (O(n·k)); a row of S is accumulated in O(n) scratch when needed. An iteration holds its
+//! cluster's m×m similarities (m ≈ walk_num_ratio·n). Local values need, for every pair of
+//! points ever placed in two different clusters, its running mean distortion: a map over the
+//! pairs touched, as ZADU's per-point dicts.
+//!
+//! Randomness and order: all draws (seeds, walks, k-means seeds) come from NumPy's
+//! `RandomState(random_state)` in ZADU's order and are made before any iteration runs; the
+//! iterations then run in parallel and are summed in iteration order, so the result does not
+//! depend on the thread count. A walk's points are ordered as CPython's `set` orders them
+//! ([`PySet`]), the order HDBSCAN and the cluster sums see in ZADU.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use rayon::prelude::*;
+
+use super::support::hdbscan::hdbscan_precomputed;
+use super::support::kmeans::kmeans;
+use super::support::params::{param_int, param_str};
+use super::support::pyset::PySet;
+use super::support::rng::Mt19937;
+use super::{Ctx, Output, Resolved};
+use crate::data::Points;
+use crate::error::{Error, Result};
+use crate::resources::Neighbours;
+
+/// Iterations whose events are folded into the local logs together (bounds the memory held by
+/// events; a constant, so results do not depend on it or on threads).
+const ITERATIONS_PER_BATCH: usize = 16;
+/// Largest `walk_num_ratio` accepted: the walk length is ratio·n steps per extraction.
+const MAX_WALK_RATIO: f64 = 100.0;
+
+fn undefined(reason: &str) -> Error {
+    Error::Undefined { id: "snc".into(), projection: None, reason: reason.into() }
+}
+
+/// One space's weighted SNN graph, kept as kNN lists and their reverse.
+struct Snn<'a> {
+    knn: &'a Neighbours,
+    k: usize,
+    /// For every point m, the points j that list m, with m's weight in j's list.
+    rev: Vec<Vec<(u32, u32)>>,
+    /// The largest S over pairs (1 when every S is 0: ZADU then leaves S undivided).
+    max: f64,
+    /// S(i, j) / max for the j-th neighbour of i, n×k.
+    knn_sim: Vec<f64>,
+}
+
+/// Scratch for accumulating rows of S.
+struct Row {
+    acc: Vec<u64>,
+    touched: Vec<u32>,
+}
+
+impl Row {
+    fn new(n: usize) -> Self {
+        Row { acc: vec![0; n], touched: Vec::new() }
+    }
+    fn clear(&mut self) {
+        for &j in &self.touched {
+            self.acc[j as usize] = 0;
+        }
+        self.touched.clear();
+    }
+}
+
+impl<'a> Snn<'a> {
+    fn new(knn: &'a Neighbours, k: usize, n: usize) -> Self {
+        let mut rev = vec![Vec::new(); n];
+        for j in 0..n {
+            for (p, &m) in knn.row(j, k).iter().enumerate() {
+                rev[m as usize].push((j as u32, (k + 1 - p) as u32));
+            }
+        }
+        Snn { knn, k, rev, max: 1.0, knn_sim: Vec::new() }
+    }
+
+    /// Row i of S (integers, exact) into `row`; i itself is touched too and must be skipped.
+    fn row(&self, i: usize, row: &mut Row) {
+        row.clear();
+        for (p, &m) in self.knn.row(i, self.k).iter().enumerate() {
+            let wi = (self.k + 1 - p) as u64;
+            for &(j, wj) in &self.rev[m as usize] {
+                if row.acc[j as usize] == 0 {
+                    row.touched.push(j);
+                }
+                row.acc[j as usize] += wi * wj as u64;
+            }
+        }
+    }
+
+    fn sim(&self, row: &Row, j: usize) -> f64 {
+        row.acc[j] as f64 / self.max
+    }
+}
+
+/// The largest S of each graph, then the kNN similarities and the extremes of
+/// 1/(S_X + α) − 1/(S_Y + α) over the pairs where either S is non-zero.
+fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block: usize) -> (f64, f64) {
+    let block = block.max(1);
+    let blocks = n.div_ceil(block);
+    for g in [&mut *raw, &mut *emb] {
+        let gr: &Snn = g;
+        let max = (0..blocks)
+            .into_par_iter()
+            .map_init(
+                || Row::new(n),
+                |row, b| {
+                    let mut max = 0u64;
+                    for i in b * block..((b + 1) * block).min(n) {
+                        gr.row(i, row);
+                        max = row.touched.iter().filter(|&&j| j as usize != i).map(|&j| row.acc[j as usize]).fold(max, u64::max);
+                    }
+                    max
+                },
+            )
+            .reduce(|| 0, u64::max);
+        g.max = if max > 0 { max as f64 } else { 1.0 };
+    }
+    let (r, e): (&Snn, &Snn) = (raw, emb);
+    let rows: Vec<(Vec<f64>, Vec<f64>, f64, f64)> = (0..blocks)
+        .into_par_iter()
+        .map_init(
+            || (Row::new(n), Row::new(n)),
+            |(rr, er), b| {
+                let (mut rs, mut es) = (Vec::new(), Vec::new());
+                let (mut lo, mut hi) = (0.0f64, 0.0f64);
+                for i in b * block..((b + 1) * block).min(n) {
+                    r.row(i, rr);
+                    e.row(i, er);
+                    rs.extend(r.knn.row(i, r.k).iter().map(|&j| r.sim(rr, j as usize)));
+                    es.extend(e.knn.row(i, e.k).iter().map(|&j| e.sim(er, j as usize)));
+                    for &j in rr.touched.iter().chain(er.touched.iter().filter(|&&j| rr.acc[j as usize] == 0)) {
+                        if j as usize == i {
+                            continue;
+                        }
+                        let d = 1.0 / (r.sim(rr, j as usize) + alpha) - 1.0 / (e.sim(er, j as usize) + alpha);
+                        lo = lo.min(d);
+                        hi = hi.max(d);
+                    }
+                }
+                (rs, es, lo, hi)
+            },
+        )
+        .collect();
+    let (mut lo, mut hi) = (0.0f64, 0.0f64);
+    raw.knn_sim = Vec::with_capacity(n * raw.k);
+    emb.knn_sim = Vec::with_capacity(n * emb.k);
+    for (rs, es, l, h) in rows {
+        raw.knn_sim.extend(rs);
+        emb.knn_sim.extend(es);
+        lo = lo.min(l);
+        hi = hi.max(h);
+    }
+    (lo, hi)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Steadiness,
+    Cohesiveness,
+}
+
+/// What an iteration runs on: the extracted points in ZADU's order, and k-means's seed.
+struct Draw {
+    mode: Mode,
+    points: Vec<u32>,
+    kmeans_seed: u32,
+}
+
+/// `_extract_cluster`: a breadth-first random walk from `seed` over the walk space's kNN.
+fn extract(g: &Snn, seed: u32, walk_num: usize, rng: &mut Mt19937) -> PySet {
+    let mut members = PySet::new();
+    members.add(seed);
+    let mut queue = VecDeque::from([seed]);
+    let mut visits = 0;
+    while visits < walk_num {
+        let Some(i) = queue.pop_front() else { break };
+        let i = i as usize;
+        for (p, &j) in g.knn.row(i, g.k).iter().enumerate() {
+            let probability = 1.0 - g.knn_sim[i * g.k + p];
+            if rng.random_sample() > probability {
+                queue.push_back(j);
+                members.add(j);
+                visits += 1;
+            }
+        }
+    }
+    members
+}
+
+/// `_prepare_iteration`: seeds until one can expand and yields a multi-point cluster.
+fn draw(g: &Snn, n: usize, walk_num: usize, kmeans: bool, mode: Mode, rng: &mut Mt19937) -> Result<Draw> {
+    for _ in 0..(n * 10).max(100) {
+        let seed = rng.randint(n as u64) as u32;
+        let row = &g.knn_sim[seed as usize * g.k..(seed as usize + 1) * g.k];
+        if !row.iter().any(|&s| s > 0.0) {
+            continue;
+        }
+        for _ in 0..1000 {
+            let members = extract(g, seed, walk_num, rng);
+            if members.len() > 1 {
+                let kmeans_seed = if kmeans { rng.randint(i32::MAX as u64) as u32 } else { 0 };
+                return Ok(Draw { mode, points: members.to_vec(), kmeans_seed });
+            }
+        }
+    }
+    Err(undefined("no multi-point cluster could be extracted (as ZADU: increase k or walk_num_ratio)"))
+}
+
+/// The pieces of one iteration that the score and the local values need.
+struct IterationResult {
+    distortion: f64,
+    weight: f64,
+    clusters: Vec<Vec<u32>>,
+    /// (i, j, distortion) for the cluster pairs that count, in ZADU's order.
+    events: Vec<(u32, u32, f64)>,
+}
+
+/// The two spaces and the settings an iteration reads.
+struct Setup<'a> {
+    raw: Snn<'a>,
+    emb: Snn<'a>,
+    high: &'a Points,
+    low: &'a Points,
+    alpha: f64,
+    kmeans: bool,
+    /// (min, max) distortion of steadiness, then of cohesiveness.
+    ranges: [(f64, f64); 2],
+}
+
+/// Scratch of one worker: two row accumulators and the position of every point in the cluster.
+struct Scratch {
+    raw: Row,
+    emb: Row,
+    pos: Vec<u32>,
+}
+
+impl Setup<'_> {
+    /// S/max among `points` (m×m, in their order) for one space.
+    fn sub(&self, g: &Snn, points: &[u32], row: &mut Row, pos: &[u32]) -> Vec<f64> {
+        let m = points.len();
+        let mut out = vec![0.0; m * m];
+        for (a, &i) in points.iter().enumerate() {
+            g.row(i as usize, row);
+            for &j in &row.touched {
+                let b = pos[j as usize];
+                if b != u32::MAX && j != i {
+                    out[a * m + b as usize] = g.sim(row, j as usize);
+                }
+            }
+        }
+        out
+    }
+
+    /// `_measure_single_iter`.
+    fn run(&self, d: &Draw, s: &mut Scratch) -> IterationResult {
+        let (lo, hi) = self.ranges[(d.mode == Mode::Cohesiveness) as usize];
+        let scale = hi - lo;
+        let empty = IterationResult { distortion: 0.0, weight: 0.0, clusters: Vec::new(), events: Vec::new() };
+        if scale <= 0.0 {
+            return empty;
+        }
+        let (pts, m) = (&d.points, d.points.len());
+        for (a, &i) in pts.iter().enumerate() {
+            s.pos[i as usize] = a as u32;
+        }
+        let raw = self.sub(&self.raw, pts, &mut s.raw, &s.pos);
+        let emb = self.sub(&self.emb, pts, &mut s.emb, &s.pos);
+        for &i in pts {
+            s.pos[i as usize] = u32::MAX;
+        }
+        // Steadiness clusters in the original space, cohesiveness in the projection.
+        let (sim, data) = match d.mode {
+            Mode::Steadiness => (&raw, self.high),
+            Mode::Cohesiveness => (&emb, self.low),
+        };
+        let labels: Vec<i64> = if self.kmeans {
+            let dim = data.dim();
+            let rows = pts.iter().flat_map(|&i| data.row(i as usize).iter().copied()).collect();
+            let sub = Points::from_vec("snc cluster", m, dim, rows).expect("a non-empty subset of valid points");
+            let k = ((m as f64).sqrt() as usize).max(2).min(m);
+            kmeans(&sub, k, d.kmeans_seed).into_iter().map(i64::from).collect()
+        } else {
+            let dist: Vec<f64> =
+                sim.iter().enumerate().map(|(x, &v)| if x / m == x % m { 0.0 } else { 1.0 / (v + self.alpha) }).collect();
+            hdbscan_precomputed(&dist, m, true)
+        };
+        // `_separate_cluster_labels`: clusters by label, then each noise point alone.
+        let count = labels.iter().copied().max().map_or(0, |l| (l + 1).max(0) as usize);
+        let mut clusters: Vec<Vec<usize>> = vec![Vec::new(); count];
+        for (a, &l) in labels.iter().enumerate() {
+            if l >= 0 {
+                clusters[l as usize].push(a);
+            } else {
+                clusters.push(vec![a]);
+            }
+        }
+        // `_cluster_distance_matrices`: mean similarity between clusters, summed per column
+        // over the first cluster, then over the second.
+        let c = clusters.len();
+        let (cl, alpha) = (&clusters, self.alpha);
+        let mean = |sub: &[f64]| {
+            let mut col = vec![0.0f64; c * m];
+            for (ci, members) in cl.iter().enumerate() {
+                for &a in members {
+                    for b in 0..m {
+                        col[ci * m + b] += sub[a * m + b];
+                    }
+                }
+            }
+            move |i: usize, j: usize| {
+                let total = cl[j].iter().fold(0.0, |acc, &b| acc + col[i * m + b]);
+                1.0 / (total / (cl[i].len() * cl[j].len()) as f64 + alpha)
+            }
+        };
+        let (raw_d, emb_d) = (mean(&raw), mean(&emb));
+        let (mut distortion, mut weight) = (0.0f64, 0.0f64);
+        let mut events = Vec::new();
+        for i in 0..c {
+            for j in 0..i {
+                let (r, e) = (raw_d(i, j), emb_d(i, j));
+                let distance = if d.mode == Mode::Steadiness { r - e } else { e - r };
+                if distance <= 0.0 {
+                    continue;
+                }
+                let dist = (distance - lo) / scale;
+                let w = (clusters[i].len() * clusters[j].len()) as f64;
+                distortion += dist * w;
+                weight += w;
+                events.push((i as u32, j as u32, dist));
+            }
+        }
+        let clusters = clusters.iter().map(|cl| cl.iter().map(|&a| pts[a]).collect()).collect();
+        IterationResult { distortion, weight, clusters, events }
+    }
+}
+
+/// A deterministic hasher for pair keys (the logs are filled serially, so their iteration
+/// order never matters; this keeps runs reproducible and fast).
+#[derive(Default)]
+struct PairHasher(u64);
+
+impl Hasher for PairHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let h = (self.0 ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// ZADU's per-point logs: for every pair ever split between two clusters, the summed
+/// distortion·weight and the count (a pair's two entries always receive the same updates, so
+/// one is kept), and each point's partners in the order its dict first saw them.
+struct Log {
+    index: HashMap<u64, u32, BuildHasherDefault<PairHasher>>,
+    sums: Vec<(f64, u32)>,
+    order: Vec<Vec<u32>>,
+}
+
+impl Log {
+    fn new(n: usize) -> Self {
+        Log { index: HashMap::default(), sums: Vec::new(), order: vec![Vec::new(); n] }
+    }
+
+    /// `_record_log` of one event.
+    fn record(&mut self, a: &[u32], b: &[u32], dval: f64) {
+        for &i in a {
+            for &j in b {
+                let key = (u64::from(i.min(j)) << 32) | u64::from(i.max(j));
+                let next = self.sums.len() as u32;
+                let idx = *self.index.entry(key).or_insert(next);
+                if idx == next {
+                    self.sums.push((dval, 1));
+                    self.order[i as usize].push(idx);
+                    self.order[j as usize].push(idx);
+                } else {
+                    let s = &mut self.sums[idx as usize];
+                    s.0 += dval;
+                    s.1 += 1;
+                }
+            }
+        }
+    }
+
+    /// `_finalize_logs` + `_vertices_info`: each point's sum of mean distortions, over the max.
+    fn vertices(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self
+            .order
+            .iter()
+            .map(|o| o.iter().fold(0.0, |acc, &idx| acc + self.sums[idx as usize].0 / self.sums[idx as usize].1 as f64))
+            .collect();
+        let max = v.iter().copied().fold(0.0f64, f64::max);
+        if max > 0.0 {
+            v.iter_mut().for_each(|x| *x /= max);
+        }
+        v
+    }
+}
+
+/// ZADU's parameter checks that the registry's types do not cover.
+fn check(r: &Resolved, name: &str, ok: bool, reason: &str) -> Result<()> {
+    if ok {
+        return Ok(());
+    }
+    let value = r.params.iter().find(|(p, _)| p == name).map_or(String::new(), |(_, v)| v.to_string());
+    Err(Error::BadParam { id: "snc".into(), param: name.into(), value, reason: reason.into() })
+}
+
+pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
+    let (n, k) = (ctx.n(), r.k);
+    let iterations = param_int(r, "iteration");
+    check(r, "iteration", iterations >= 1, "must be at least 1")?;
+    let ratio = r.float("walk_num_ratio");
+    check(r, "walk_num_ratio", ratio <= MAX_WALK_RATIO, "must be at most 100 (walks of ratio·n steps)")?;
+    let alpha = r.float("alpha");
+    let kmeans = param_str(r, "clustering_strategy") == "kmeans";
+    let seed = param_int(r, "random_state") as u32;
+    let walk_num = ((n as f64 * ratio) as usize).max(1);
+
+    let mut raw = Snn::new(ctx.knn_high(), k, n);
+    let mut emb = Snn::new(ctx.knn_low(), k, n);
+    let (lo, hi) = prepare(&mut raw, &mut emb, n, alpha, ctx.block_rows);
+    let (max_compress, min_compress) = (hi.max(0.0), lo.max(0.0));
+    let (max_stretch, min_stretch) = (if lo < 0.0 { -lo } else { 0.0 }, if hi < 0.0 { -hi } else { 0.0 });
+    let setup = Setup {
+        raw,
+        emb,
+        high: ctx.high,
+        low: ctx.low,
+        alpha,
+        kmeans,
+        ranges: [(min_compress, max_compress), (min_stretch, max_stretch)],
+    };
+
+    // The draws of a batch are made serially, in ZADU's order (steadiness's iterations walk the
+    // projection, then cohesiveness's walk the original space), before the batch runs in
+    // parallel; results are folded in iteration order.
+    let mut rng = Mt19937::new(seed);
+    let mut sums = [(0.0f64, 0.0f64); 2];
+    let mut logs = [Log::new(n), Log::new(n)];
+    for (mode, g) in [(Mode::Steadiness, &setup.emb), (Mode::Cohesiveness, &setup.raw)] {
+        let mut left = iterations as usize;
+        while left > 0 {
+            let size = left.min(ITERATIONS_PER_BATCH);
+            left -= size;
+            let batch = (0..size).map(|_| draw(g, n, walk_num, kmeans, mode, &mut rng)).collect::<Result<Vec<_>>>()?;
+            let results: Vec<IterationResult> = batch
+                .par_iter()
+                .map_init(|| Scratch { raw: Row::new(n), emb: Row::new(n), pos: vec![u32::MAX; n] }, |s, d| setup.run(d, s))
+                .collect();
+            let m = mode as usize;
+            for res in results {
+                sums[m].0 += res.distortion;
+                sums[m].1 += res.weight;
+                for &(i, j, dist) in &res.events {
+                    let (a, b) = (&res.clusters[i as usize], &res.clusters[j as usize]);
+                    logs[m].record(a, b, dist * (a.len() * b.len()) as f64);
+                }
+            }
+        }
+    }
+    let score = |(distortion, weight): (f64, f64)| if weight == 0.0 { 1.0 } else { 1.0 - distortion / weight };
+    let (steadiness, cohesiveness) = (score(sums[0]), score(sums[1]));
+    let stead_ratio = ((1.0 - steadiness) * 2.0).max(1.0);
+    let cohev_ratio = ((1.0 - cohesiveness) * 2.0).max(1.0);
+    let local_steadiness = logs[0].vertices().into_iter().map(|v| 1.0 - v * cohev_ratio).collect();
+    let local_cohesiveness = logs[1].vertices().into_iter().map(|v| 1.0 - v * stead_ratio).collect();
+    Ok(Output { values: vec![steadiness, cohesiveness], local: vec![local_steadiness, local_cohesiveness], curves: vec![] })
+}
