@@ -260,13 +260,10 @@ fn unknown_spec_id() {
 }
 
 #[test]
-fn zadu_id_not_implemented_yet() {
+fn snc_parameter_errors() {
     let c = case();
-    expect_error(&c.args(&["--spec", "snc"]), &["'snc'", "does not implement"]);
-    expect_error(
-        &c.args(&["--spec", "steadiness_cohesiveness:k=3"]),
-        &["'steadiness_cohesiveness'", "does not implement"],
-    );
+    expect_error(&c.args(&["--spec", "snc:iteration=0"]), &["snc", "iteration=0", "at least 1"]);
+    expect_error(&c.args(&["--spec", "steadiness_cohesiveness:clustering_strategy=3-means"]), &["snc", "clustering_strategy"]);
 }
 
 #[test]
@@ -592,8 +589,8 @@ fn lib_spec_errors() {
     let (h, l) = (pts("high", 10, 4, 1), pts("low", 10, 2, 2));
     let e = measure_err(h.clone(), &l, None, &["foo"]);
     assert!(matches!(e, Error::UnknownMeasure { ref id, .. } if id == "foo"), "{e:?}");
-    let e = measure_err(h.clone(), &l, None, &["snc"]);
-    assert!(matches!(e, Error::NotImplemented { ref id } if id == "snc"), "{e:?}");
+    let e = measure_err(h.clone(), &l, None, &["snc:random_state=-1"]);
+    assert!(matches!(e, Error::BadParam { ref param, .. } if param == "random_state"), "{e:?}");
     let e = measure_err(h.clone(), &l, None, &["tnc:sigma=1"]);
     assert!(matches!(e, Error::UnknownParam { ref param, .. } if param == "sigma"), "{e:?}");
     let e = measure_err(h, &l, None, &["tnc:k=2.5"]);

@@ -2,9 +2,11 @@
 `measure_many` returning the same shapes and keys, computed by faithful. Changing
 ``from zadu import ZADU`` to ``from faithful_dr.zadu import ZADU`` is enough.
 
-What differs: ZADU's `snc` (steadiness & cohesiveness) is not implemented by faithful yet and
-raises ValueError; `geodesic=True` is not supported; `execution` is accepted for its memory
-budget only. ZADU itself is not needed.
+What differs: `snc` (steadiness & cohesiveness) equals ZADU's seeded runs where NumPy sorts
+with its baseline introsort; with x86-simd-sort (AVX2/AVX-512) ZADU's HDBSCAN orders tied tree
+edges differently (docs/measures.md), and an unseeded `random_state` (ZADU's default None) is
+seed 0 here; `geodesic=True` is not supported; `execution` is accepted for its memory budget
+only. ZADU itself is not needed.
 """
 
 from collections.abc import Sequence

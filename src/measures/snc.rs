@@ -240,26 +240,79 @@ struct Setup<'a> {
     ranges: [(f64, f64); 2],
 }
 
-/// Scratch of one worker: two row accumulators and the position of every point in the cluster.
+/// Scratch of one worker: the reverse kNN lists restricted to a cluster, as compressed rows
+/// over the cluster's distinct neighbours (`local` maps a point to its row), and one row of S.
 struct Scratch {
-    raw: Row,
-    emb: Row,
-    pos: Vec<u32>,
+    local: Vec<u32>,
+    neighbours: Vec<u32>,
+    offsets: Vec<u32>,
+    entries: Vec<(u32, u32)>,
+    acc: Vec<u64>,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Self {
+        Scratch { local: vec![u32::MAX; n], neighbours: Vec::new(), offsets: Vec::new(), entries: Vec::new(), acc: Vec::new() }
+    }
 }
 
 impl Setup<'_> {
-    /// S/max among `points` (m×m, in their order) for one space.
-    fn sub(&self, g: &Snn, points: &[u32], row: &mut Row, pos: &[u32]) -> Vec<f64> {
+    /// S/max among `points` (m×m, in their order) for one space: each member's row of S
+    /// summed over the members that share its neighbours only (exact integers).
+    fn sub(&self, g: &Snn, points: &[u32], s: &mut Scratch) -> Vec<f64> {
         let m = points.len();
+        // Count, per distinct neighbour of the cluster, the members listing it.
+        s.neighbours.clear();
+        s.offsets.clear();
+        for &j in points {
+            for &nb in g.knn.row(j as usize, g.k) {
+                let l = &mut s.local[nb as usize];
+                if *l == u32::MAX {
+                    *l = s.neighbours.len() as u32;
+                    s.neighbours.push(nb);
+                    s.offsets.push(0);
+                }
+                s.offsets[*l as usize] += 1;
+            }
+        }
+        let mut total = 0u32;
+        for o in s.offsets.iter_mut() {
+            let c = *o;
+            *o = total;
+            total += c;
+        }
+        s.offsets.push(total);
+        s.entries.clear();
+        s.entries.resize(total as usize, (0, 0));
+        let mut fill = s.offsets.clone();
+        for (b, &j) in points.iter().enumerate() {
+            for (p, &nb) in g.knn.row(j as usize, g.k).iter().enumerate() {
+                let l = s.local[nb as usize] as usize;
+                s.entries[fill[l] as usize] = (b as u32, (g.k + 1 - p) as u32);
+                fill[l] += 1;
+            }
+        }
         let mut out = vec![0.0; m * m];
+        s.acc.clear();
+        s.acc.resize(m, 0);
         for (a, &i) in points.iter().enumerate() {
-            g.row(i as usize, row);
-            for &j in &row.touched {
-                let b = pos[j as usize];
-                if b != u32::MAX && j != i {
-                    out[a * m + b as usize] = g.sim(row, j as usize);
+            for (p, &nb) in g.knn.row(i as usize, g.k).iter().enumerate() {
+                let wa = (g.k + 1 - p) as u64;
+                let l = s.local[nb as usize] as usize;
+                for &(b, wb) in &s.entries[s.offsets[l] as usize..s.offsets[l + 1] as usize] {
+                    s.acc[b as usize] += wa * u64::from(wb);
                 }
             }
+            s.acc[a] = 0;
+            for (o, acc) in out[a * m..(a + 1) * m].iter_mut().zip(s.acc.iter_mut()) {
+                if *acc != 0 {
+                    *o = *acc as f64 / g.max;
+                    *acc = 0;
+                }
+            }
+        }
+        for &nb in &s.neighbours {
+            s.local[nb as usize] = u32::MAX;
         }
         out
     }
@@ -273,14 +326,8 @@ impl Setup<'_> {
             return empty;
         }
         let (pts, m) = (&d.points, d.points.len());
-        for (a, &i) in pts.iter().enumerate() {
-            s.pos[i as usize] = a as u32;
-        }
-        let raw = self.sub(&self.raw, pts, &mut s.raw, &s.pos);
-        let emb = self.sub(&self.emb, pts, &mut s.emb, &s.pos);
-        for &i in pts {
-            s.pos[i as usize] = u32::MAX;
-        }
+        let raw = self.sub(&self.raw, pts, s);
+        let emb = self.sub(&self.emb, pts, s);
         // Steadiness clusters in the original space, cohesiveness in the projection.
         let (sim, data) = match d.mode {
             Mode::Steadiness => (&raw, self.high),
@@ -465,7 +512,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
             let batch = (0..size).map(|_| draw(g, n, walk_num, kmeans, mode, &mut rng)).collect::<Result<Vec<_>>>()?;
             let results: Vec<IterationResult> = batch
                 .par_iter()
-                .map_init(|| Scratch { raw: Row::new(n), emb: Row::new(n), pos: vec![u32::MAX; n] }, |s, d| setup.run(d, s))
+                .map_init(|| Scratch::new(n), |s, d| setup.run(d, s))
                 .collect();
             let m = mode as usize;
             for res in results {
