@@ -263,7 +263,10 @@ fn unknown_spec_id() {
 fn snc_parameter_errors() {
     let c = case();
     expect_error(&c.args(&["--spec", "snc:iteration=0"]), &["snc", "iteration=0", "at least 1"]);
-    expect_error(&c.args(&["--spec", "steadiness_cohesiveness:clustering_strategy=3-means"]), &["snc", "clustering_strategy"]);
+    expect_error(
+        &c.args(&["--spec", "steadiness_cohesiveness:clustering_strategy=3-means"]),
+        &["snc", "clustering_strategy"],
+    );
 }
 
 #[test]

@@ -58,7 +58,8 @@ fn close(a: f64, b: f64) -> bool {
 /// its clusters hold many duplicate points, where scikit-learn's k-means (empty-cluster
 /// relocation among equally far points, BLAS rounding) is not reproduced bit for bit
 /// (docs/measures.md, snc). Pinned so that a change shows up here.
-const PINNED_KMEANS_TIES: [(&str, f64); 2] = [("steadiness", 0.2923960435105436), ("cohesiveness", 0.47414036675856996)];
+const PINNED_KMEANS_TIES: [(&str, f64); 2] =
+    [("steadiness", 0.2923960435105436), ("cohesiveness", 0.47414036675856996)];
 
 /// The pinned case: faithful's scores equal the pinned ones and lie within the spread of ZADU's
 /// scores over 20 seeds.
@@ -150,8 +151,10 @@ fn within_the_spread_of_twenty_zadu_seeds_on_simd_numpy() {
 fn identical_bits_for_threads_and_block_sizes() {
     for dataset in ["ties_500", "blobs_500"] {
         let (high, low) = points(dataset);
-        let specs: Vec<Spec> =
-            ["snc:iteration=12", "snc:iteration=6,clustering_strategy=kmeans,random_state=5,k=9"].iter().map(|s| s.parse().unwrap()).collect();
+        let specs: Vec<Spec> = ["snc:iteration=12", "snc:iteration=6,clustering_strategy=kmeans,random_state=5,k=9"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
         let run = |threads, block| {
             let scores = evaluator(high.clone(), Some(threads), Some(block)).measure(&low, None, &specs).unwrap();
             serde_json::to_string(&scores).unwrap()

@@ -120,7 +120,12 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
                     let mut max = 0u64;
                     for i in b * block..((b + 1) * block).min(n) {
                         gr.row(i, row);
-                        max = row.touched.iter().filter(|&&j| j as usize != i).map(|&j| row.acc[j as usize]).fold(max, u64::max);
+                        max = row
+                            .touched
+                            .iter()
+                            .filter(|&&j| j as usize != i)
+                            .map(|&j| row.acc[j as usize])
+                            .fold(max, u64::max);
                     }
                     max
                 },
@@ -252,7 +257,13 @@ struct Scratch {
 
 impl Scratch {
     fn new(n: usize) -> Self {
-        Scratch { local: vec![u32::MAX; n], neighbours: Vec::new(), offsets: Vec::new(), entries: Vec::new(), acc: Vec::new() }
+        Scratch {
+            local: vec![u32::MAX; n],
+            neighbours: Vec::new(),
+            offsets: Vec::new(),
+            entries: Vec::new(),
+            acc: Vec::new(),
+        }
     }
 }
 
@@ -340,8 +351,11 @@ impl Setup<'_> {
             let k = ((m as f64).sqrt() as usize).max(2).min(m);
             kmeans(&sub, k, d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
-            let dist: Vec<f64> =
-                sim.iter().enumerate().map(|(x, &v)| if x / m == x % m { 0.0 } else { 1.0 / (v + self.alpha) }).collect();
+            let dist: Vec<f64> = sim
+                .iter()
+                .enumerate()
+                .map(|(x, &v)| if x / m == x % m { 0.0 } else { 1.0 / (v + self.alpha) })
+                .collect();
             hdbscan_precomputed(&dist, m, true)
         };
         // `_separate_cluster_labels`: clusters by label, then each noise point alone.
@@ -510,10 +524,8 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
             let size = left.min(ITERATIONS_PER_BATCH);
             left -= size;
             let batch = (0..size).map(|_| draw(g, n, walk_num, kmeans, mode, &mut rng)).collect::<Result<Vec<_>>>()?;
-            let results: Vec<IterationResult> = batch
-                .par_iter()
-                .map_init(|| Scratch::new(n), |s, d| setup.run(d, s))
-                .collect();
+            let results: Vec<IterationResult> =
+                batch.par_iter().map_init(|| Scratch::new(n), |s, d| setup.run(d, s)).collect();
             let m = mode as usize;
             for res in results {
                 sums[m].0 += res.distortion;
@@ -531,5 +543,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let cohev_ratio = ((1.0 - cohesiveness) * 2.0).max(1.0);
     let local_steadiness = logs[0].vertices().into_iter().map(|v| 1.0 - v * cohev_ratio).collect();
     let local_cohesiveness = logs[1].vertices().into_iter().map(|v| 1.0 - v * stead_ratio).collect();
-    Ok(Output { values: vec![steadiness, cohesiveness], local: vec![local_steadiness, local_cohesiveness], curves: vec![] })
+    Ok(Output {
+        values: vec![steadiness, cohesiveness],
+        local: vec![local_steadiness, local_cohesiveness],
+        curves: vec![],
+    })
 }

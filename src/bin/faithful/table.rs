@@ -81,7 +81,8 @@ pub fn measures_table() -> String {
         let _ = writeln!(s, "         {}", d.about);
     }
     let pending: Vec<&str> = ZADU_PENDING.iter().map(|(a, _)| *a).collect();
-    let pending = if pending.is_empty() { "none (every ZADU 0.5.4 measure is here)".to_string() } else { pending.join(", ") };
+    let pending =
+        if pending.is_empty() { "none (every ZADU 0.5.4 measure is here)".to_string() } else { pending.join(", ") };
     let _ = writeln!(s, "\nnot yet implemented: {pending}");
     s
 }

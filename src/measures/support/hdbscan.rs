@@ -400,7 +400,8 @@ mod tests {
         let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
         let cases = fixture["cases"].as_array().unwrap();
         assert!(cases.len() >= 20);
-        let labels = |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>();
+        let labels =
+            |v: &serde_json::Value| v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>();
         let mut clustered = 0;
         for case in cases {
             let (d, m) = fixture_matrix(case);
@@ -413,4 +414,3 @@ mod tests {
         assert!(clustered >= 8, "{clustered}");
     }
 }
-
