@@ -519,6 +519,7 @@ impl Evaluator {
                 cross: res.cross.as_ref(),
                 pairwise: Some(pw),
                 block_rows: self.opts.block_rows,
+                local: self.opts.local,
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {

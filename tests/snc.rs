@@ -163,6 +163,17 @@ fn identical_bits_for_threads_and_block_sizes() {
         for (threads, block) in [(2, 32), (2, 1), (1, 7), (2, 500)] {
             assert_eq!(run(threads, block), reference, "{dataset}: threads {threads}, block {block}");
         }
+        // Without local values (not computed then) the scores are the same bits.
+        let mut o = Options::default();
+        o.local = false;
+        let plain = Evaluator::new(high.clone(), o).measure(&low, None, &specs).unwrap();
+        let full = evaluator(high.clone(), None, None).measure(&low, None, &specs).unwrap();
+        for (p, f) in plain.iter().zip(&full) {
+            for key in ["steadiness", "cohesiveness"] {
+                assert_eq!(p.value(key).unwrap().to_bits(), f.value(key).unwrap().to_bits(), "{dataset} {key}");
+            }
+            assert!(p.local("local_steadiness").is_none() && f.local("local_steadiness").unwrap().len() == 500);
+        }
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Ctx<'a> {
     pub pairwise: Option<&'a Pairwise>,
     /// Rows per task of a measure's own pass over rows (coranking); results do not depend on it.
     pub block_rows: usize,
+    /// Whether local values are returned; a measure whose local values cost extra work (snc)
+    /// may then leave them empty.
+    pub local: bool,
 }
 
 impl Ctx<'_> {

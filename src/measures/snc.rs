@@ -530,7 +530,8 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
             for res in results {
                 sums[m].0 += res.distortion;
                 sums[m].1 += res.weight;
-                for &(i, j, dist) in &res.events {
+                // Without local values ZADU's per-pair logs are not needed.
+                for &(i, j, dist) in res.events.iter().filter(|_| ctx.local) {
                     let (a, b) = (&res.clusters[i as usize], &res.clusters[j as usize]);
                     logs[m].record(a, b, dist * (a.len() * b.len()) as f64);
                 }
@@ -541,8 +542,13 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let (steadiness, cohesiveness) = (score(sums[0]), score(sums[1]));
     let stead_ratio = ((1.0 - steadiness) * 2.0).max(1.0);
     let cohev_ratio = ((1.0 - cohesiveness) * 2.0).max(1.0);
-    let local_steadiness = logs[0].vertices().into_iter().map(|v| 1.0 - v * cohev_ratio).collect();
-    let local_cohesiveness = logs[1].vertices().into_iter().map(|v| 1.0 - v * stead_ratio).collect();
+    let local = |log: &Log, ratio: f64| -> Vec<f64> {
+        if !ctx.local {
+            return Vec::new();
+        }
+        log.vertices().into_iter().map(|v| 1.0 - v * ratio).collect()
+    };
+    let (local_steadiness, local_cohesiveness) = (local(&logs[0], cohev_ratio), local(&logs[1], stead_ratio));
     Ok(Output {
         values: vec![steadiness, cohesiveness],
         local: vec![local_steadiness, local_cohesiveness],
