@@ -253,6 +253,7 @@ struct Scratch {
     offsets: Vec<u32>,
     entries: Vec<(u32, u32)>,
     acc: Vec<u64>,
+    lists: Vec<Vec<(u32, u64)>>,
 }
 
 impl Scratch {
@@ -263,6 +264,7 @@ impl Scratch {
             offsets: Vec::new(),
             entries: Vec::new(),
             acc: Vec::new(),
+            lists: Vec::new(),
         }
     }
 }
@@ -328,6 +330,47 @@ impl Setup<'_> {
         out
     }
 
+    /// Σ S(a, b) over a ∈ A, b ∈ B for every pair of clusters A > B (C×C, lower triangle), as
+    /// exact integers: Σ_m U_A(m) U_B(m) with U_A(m) the summed weights of m in A's lists.
+    fn cluster_sums(&self, g: &Snn, clusters: &[Vec<u32>], s: &mut Scratch) -> Vec<u64> {
+        let c = clusters.len();
+        s.neighbours.clear();
+        for (ci, members) in clusters.iter().enumerate() {
+            for &i in members {
+                for (p, &nb) in g.knn.row(i as usize, g.k).iter().enumerate() {
+                    let w = (g.k + 1 - p) as u64;
+                    let l = &mut s.local[nb as usize];
+                    if *l == u32::MAX {
+                        *l = s.neighbours.len() as u32;
+                        s.neighbours.push(nb);
+                        if s.lists.len() < s.neighbours.len() {
+                            s.lists.push(Vec::new());
+                        }
+                    }
+                    // Clusters are visited one after another, so a cluster's entry is the last.
+                    let list = &mut s.lists[*l as usize];
+                    match list.last_mut() {
+                        Some((cj, u)) if *cj as usize == ci => *u += w,
+                        _ => list.push((ci as u32, w)),
+                    }
+                }
+            }
+        }
+        let mut sums = vec![0u64; c * c];
+        for (l, &nb) in s.neighbours.iter().enumerate() {
+            let list = &mut s.lists[l];
+            for x in 1..list.len() {
+                let (cx, ux) = list[x];
+                for &(cy, uy) in &list[..x] {
+                    sums[cx as usize * c + cy as usize] += ux * uy;
+                }
+            }
+            list.clear();
+            s.local[nb as usize] = u32::MAX;
+        }
+        sums
+    }
+
     /// `_measure_single_iter`.
     fn run(&self, d: &Draw, s: &mut Scratch) -> IterationResult {
         let (lo, hi) = self.ranges[(d.mode == Mode::Cohesiveness) as usize];
@@ -337,12 +380,10 @@ impl Setup<'_> {
             return empty;
         }
         let (pts, m) = (&d.points, d.points.len());
-        let raw = self.sub(&self.raw, pts, s);
-        let emb = self.sub(&self.emb, pts, s);
         // Steadiness clusters in the original space, cohesiveness in the projection.
-        let (sim, data) = match d.mode {
-            Mode::Steadiness => (&raw, self.high),
-            Mode::Cohesiveness => (&emb, self.low),
+        let (g, data) = match d.mode {
+            Mode::Steadiness => (&self.raw, self.high),
+            Mode::Cohesiveness => (&self.emb, self.low),
         };
         let labels: Vec<i64> = if self.kmeans {
             let dim = data.dim();
@@ -351,47 +392,34 @@ impl Setup<'_> {
             let k = ((m as f64).sqrt() as usize).max(2).min(m);
             kmeans(&sub, k, d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
-            let dist: Vec<f64> = sim
-                .iter()
-                .enumerate()
-                .map(|(x, &v)| if x / m == x % m { 0.0 } else { 1.0 / (v + self.alpha) })
-                .collect();
+            let mut dist = self.sub(g, pts, s);
+            for (x, v) in dist.iter_mut().enumerate() {
+                *v = if x / m == x % m { 0.0 } else { 1.0 / (*v + self.alpha) };
+            }
             hdbscan_precomputed(&dist, m, true)
         };
         // `_separate_cluster_labels`: clusters by label, then each noise point alone.
         let count = labels.iter().copied().max().map_or(0, |l| (l + 1).max(0) as usize);
-        let mut clusters: Vec<Vec<usize>> = vec![Vec::new(); count];
-        for (a, &l) in labels.iter().enumerate() {
+        let mut clusters: Vec<Vec<u32>> = vec![Vec::new(); count];
+        for (&i, &l) in pts.iter().zip(&labels) {
             if l >= 0 {
-                clusters[l as usize].push(a);
+                clusters[l as usize].push(i);
             } else {
-                clusters.push(vec![a]);
+                clusters.push(vec![i]);
             }
         }
-        // `_cluster_distance_matrices`: mean similarity between clusters, summed per column
-        // over the first cluster, then over the second.
+        // `_cluster_distance_matrices`: 1/(mean S between two clusters + α) in each space.
         let c = clusters.len();
-        let (cl, alpha) = (&clusters, self.alpha);
-        let mean = |sub: &[f64]| {
-            let mut col = vec![0.0f64; c * m];
-            for (ci, members) in cl.iter().enumerate() {
-                for &a in members {
-                    for b in 0..m {
-                        col[ci * m + b] += sub[a * m + b];
-                    }
-                }
-            }
-            move |i: usize, j: usize| {
-                let total = cl[j].iter().fold(0.0, |acc, &b| acc + col[i * m + b]);
-                1.0 / (total / (cl[i].len() * cl[j].len()) as f64 + alpha)
-            }
+        let (raw_sums, emb_sums) =
+            (self.cluster_sums(&self.raw, &clusters, s), self.cluster_sums(&self.emb, &clusters, s));
+        let distance = |sums: &[u64], g: &Snn, i: usize, j: usize| {
+            1.0 / (sums[i * c + j] as f64 / g.max / (clusters[i].len() * clusters[j].len()) as f64 + self.alpha)
         };
-        let (raw_d, emb_d) = (mean(&raw), mean(&emb));
         let (mut distortion, mut weight) = (0.0f64, 0.0f64);
         let mut events = Vec::new();
         for i in 0..c {
             for j in 0..i {
-                let (r, e) = (raw_d(i, j), emb_d(i, j));
+                let (r, e) = (distance(&raw_sums, &self.raw, i, j), distance(&emb_sums, &self.emb, i, j));
                 let distance = if d.mode == Mode::Steadiness { r - e } else { e - r };
                 if distance <= 0.0 {
                     continue;
@@ -403,7 +431,6 @@ impl Setup<'_> {
                 events.push((i as u32, j as u32, dist));
             }
         }
-        let clusters = clusters.iter().map(|cl| cl.iter().map(|&a| pts[a]).collect()).collect();
         IterationResult { distortion, weight, clusters, events }
     }
 }

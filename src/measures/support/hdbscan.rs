@@ -133,9 +133,10 @@ struct Row {
 fn single_linkage(dist: &[f64], m: usize, min_samples: usize) -> Vec<(usize, usize, f64, usize)> {
     // Core distance: `np.partition(d, min_points, axis=0)[min_points]`, per column.
     let min_points = min_samples.min(m - 1);
+    let mut col = vec![0.0f64; m];
     let core: Vec<f64> = (0..m)
         .map(|j| {
-            let mut col: Vec<f64> = (0..m).map(|i| dist[i * m + j]).collect();
+            col.iter_mut().enumerate().for_each(|(i, c)| *c = dist[i * m + j]);
             *col.select_nth_unstable_by(min_points, f64::total_cmp).1
         })
         .collect();
