@@ -10,13 +10,14 @@
 //!
 //! Memory: the graphs are never materialised. S is kept as the kNN lists plus their reverse
 //! (O(n·k)); a row of S is accumulated in O(n) scratch when needed. An iteration holds its
-//! cluster's m×m similarities (m ≈ walk_num_ratio·n). Local values need, for every pair of
-//! points ever placed in two different clusters, its running mean distortion: a map over the
-//! pairs touched, as ZADU's per-point dicts.
+//! cluster's m×m distances for HDBSCAN (m ≈ walk_num_ratio·n) and its cluster-pair sums of S
+//! (exact integers). Local values, computed only when asked for, need for every pair of points
+//! ever placed in two different clusters its running mean distortion: a map over the pairs
+//! touched, as ZADU's per-point dicts.
 //!
 //! Randomness and order: all draws (seeds, walks, k-means seeds) come from NumPy's
-//! `RandomState(random_state)` in ZADU's order and are made before any iteration runs; the
-//! iterations then run in parallel and are summed in iteration order, so the result does not
+//! `RandomState(random_state)` in ZADU's order; a batch's draws are made before it runs, its
+//! iterations run in parallel and are summed in iteration order, so the result does not
 //! depend on the thread count. A walk's points are ordered as CPython's `set` orders them
 //! ([`PySet`]), the order HDBSCAN and the cluster sums see in ZADU.
 

@@ -133,11 +133,24 @@ struct Row {
 fn single_linkage(dist: &[f64], m: usize, min_samples: usize) -> Vec<(usize, usize, f64, usize)> {
     // Core distance: `np.partition(d, min_points, axis=0)[min_points]`, per column.
     let min_points = min_samples.min(m - 1);
-    let mut col = vec![0.0f64; m];
+    // The smallest min_points + 1 values of each column, kept sorted (a value is all that
+    // `np.partition` returns, so ties do not matter).
+    let mut small: Vec<f64> = Vec::with_capacity(min_points + 1);
     let core: Vec<f64> = (0..m)
         .map(|j| {
-            col.iter_mut().enumerate().for_each(|(i, c)| *c = dist[i * m + j]);
-            *col.select_nth_unstable_by(min_points, f64::total_cmp).1
+            small.clear();
+            for i in 0..m {
+                let v = dist[i * m + j];
+                if small.len() <= min_points {
+                    let at = small.partition_point(|&x| x <= v);
+                    small.insert(at, v);
+                } else if v < small[min_points] {
+                    small.pop();
+                    let at = small.partition_point(|&x| x <= v);
+                    small.insert(at, v);
+                }
+            }
+            small[min_points]
         })
         .collect();
     let mr = |i: usize, j: usize| dist[i * m + j].max(core[j]).max(core[i]);
