@@ -134,25 +134,30 @@ fn single_linkage(dist: &[f64], m: usize, min_samples: usize) -> Vec<(usize, usi
     // Core distance: `np.partition(d, min_points, axis=0)[min_points]`, per column.
     let min_points = min_samples.min(m - 1);
     // The smallest min_points + 1 values of each column, kept sorted (a value is all that
-    // `np.partition` returns, so ties do not matter).
-    let mut small: Vec<f64> = Vec::with_capacity(min_points + 1);
-    let core: Vec<f64> = (0..m)
-        .map(|j| {
-            small.clear();
-            for i in 0..m {
-                let v = dist[i * m + j];
-                if small.len() <= min_points {
-                    let at = small.partition_point(|&x| x <= v);
-                    small.insert(at, v);
-                } else if v < small[min_points] {
-                    small.pop();
-                    let at = small.partition_point(|&x| x <= v);
-                    small.insert(at, v);
+    // `np.partition` returns, so ties do not matter), filled row by row for the cache.
+    let width = min_points + 1;
+    let mut small = vec![f64::INFINITY; m * width];
+    let mut len = vec![0usize; m];
+    for i in 0..m {
+        for (j, &v) in dist[i * m..(i + 1) * m].iter().enumerate() {
+            let col = &mut small[j * width..(j + 1) * width];
+            if len[j] == width {
+                if v >= col[min_points] {
+                    continue;
                 }
+            } else {
+                len[j] += 1;
             }
-            small[min_points]
-        })
-        .collect();
+            // Insert v after the values <= v, dropping the largest.
+            let mut at = len[j] - 1;
+            while at > 0 && col[at - 1] > v {
+                col[at] = col[at - 1];
+                at -= 1;
+            }
+            col[at] = v;
+        }
+    }
+    let core: Vec<f64> = (0..m).map(|j| small[j * width + min_points]).collect();
     let mr = |i: usize, j: usize| dist[i * m + j].max(core[j]).max(core[i]);
     // Prim's tree from node 0 (`mst_linkage_core`).
     let mut in_tree = vec![false; m];
