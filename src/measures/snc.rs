@@ -271,9 +271,10 @@ impl Scratch {
 }
 
 impl Setup<'_> {
-    /// S/max among `points` (m×m, in their order) for one space: each member's row of S
-    /// summed over the members that share its neighbours only (exact integers).
-    fn sub(&self, g: &Snn, points: &[u32], s: &mut Scratch) -> Vec<f64> {
+    /// HDBSCAN's input, `1/(S/max + α)` among `points` (m×m, in their order, zero diagonal),
+    /// for one space: each member's row of S summed over the members that share its neighbours
+    /// only (exact integers); a zero S is 1/α without a division.
+    fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) -> Vec<f64> {
         let m = points.len();
         // Count, per distinct neighbour of the cluster, the members listing it.
         s.neighbours.clear();
@@ -306,7 +307,8 @@ impl Setup<'_> {
                 fill[l] += 1;
             }
         }
-        let mut out = vec![0.0; m * m];
+        let far = 1.0 / (0.0 + self.alpha);
+        let mut out = vec![far; m * m];
         s.acc.clear();
         s.acc.resize(m, 0);
         for (a, &i) in points.iter().enumerate() {
@@ -320,10 +322,11 @@ impl Setup<'_> {
             s.acc[a] = 0;
             for (o, acc) in out[a * m..(a + 1) * m].iter_mut().zip(s.acc.iter_mut()) {
                 if *acc != 0 {
-                    *o = *acc as f64 / g.max;
+                    *o = 1.0 / (*acc as f64 / g.max + self.alpha);
                     *acc = 0;
                 }
             }
+            out[a * m + a] = 0.0;
         }
         for &nb in &s.neighbours {
             s.local[nb as usize] = u32::MAX;
@@ -393,11 +396,7 @@ impl Setup<'_> {
             let k = ((m as f64).sqrt() as usize).max(2).min(m);
             kmeans(&sub, k, d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
-            let mut dist = self.sub(g, pts, s);
-            for (x, v) in dist.iter_mut().enumerate() {
-                *v = if x / m == x % m { 0.0 } else { 1.0 / (*v + self.alpha) };
-            }
-            hdbscan_precomputed(&dist, m, true)
+            hdbscan_precomputed(&self.cluster_distances(g, pts, s), m, true)
         };
         // `_separate_cluster_labels`: clusters by label, then each noise point alone.
         let count = labels.iter().copied().max().map_or(0, |l| (l + 1).max(0) as usize);
