@@ -35,6 +35,9 @@ if [ -n "$pkgs" ]; then
         echo "scripts/test.sh: cannot install $pkgs (not root, no sudo); GPU and server tests will skip outside CI" >&2
     fi
 fi
+# CI builds once from a clean clone: incremental caches would only cost disk (a CI machine's
+# disk ran out on 2026-11-30) and time.
+if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/faithful-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 
