@@ -7,11 +7,10 @@
 //! into ZADU's resource types. Every function releases the GIL and stops on Ctrl-C where
 //! faithful checks its cancel flag.
 
-use faithful::resources::{
-    Budgets, Extents, Needs, PairwiseCache, build_pairwise, densities as density_pass, plan_order, radix_sort,
-    row_pass,
-};
 use faithful::measures::{Ctx, Output, Resolved};
+use faithful::resources::{
+    Budgets, Extents, Needs, PairwiseCache, build_pairwise, densities as density_pass, plan_order, radix_sort, row_pass,
+};
 use faithful::{Cancel, Control, Neighbours, Options, Points, Spec};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
@@ -194,7 +193,8 @@ pub fn pair_order<'py>(
     let (_, cancel) = control();
     let (idx, ranks) = run_detached(py, &cancel, || {
         // Non-negative finite f64 bit patterns order like the values.
-        let mut v: Vec<u128> = d.par_iter().enumerate().map(|(p, x)| (u128::from(x.to_bits()) << 64) | p as u128).collect();
+        let mut v: Vec<u128> =
+            d.par_iter().enumerate().map(|(p, x)| (u128::from(x.to_bits()) << 64) | p as u128).collect();
         let mut buf = vec![0u128; v.len()];
         radix_sort(&mut v, &mut buf);
         drop(buf);
@@ -269,7 +269,9 @@ pub fn topographic_product<'py>(
             pairwise: None,
             block_rows: block_rows(),
         };
-        ks.iter().map(|kk| run_measure(&format!("topo:k={kk}"), &ctx).map(|o| o.values[0])).collect::<faithful::Result<Vec<f64>>>()
+        ks.iter()
+            .map(|kk| run_measure(&format!("topo:k={kk}"), &ctx).map(|o| o.values[0]))
+            .collect::<faithful::Result<Vec<f64>>>()
     })?;
     scores.map_err(to_py)
 }
