@@ -178,12 +178,13 @@ pub fn condensed_distances<'py>(py: Python<'py>, points_: &Bound<'py, PyAny>) ->
 
 /// ZADU's pair order of condensed distances: (indices, sorted_ranks), the pairs ascending by
 /// (distance, index) (faithful's radix sort of (bits(d), index) records) and each one's
-/// average 1-based rank (scipy's `rankdata`, ties sharing the mean of their positions).
+/// average 1-based rank (scipy's `rankdata`, ties sharing the mean of their positions). The
+/// indices are int32 up to 2³¹ pairs, else int64 (ZADU's `compact_index_dtype`).
 #[pyfunction]
 pub fn pair_order<'py>(
     py: Python<'py>,
     distances: PyReadonlyArray1<'py, f64>,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>)> {
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyArray1<f64>>)> {
     let d = distances.as_slice()?;
     if let Some(bad) = d.iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
         return Err(PyValueError::new_err(format!(
@@ -198,7 +199,12 @@ pub fn pair_order<'py>(
         let mut buf = vec![0u128; v.len()];
         radix_sort(&mut v, &mut buf);
         drop(buf);
-        let idx: Vec<i64> = v.par_iter().map(|r| (*r as u64) as i64).collect();
+        let index = |r: &u128| *r as u64;
+        let idx = if v.len() <= 1 << 31 {
+            Indices::I32(v.par_iter().map(|r| index(r) as i32).collect())
+        } else {
+            Indices::I64(v.par_iter().map(|r| index(r) as i64).collect())
+        };
         let mut ranks = vec![0.0; v.len()];
         let mut start = 0;
         while start < v.len() {
@@ -210,7 +216,17 @@ pub fn pair_order<'py>(
         }
         (idx, ranks)
     })?;
-    Ok((idx.into_pyarray(py), ranks.into_pyarray(py)))
+    let idx = match idx {
+        Indices::I32(v) => v.into_pyarray(py).into_any(),
+        Indices::I64(v) => v.into_pyarray(py).into_any(),
+    };
+    Ok((idx, ranks.into_pyarray(py)))
+}
+
+/// Pair indices in ZADU's compact dtype.
+enum Indices {
+    I32(Vec<i32>),
+    I64(Vec<i64>),
 }
 
 /// Registers the functions in `_native`.
