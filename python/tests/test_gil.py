@@ -1,5 +1,6 @@
 """The GIL is released while faithful works, and Ctrl-C (KeyboardInterrupt) cancels a run."""
 
+import hashlib
 import os
 import signal
 import threading
@@ -47,31 +48,43 @@ def test_two_threads_measure_at_once():
     assert [[s.values for s in r] for r in results] == [one, one]
 
 
+def pair_ratio(work):
+    """Wall time of `work()` in two threads at once over its time alone."""
+    t0 = time.perf_counter()
+    work()
+    alone = time.perf_counter() - t0
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return (time.perf_counter() - t0) / alone, alone
+
+
 def test_two_threads_take_well_under_twice_one_call():
     # With the GIL held, two one-thread calls from two Python threads would run one after the
-    # other: twice one call's time. Released, they run side by side on two cores. One call
-    # takes about a second; the bound (1.5x the serial time measured here, best of up to three
-    # tries) leaves room for a loaded machine; a GIL-holding binding gives 2x every time.
+    # other: twice one call's time. Released, they run side by side on two cores: well under
+    # twice (bound 1.5x). One call takes about a second. What the machine allows is measured in
+    # the same test with a control that is known to release the GIL (hashlib on large buffers):
+    # on a machine whose second core is busy elsewhere the control is slow too, and the bound
+    # becomes the control's ratio + 0.25 (faithful's threads must do as well as the control's).
+    # Best of three tries, judged on the try with the most free capacity.
     assert len(os.sched_getaffinity(0)) >= 2, "this test needs two CPUs"
     high, low, _ = blobs(n=GIL_N, d=20, seed=3)
     ev = faithful_dr.Evaluator(high, threads=1, backend="cpu")
     ev.measure(low, GIL_SPECS)  # the original space's kNN, cached for the calls below
-    ratios = []
+    block = os.urandom(1 << 26)
+    tries = []
     for _ in range(3):
-        t0 = time.perf_counter()
-        ev.measure(low, GIL_SPECS)
-        serial = time.perf_counter() - t0
-        threads = [threading.Thread(target=ev.measure, args=(low, GIL_SPECS)) for _ in range(2)]
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        ratios.append((time.perf_counter() - t0) / serial)
-        assert serial > 0.1, f"one call took {serial:.3f} s: too short to time"
-        if ratios[-1] < 1.5:
+        control, _ = pair_ratio(lambda: [hashlib.sha256(block).digest() for _ in range(8)])
+        ratio, alone = pair_ratio(lambda: ev.measure(low, GIL_SPECS))
+        assert alone > 0.1, f"one call took {alone:.3f} s: too short to time"
+        tries.append((control, ratio))
+        if ratio < 1.5:
             break
-    assert min(ratios) < 1.5, f"two calls at once took {ratios} times one call"
+    control, ratio = min(tries)
+    assert ratio < max(1.5, control + 0.25), f"(control, faithful) ratios of two threads to one: {tries}"
 
 
 def test_keyboard_interrupt_cancels_a_long_run():
