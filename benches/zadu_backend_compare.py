@@ -123,7 +123,7 @@ def bench(n, args, workdir):
 
 def load():
     try:
-        return os.getloadavg()
+        return [round(x, 2) for x in os.getloadavg()]
     except OSError:
         return None
 

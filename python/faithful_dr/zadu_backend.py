@@ -37,6 +37,13 @@ from . import _native
 from .evaluator import knn
 
 _KNN_KINDS = (ResourceKind.KNN, ResourceKind.STABLE_KNN)
+# Built by one of faithful's passes over the rows (O(n) scratch per thread).
+_ROW_PASS_KINDS = (
+    *_KNN_KINDS,
+    ResourceKind.RANK_COMPARISONS,
+    ResourceKind.TOPOGRAPHIC_PRODUCT_STATISTICS,
+    ResourceKind.PAIR_STATISTICS,
+)
 _RUST = "faithful"
 
 
@@ -72,22 +79,16 @@ class FaithfulResourceProvider:
         return False
 
     def working_memory_bytes(self, key, n_samples, available_work_bytes):
-        """ZADU's planner hook: the working memory faithful uses for `key` (None: ZADU's own
-        estimate). A row pass holds a distance row and a selection buffer per thread; the pair
-        order holds two 16-byte records per pair (records and the radix sort's scratch)."""
+        """ZADU's planner hook: the working memory faithful uses for `key`, or None where ZADU's
+        own estimate stands (densities, which ZADU sizes first, and what faithful delegates).
+        A row pass holds a distance row and a selection buffer (24 bytes a point) per thread;
+        the pair order two 16-byte records a pair (the records and the radix sort's scratch),
+        as does faithful's ordered-pair statistics."""
         del available_work_bytes
-        per_thread_rows = _threads() * n_samples * 24
-        if key.kind in _KNN_KINDS or key.kind in (
-            ResourceKind.DENSITY,
-            ResourceKind.CONDENSED_PAIRS,
-            ResourceKind.RANK_COMPARISONS,
-            ResourceKind.TOPOGRAPHIC_PRODUCT_STATISTICS,
-            ResourceKind.PAIR_STATISTICS,
-        ):
-            return max(1, per_thread_rows)
-        pairs = n_samples * (n_samples - 1) // 2
+        if key.kind in _ROW_PASS_KINDS:
+            return max(1, _threads() * n_samples * 24)
         if key.kind in (ResourceKind.PAIR_ORDER, ResourceKind.ORDERED_PAIR_STATISTICS):
-            return max(1, 32 * pairs)
+            return max(1, 32 * (n_samples * (n_samples - 1) // 2))
         return None
 
     # -- one space -------------------------------------------------------------------------

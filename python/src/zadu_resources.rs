@@ -9,7 +9,8 @@
 
 use faithful::measures::{Ctx, Output, Resolved};
 use faithful::resources::{
-    Budgets, Extents, Needs, PairwiseCache, build_pairwise, densities as density_pass, plan_order, radix_sort, row_pass,
+    Budgets, Extents, Needs, PairwiseCache, PassOutput, build_pairwise, densities as density_pass, plan_order,
+    radix_sort, row_pass,
 };
 use faithful::{Cancel, Control, Neighbours, Options, Points, Spec};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
@@ -43,6 +44,20 @@ fn widen(v: &[u32]) -> Vec<i64> {
     v.iter().map(|&x| i64::from(x)).collect()
 }
 
+/// Both point sets and faithful's row pass over them: kNN lists of `k` in each space and the
+/// ranks and distances of each space's neighbours in the other.
+fn cross_pass(
+    py: Python<'_>,
+    orig: &Bound<'_, PyAny>,
+    emb: &Bound<'_, PyAny>,
+    k: usize,
+) -> PyResult<(Points, Points, PassOutput)> {
+    let (high, low) = (points(py, "orig", orig)?, points(py, "emb", emb)?);
+    let (_, cancel) = control();
+    let pass = run_detached(py, &cancel, || row_pass(&high, None, &[&low], Needs::cross(k), block_rows()))?;
+    Ok((high, low, pass))
+}
+
 /// ZADU's rank comparisons for `k` neighbours: a dict with `orig_indices`, `emb_indices`
 /// (n×k, stable kNN), `orig_ranks_of_emb`, `emb_ranks_of_orig` (n×k, 1-based ranks in the
 /// other space, self excluded, ties by index) and, per k of `membership_ks`, the masks
@@ -55,9 +70,7 @@ pub fn rank_comparisons<'py>(
     k: usize,
     membership_ks: Vec<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (high, low) = (points(py, "orig", orig)?, points(py, "emb", emb)?);
-    let (_, cancel) = control();
-    let pass = run_detached(py, &cancel, || row_pass(&high, None, &[&low], Needs::cross(k), block_rows()))?;
+    let (high, _, pass) = cross_pass(py, orig, emb, k)?;
     let n = high.n();
     let hx = pass.high.expect("the pass builds the original kNN");
     let proj = pass.lows.into_iter().next().expect("one projection");
@@ -270,10 +283,8 @@ pub fn topographic_product<'py>(
     k: usize,
     ks: Vec<usize>,
 ) -> PyResult<Vec<f64>> {
-    let (high, low) = (points(py, "orig", orig)?, points(py, "emb", emb)?);
-    let (_, cancel) = control();
-    let scores = run_detached(py, &cancel, || {
-        let pass = row_pass(&high, None, &[&low], Needs::cross(k), block_rows());
+    let (high, low, pass) = cross_pass(py, orig, emb, k)?;
+    let scores = py.detach(|| {
         let proj = &pass.lows[0];
         let ctx = Ctx {
             high: &high,
@@ -288,7 +299,7 @@ pub fn topographic_product<'py>(
         ks.iter()
             .map(|kk| run_measure(&format!("topo:k={kk}"), &ctx).map(|o| o.values[0]))
             .collect::<faithful::Result<Vec<f64>>>()
-    })?;
+    });
     scores.map_err(to_py)
 }
 
