@@ -303,6 +303,9 @@ pub fn topographic_product<'py>(
     scores.map_err(to_py)
 }
 
+/// LCMC's local values (one array per k) and neighbour dissimilarities (one per k).
+type NeighbourStatistics<'py> = (Vec<Bound<'py, PyArray1<f64>>>, Vec<f64>);
+
 /// LCMC's local values per k of `lcmc_ks` and neighbour dissimilarity per k of `nd_ks`, from
 /// the two spaces' kNN tables (n×k int64): faithful's `lcmc` and `nd`.
 #[pyfunction]
@@ -312,7 +315,7 @@ pub fn neighbor_statistics<'py>(
     emb_knn: PyReadonlyArray2<'py, i64>,
     lcmc_ks: Vec<usize>,
     nd_ks: Vec<usize>,
-) -> PyResult<(Vec<Bound<'py, PyArray1<f64>>>, Vec<f64>)> {
+) -> PyResult<NeighbourStatistics<'py>> {
     let (x, y) = (neighbours(&orig_knn)?, neighbours(&emb_knn)?);
     let n = x.n();
     if y.n() != n || y.k != x.k {
