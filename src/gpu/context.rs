@@ -28,6 +28,10 @@ pub struct GpuRequest {
     /// Tests only: a NaN in the bound's constants after the domain checks, so that every ε is
     /// NaN; the kernels must then decide nothing and the host refine everything.
     pub poison_bound: bool,
+    /// The squared-distance kernel: tiled (default) or the classic one.
+    pub kernels: super::KernelSet,
+    /// Tests only: these tile sizes instead of the ones chosen from the adapter's limits.
+    pub tiles: Option<super::Tiles>,
 }
 
 /// One adapter as `faithful backends` shows it.
@@ -109,6 +113,8 @@ pub struct Gpu {
     shrink: AtomicU32,
     /// Seconds spent starting the device.
     pub start_s: f64,
+    /// Tile sizes of `distances_tiled` (from the limits, or `GpuRequest::tiles`).
+    pub tiles: super::Tiles,
 }
 
 impl Gpu {
@@ -155,7 +161,7 @@ impl Gpu {
             .map_err(|e| GpuError::Device(e.to_string()))?;
         Ok(Gpu {
             report,
-            limits,
+            limits: limits.clone(),
             request: req.clone(),
             device,
             queue,
@@ -165,6 +171,7 @@ impl Gpu {
             dispatched: AtomicU32::new(0),
             shrink: AtomicU32::new(0),
             start_s: t0.elapsed().as_secs_f64(),
+            tiles: req.tiles.unwrap_or_else(|| super::Tiles::choose(&limits)),
         })
     }
 

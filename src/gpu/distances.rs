@@ -6,13 +6,23 @@ use super::GpuError;
 use super::bound::{DIM_CHUNK, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
+use super::distances_tiled::KernelSet;
 use super::shaders::{Kernel, WG};
 
 /// Coordinates per dispatch: at most [`DIM_CHUNK`] (or the test override), and few enough that
-/// a row's witness total n·chunk fits a u32.
+/// a row's witness total (`trips_per_coordinate` · chunk) fits a u32.
 pub fn dim_chunk(gpu: &Gpu, n: usize) -> usize {
     let want = gpu.request.dim_chunk.map_or(DIM_CHUNK, |c| c as usize);
-    want.min((1usize << 31) / n.max(1)).max(1)
+    want.min(((1u64 << 31) / trips_per_coordinate(gpu, n).max(1)) as usize).max(1)
+}
+
+/// What a complete dispatch adds to each row's witness counter per coordinate: n for the
+/// classic kernel (one count per pair), the tiled kernel's per-workgroup sums otherwise.
+fn trips_per_coordinate(gpu: &Gpu, n: usize) -> u64 {
+    match gpu.request.kernels {
+        KernelSet::Classic => n as u64,
+        KernelSet::Tiled => gpu.tiles.trips_per_coordinate(n),
+    }
 }
 
 /// The bound's constants for a certified kernel on n points in `dim` dimensions, after the
@@ -61,15 +71,17 @@ pub async fn distances_block(
     let mut short = vec![false; rows];
     let mut p = *params;
     p.row0 = row0 as u32;
-    let tiles = n.div_ceil(WG) as u32;
+    p.rows = rows as u32;
+    let (kernel, groups) = match gpu.request.kernels {
+        KernelSet::Classic => (Kernel::Distances, (rows as u32, n.div_ceil(WG) as u32)),
+        KernelSet::Tiled => (Kernel::DistancesTiled(gpu.tiles), gpu.tiles.groups(rows, n)),
+    };
+    let per_coordinate = trips_per_coordinate(gpu, n);
     let mut lo = 0;
     loop {
         let hi = (lo + chunk).min(dim);
         (p.lo, p.hi) = (lo as u32, hi as u32);
-        let out = match gpu
-            .run(Kernel::Distances, &p, space, &[&buf], &[], &[(rows * 4) as u64], (rows as u32, tiles), tally)
-            .await
-        {
+        let out = match gpu.run(kernel, &p, space, &[&buf], &[], &[(rows * 4) as u64], groups, tally).await {
             Ok(out) => out,
             Err(e) => {
                 gpu.give_back(buf);
@@ -77,7 +89,7 @@ pub async fn distances_block(
             }
         };
         let trips: &[u32] = bytemuck::cast_slice(&out[0]);
-        let want = (n * (hi - lo)) as u64;
+        let want = per_coordinate * (hi - lo) as u64;
         for (s, &t) in short.iter_mut().zip(trips) {
             *s |= u64::from(t) != want;
         }

@@ -10,6 +10,7 @@ pub mod bound;
 pub mod context;
 pub mod dispatch;
 pub mod distances;
+pub mod distances_tiled;
 pub mod domain;
 pub mod knn;
 pub mod pair_stats;
@@ -25,6 +26,7 @@ pub mod twin;
 #[cfg(not(target_arch = "wasm32"))]
 pub use context::adapters_report;
 pub use context::{AdapterReport, Gpu, GpuRequest, adapters_report_async};
+pub use distances_tiled::{KernelSet, Tiles};
 pub use pair_stats::fast_pairwise_async;
 
 /// A fresh transfer tally (for callers of the host-side kernel functions).

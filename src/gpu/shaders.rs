@@ -5,6 +5,8 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kernel {
     Distances,
+    /// `distances_tiled.wgsl`, compiled with these tile sizes.
+    DistancesTiled(super::distances_tiled::Tiles),
     SqDist,
     KnnCandidates,
     RankCounts,
@@ -34,6 +36,7 @@ impl Kernel {
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Distances => "distances",
+            Kernel::DistancesTiled(_) => "distances_tiled",
             Kernel::SqDist => "sqdist",
             Kernel::KnnCandidates => "knn_candidates",
             Kernel::RankCounts => "rank_counts",
@@ -44,16 +47,24 @@ impl Kernel {
     /// The kernel reads the prepared points (binding 1); every kernel after `distances`
     /// (certified or Fast) reads only its output.
     pub fn reads_points(self) -> bool {
-        self == Kernel::Distances
+        matches!(self, Kernel::Distances | Kernel::DistancesTiled(_))
     }
     /// The kernel reads the row norms (binding 2).
     pub fn reads_norms(self) -> bool {
-        self != Kernel::Distances
+        !self.reads_points()
     }
     /// Full WGSL source: prelude + kernel.
     pub fn source(self) -> String {
         let body = match self {
             Kernel::Distances => include_str!("../../shaders/distances.wgsl"),
+            Kernel::DistancesTiled(t) => {
+                return format!(
+                    "{}{}{PRELUDE}\n{}",
+                    constants(),
+                    t.wgsl_constants(),
+                    include_str!("../../shaders/distances_tiled.wgsl")
+                );
+            }
             Kernel::SqDist => include_str!("../../shaders/sqdist.wgsl"),
             Kernel::KnnCandidates => include_str!("../../shaders/knn_candidates.wgsl"),
             Kernel::RankCounts => include_str!("../../shaders/rank_counts.wgsl"),
@@ -71,8 +82,12 @@ mod tests {
     /// Every kernel parses and validates with naga (what wgpu does before compiling).
     #[test]
     fn kernels_validate() {
+        let tiled = |l: &wgpu::Limits| Kernel::DistancesTiled(super::super::distances_tiled::Tiles::choose(l));
+        let large = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..Default::default() };
         for k in [
             Kernel::Distances,
+            tiled(&wgpu::Limits::default()),
+            tiled(&large),
             Kernel::SqDist,
             Kernel::KnnCandidates,
             Kernel::RankCounts,
