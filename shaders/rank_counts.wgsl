@@ -5,11 +5,19 @@
 //   U_l < L_q                     → l is certainly before j_q: certain[q] += 1
 //   L_l > U_q                     → l is certainly after j_q
 //   anything else (NaN included)  → too close to call, unless l = j_q: (q, l) into the overlaps
-// The host decides the overlaps in f64 and adds the ranges' counts; a list longer than P.cap
-// sends the row to the CPU. `fast` counts, for the Fast posture, the overlaps that f32 alone
-// puts before j_q.
-// Completeness witness: each invocation writes its trips of the query, tile, half and inner
-// loops into `trips`; the host checks them against the loops' known lengths.
+// The host runs every range of a row block in one batch: `certain`, `fast`, `ocount` and
+// `trips` accumulate over the ranges on the device (cleared once per block, read back once),
+// and the overlap list continues where the previous range left it. Overlap p of row r is at
+// overlaps[p·rows + r] (slot-major), so the host reads back only the first slots of every row. The host decides the
+// overlaps in f64; a list longer than P.cap sends the row to the CPU. `fast` counts, for the
+// Fast posture, the overlaps that f32 alone puts before j_q.
+// Work split: each query has `lanes` = max(1, WG / k) invocations, lane g taking the tile's
+// entries x ≡ g (mod lanes), so that with k = 20 queries 60 of the 64 invocations compare (not
+// 20); the lanes' counts meet in workgroup atomics once per range. With k > 64 one lane per
+// query and two queries per invocation (halves), as before.
+// Completeness witness: each invocation adds its trips of the query loops (load and store),
+// tile, half and inner loops into `trips`; the host checks the sums over the ranges against
+// the loops' known lengths.
 // CPU twin: src/gpu/twin.rs::rank_counts.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
@@ -31,6 +39,8 @@ var<workgroup> ts: array<f32, WG>;
 var<workgroup> tlo: array<f32, WG>;
 var<workgroup> tup: array<f32, WG>;
 var<workgroup> n_ov: atomic<u32>;
+var<workgroup> wg_cnt: array<atomic<u32>, KQ_MAX>;
+var<workgroup> wg_fst: array<atomic<u32>, KQ_MAX>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -50,10 +60,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         qu[q] = s + e;
     }
     if (tid == 0u) {
-        atomicStore(&n_ov, 0u);
+        atomicStore(&n_ov, ocount[r]);
     }
     workgroupBarrier();
 
+    let kw = min(P.k, WG);
+    let lanes = max(1u, WG / P.k);
+    let g = tid / kw;
+    let q0 = tid % kw;
     var cnt0 = 0u;
     var cnt1 = 0u;
     var fst0 = 0u;
@@ -78,11 +92,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         workgroupBarrier();
         for (var h = 0u; h < 2u; h++) {
             h_trips += 1u;
-            let q = tid + h * WG;
-            if (q < P.k) {
+            let q = q0 + h * WG;
+            if (g < lanes && q < P.k) {
                 var c = 0u;
                 var f = 0u;
-                for (var x = 0u; x < WG; x++) {
+                for (var x = g; x < WG; x += lanes) {
                     x_trips += 1u;
                     let lx = tl[x];
                     if (lx == NONE) { continue; }
@@ -90,7 +104,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
                         c += 1u;
                     } else if (!(tlo[x] > qu[q]) && lx != qj[q]) {
                         let p = atomicAdd(&n_ov, 1u);
-                        if (p < P.cap) { overlaps[r * P.cap + p] = vec2<u32>(q, lx); }
+                        if (p < P.cap) { overlaps[p * P.rows + r] = vec2<u32>(q, lx); }
                         if (ts[x] < qs[q] || (ts[x] == qs[q] && lx < qj[q])) { f += 1u; }
                     }
                 }
@@ -99,16 +113,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         }
         workgroupBarrier();
     }
-    if (tid < P.k) {
-        certain[r * P.k + tid] = cnt0;
-        fast[r * P.k + tid] = fst0;
+    if (g < lanes && q0 < P.k) {
+        atomicAdd(&wg_cnt[q0], cnt0);
+        atomicAdd(&wg_fst[q0], fst0);
     }
-    if (tid + WG < P.k) {
-        certain[r * P.k + tid + WG] = cnt1;
-        fast[r * P.k + tid + WG] = fst1;
+    if (g < lanes && q0 + WG < P.k) {
+        atomicAdd(&wg_cnt[q0 + WG], cnt1);
+        atomicAdd(&wg_fst[q0 + WG], fst1);
     }
-    trips[r * WG + tid] = vec4<u32>(q_trips, t_trips, h_trips, x_trips);
     workgroupBarrier();
+    for (var q = tid; q < P.k; q += WG) {
+        q_trips += 1u;
+        certain[r * P.k + q] += atomicLoad(&wg_cnt[q]);
+        fast[r * P.k + q] += atomicLoad(&wg_fst[q]);
+    }
+    trips[r * WG + tid] += vec4<u32>(q_trips, t_trips, h_trips, x_trips);
     if (tid == 0u) {
         ocount[r] = atomicLoad(&n_ov);
     }

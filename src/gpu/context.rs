@@ -10,6 +10,11 @@ use serde::Serialize;
 use super::GpuError;
 use super::shaders::Kernel;
 
+/// Largest block of distances (rows × n f32) per buffer: 1 GiB, so that a block covers
+/// thousands of rows at n = 100 000 (few submits) while two in flight stay small next to a
+/// discrete GPU's memory; adapters with smaller binding limits get their limit.
+pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
+
 /// What the caller asks of the GPU.
 #[derive(Debug, Clone, Default)]
 pub struct GpuRequest {
@@ -207,9 +212,10 @@ impl Gpu {
         Ok(p)
     }
 
-    /// Largest single output buffer to allocate.
+    /// Largest single output buffer to allocate: the adapter's binding limit, at most
+    /// [`MAX_BLOCK_BYTES`] (two blocks are in flight at a time).
     pub(super) fn max_output_bytes(&self) -> u64 {
-        let lim = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(256 << 20);
+        let lim = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(MAX_BLOCK_BYTES);
         let lim = self.request.max_buffer_bytes.map_or(lim, |m| m.min(lim)).max(4);
         // A power of two: pooled buffers are rounded up to one and must stay within the limit.
         1 << (63 - lim.leading_zeros())

@@ -3,6 +3,7 @@
 //! Each chunk's completeness witness (coordinate trips per row) is checked here.
 
 use super::GpuError;
+use super::batch::Batch;
 use super::bound::{DIM_CHUNK, Params};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
@@ -56,7 +57,7 @@ pub struct Block {
 }
 
 /// s̃(row0 + r, j) for r < rows and every j, at `buf[r·n + j]` (the same sequential sum as one
-/// loop over all D: each chunk continues the previous chunk's partial sums).
+/// loop over all D: each chunk continues the previous chunk's partial sums), in one batch.
 pub async fn distances_block(
     gpu: &Gpu,
     space: &Space,
@@ -65,10 +66,60 @@ pub async fn distances_block(
     rows: usize,
     tally: &mut Tally,
 ) -> Result<Block, GpuError> {
+    let buf = gpu.scratch((rows * space.prep.n * 4) as u64, tally);
+    let mut batch = gpu.batch();
+    let out = match record_distances(gpu, &mut batch, space, params, row0, rows, &buf, tally).await {
+        Ok(rec) => match batch.submit(tally).await {
+            Ok(sub) => sub.wait(gpu, tally).await.map(|out| rec.short(&out)),
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    };
+    match out {
+        Ok(short) => Ok(Block { buf, short }),
+        Err(e) => {
+            gpu.give_back(buf);
+            Err(e)
+        }
+    }
+}
+
+/// A block's distance dispatches, recorded in a batch: where each chunk's witness is read back
+/// and what a complete chunk counts per row.
+pub(super) struct Recorded {
+    rows: usize,
+    chunks: Vec<(usize, u64)>,
+}
+
+impl Recorded {
+    /// `short[r]`: the witness of some chunk of row `row0 + r` came back short.
+    pub fn short(&self, out: &[Vec<u8>]) -> Vec<bool> {
+        let mut short = vec![false; self.rows];
+        for &(read, want) in &self.chunks {
+            let trips: &[u32] = bytemuck::cast_slice(&out[read]);
+            for (s, &t) in short.iter_mut().zip(trips) {
+                *s |= u64::from(t) != want;
+            }
+        }
+        short
+    }
+}
+
+/// Records the chunked distance dispatches of rows `row0..row0 + rows` into `buf` (chosen
+/// kernel set; each chunk a pass of its own, so it sees the previous chunk's sums).
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn record_distances(
+    gpu: &Gpu,
+    batch: &mut Batch<'_>,
+    space: &Space,
+    params: &Params,
+    row0: usize,
+    rows: usize,
+    buf: &wgpu::Buffer,
+    tally: &mut Tally,
+) -> Result<Recorded, GpuError> {
     let (n, dim) = (space.prep.n, space.prep.dim);
-    let buf = gpu.scratch((rows * n * 4) as u64, tally);
     let chunk = dim_chunk(gpu, n);
-    let mut short = vec![false; rows];
     let mut p = *params;
     p.row0 = row0 as u32;
     p.rows = rows as u32;
@@ -77,25 +128,18 @@ pub async fn distances_block(
         KernelSet::Tiled => (Kernel::DistancesTiled(gpu.tiles), gpu.tiles.groups(rows, n)),
     };
     let per_coordinate = trips_per_coordinate(gpu, n);
+    let mut rec = Recorded { rows, chunks: Vec::new() };
     let mut lo = 0;
     loop {
         let hi = (lo + chunk).min(dim);
         (p.lo, p.hi) = (lo as u32, hi as u32);
-        let out = match gpu.run(kernel, &p, space, &[&buf], &[], &[(rows * 4) as u64], groups, tally).await {
-            Ok(out) => out,
-            Err(e) => {
-                gpu.give_back(buf);
-                return Err(e);
-            }
-        };
-        let trips: &[u32] = bytemuck::cast_slice(&out[0]);
-        let want = per_coordinate * (hi - lo) as u64;
-        for (s, &t) in short.iter_mut().zip(trips) {
-            *s |= u64::from(t) != want;
-        }
+        let trips = gpu.output(batch, (rows * 4) as u64, tally);
+        batch.clear(&trips);
+        batch.dispatch(kernel, &p, space, &[buf, &trips], groups, tally).await?;
+        rec.chunks.push((batch.read(&trips, (rows * 4) as u64, tally), per_coordinate * (hi - lo) as u64));
         lo = hi;
         if lo >= dim {
-            return Ok(Block { buf, short });
+            return Ok(rec);
         }
     }
 }

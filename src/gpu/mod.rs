@@ -6,6 +6,7 @@
 //! outside this module touches wgpu. Each kernel has a CPU twin in [`twin`] with the same
 //! inputs and outputs.
 
+mod batch;
 pub mod bound;
 pub mod context;
 pub mod dispatch;
