@@ -1,7 +1,7 @@
 // Certified rank counting for selected pairs (T&C, MRRE), from the block's squared distances
 // (distances.wgsl, binding 3). One workgroup per row i; the row's queries j_q (at most 128) sit
 // in workgroup memory with their intervals [L_q, U_q]. Every l in this dispatch's range
-// [P.lo, P.hi), l ≠ i, is compared with every query, a tile of 64 l at a time:
+// [P.lo, P.hi), l ≠ i, is compared with every query, a tile of RANK_TILE l at a time:
 //   U_l < L_q                     → l is certainly before j_q: certain[q] += 1
 //   L_l > U_q                     → l is certainly after j_q
 //   anything else (NaN included)  → too close to call, unless l = j_q: (q, l) into the overlaps
@@ -34,10 +34,9 @@ var<workgroup> qj: array<u32, KQ_MAX>;
 var<workgroup> qs: array<f32, KQ_MAX>;
 var<workgroup> ql: array<f32, KQ_MAX>;
 var<workgroup> qu: array<f32, KQ_MAX>;
-var<workgroup> tl: array<u32, WG>;
-var<workgroup> ts: array<f32, WG>;
-var<workgroup> tlo: array<f32, WG>;
-var<workgroup> tup: array<f32, WG>;
+// The tile: (l, bits of s̃, L, U) per entry, one vec4 read per comparison (u32, so that no
+// driver can treat l as a float: floats go through bitcast, which keeps every bit).
+var<workgroup> tile: array<vec4<u32>, RANK_TILE>;
 var<workgroup> n_ov: atomic<u32>;
 var<workgroup> wg_cnt: array<atomic<u32>, KQ_MAX>;
 var<workgroup> wg_fst: array<atomic<u32>, KQ_MAX>;
@@ -75,19 +74,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     var t_trips = 0u;
     var h_trips = 0u;
     var x_trips = 0u;
-    let tiles = (P.hi - P.lo + WG - 1u) / WG;
+    let tiles = (P.hi - P.lo + RANK_TILE - 1u) / RANK_TILE;
     for (var t = 0u; t < tiles; t++) {
         t_trips += 1u;
-        let l = P.lo + t * WG + tid;
-        if (l < P.hi && l != i) {
-            let s = s_in[row + l];
-            let e = eps_of(s, ni, norms[l]);
-            tl[tid] = l;
-            ts[tid] = s;
-            tlo[tid] = s - e;
-            tup[tid] = s + e;
-        } else {
-            tl[tid] = NONE;
+        for (var m = tid; m < RANK_TILE; m += WG) {
+            let l = P.lo + t * RANK_TILE + m;
+            if (l < P.hi && l != i) {
+                let s = s_in[row + l];
+                let e = eps_of(s, ni, norms[l]);
+                tile[m] = vec4<u32>(l, bitcast<u32>(s), bitcast<u32>(s - e), bitcast<u32>(s + e));
+            } else {
+                tile[m] = vec4<u32>(NONE, 0u, 0u, 0u);
+            }
         }
         workgroupBarrier();
         for (var h = 0u; h < 2u; h++) {
@@ -96,16 +94,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
             if (g < lanes && q < P.k) {
                 var c = 0u;
                 var f = 0u;
-                for (var x = g; x < WG; x += lanes) {
+                for (var x = g; x < RANK_TILE; x += lanes) {
                     x_trips += 1u;
-                    let lx = tl[x];
+                    let v = tile[x];
+                    let lx = v.x;
                     if (lx == NONE) { continue; }
-                    if (tup[x] < ql[q]) {
+                    if (bitcast<f32>(v.w) < ql[q]) {
                         c += 1u;
-                    } else if (!(tlo[x] > qu[q]) && lx != qj[q]) {
+                    } else if (!(bitcast<f32>(v.z) > qu[q]) && lx != qj[q]) {
                         let p = atomicAdd(&n_ov, 1u);
                         if (p < P.cap) { overlaps[p * P.rows + r] = vec2<u32>(q, lx); }
-                        if (ts[x] < qs[q] || (ts[x] == qs[q] && lx < qj[q])) { f += 1u; }
+                        let sx = bitcast<f32>(v.y);
+                        if (sx < qs[q] || (sx == qs[q] && lx < qj[q])) { f += 1u; }
                     }
                 }
                 if (h == 0u) { cnt0 += c; fst0 += f; } else { cnt1 += c; fst1 += f; }

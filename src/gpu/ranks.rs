@@ -10,13 +10,13 @@ use super::bound::{Params, strided_trips};
 use super::context::Gpu;
 use super::dispatch::{Space, Tally};
 use super::distances::{Recorded, block_rows, certified_params, record_distances};
-use super::shaders::{KQ_MAX, Kernel, WG};
+use super::shaders::{KQ_MAX, Kernel, RANK_TILE, WG};
 use crate::Numerics;
 use crate::data::Points;
 use crate::reference::{RankScratch, count_ranks, distance_pair, distance_row, key};
 
-/// Points l per dispatch: 96 tiles of 64, so an invocation makes about 96 · 131 loop trips,
-/// far inside driver loop budgets such as Mesa's 65535.
+/// Points l per dispatch: 24 tiles of 256, so an invocation makes at most about
+/// 24 · (4 + 2 + 2 · 256) loop trips, far inside driver loop budgets such as Mesa's 65535.
 pub const POINT_CHUNK: usize = 96 * WG;
 
 /// Tallies of certified rank counting.
@@ -244,7 +244,7 @@ async fn finish_block(gpu: &Gpu, s: Started, numerics: Numerics, tally: &mut Tal
 /// over the ranges on the device): every invocation ran its query (load and store), tile, half
 /// and inner loops in full, in every range.
 fn rank_witness_complete(lens: &[usize], kq: usize, trips: &[[u32; 4]]) -> bool {
-    let tiles: u64 = lens.iter().map(|l| l.div_ceil(WG) as u64).sum();
+    let tiles: u64 = lens.iter().map(|l| l.div_ceil(RANK_TILE) as u64).sum();
     let ranges = lens.len() as u64;
     let (kw, lanes) = (kq.min(WG), (WG / kq).max(1));
     trips.iter().enumerate().all(|(tid, &[q, t, h, x])| {
@@ -253,7 +253,7 @@ fn rank_witness_complete(lens: &[usize], kq: usize, trips: &[[u32; 4]]) -> bool 
         u64::from(q) == 2 * ranges * u64::from(strided_trips(kq, tid, WG))
             && u64::from(t) == tiles
             && u64::from(h) == 2 * tiles
-            && u64::from(x) == tiles * (WG - g.min(WG)).div_ceil(lanes) as u64 * active
+            && u64::from(x) == tiles * (RANK_TILE - g).div_ceil(lanes) as u64 * active
     })
 }
 
@@ -270,15 +270,15 @@ mod tests {
     #[test]
     fn rank_witness_checks_every_loop() {
         // Two ranges; k = 100 (two halves, one lane), 20 (three lanes) and 1 (64 lanes).
-        let lens = [150usize, 70];
-        let tiles: u32 = lens.iter().map(|l| l.div_ceil(WG) as u32).sum();
+        let lens = [600usize, 70];
+        let tiles: u32 = lens.iter().map(|l| l.div_ceil(RANK_TILE) as u32).sum();
         for kq in [100usize, 20, 1] {
             let (kw, lanes) = (kq.min(WG), (WG / kq).max(1));
             let full: Vec<[u32; 4]> = (0..WG)
                 .map(|t| {
                     let (g, q0) = (t / kw, t % kw);
                     let active = (0..2).filter(|h| g < lanes && q0 + h * WG < kq).count() as u32;
-                    let x = (WG - g).div_ceil(lanes) as u32 * active;
+                    let x = (RANK_TILE - g).div_ceil(lanes) as u32 * active;
                     [2 * 2 * strided_trips(kq, t, WG), tiles, 2 * tiles, tiles * x]
                 })
                 .collect();

@@ -21,11 +21,14 @@ pub const KT_MAX: usize = 8;
 pub const POOL: usize = 1024;
 /// `rank_counts`: most queries per row in workgroup memory.
 pub const KQ_MAX: usize = 128;
+/// `rank_counts`: points l per tile in workgroup memory (4 per invocation: a quarter of the
+/// barriers of one per invocation).
+pub const RANK_TILE: usize = 4 * WG;
 
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
     format!(
-        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\n"
+        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_TILE: u32 = {RANK_TILE}u;\n"
     )
 }
 
