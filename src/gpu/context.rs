@@ -79,14 +79,36 @@ impl AdapterReport {
     }
 }
 
-fn instance() -> wgpu::Instance {
-    wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+/// An instance over `backends`, unless `WGPU_BACKEND` names others (the user's choice wins).
+fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    if std::env::var_os("WGPU_BACKEND").is_none() {
+        desc.backends = backends;
+    }
+    wgpu::Instance::new(desc)
+}
+
+/// wgpu's high-performance adapter among the primary backends (Vulkan, Metal, DX12, browser
+/// WebGPU), and only where they have none among the secondary ones (GL). Probing GL when a
+/// primary adapter exists costs start time and, on NVIDIA's headless EGL, gives an adapter whose
+/// device cannot be created ("Parent device is lost", H200 receipt of 2026-11-30).
+async fn default_adapter() -> Result<wgpu::Adapter, GpuError> {
+    let options =
+        wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() };
+    let primary = instance(wgpu::Backends::PRIMARY).request_adapter(&options).await;
+    match primary {
+        Ok(a) => Ok(a),
+        Err(first) => instance(wgpu::Backends::SECONDARY)
+            .request_adapter(&options)
+            .await
+            .map_err(|e| GpuError::NoAdapter(format!("{first}; {e}"))),
+    }
 }
 
 /// Every adapter wgpu can see (after `WGPU_BACKEND`), for `faithful backends`.
 pub async fn adapters_report_async() -> Vec<AdapterReport> {
     let _quiet = super::quiet::Quiet::new();
-    let inst = instance();
+    let inst = instance(wgpu::Backends::all());
     inst.enumerate_adapters(wgpu::Backends::all())
         .await
         .iter()
@@ -129,10 +151,9 @@ impl Gpu {
         let t0 = web_time::Instant::now();
         // Drivers may print while they are probed (see `quiet`); declared first, dropped last.
         let _quiet = super::quiet::Quiet::new();
-        let inst = instance();
         let adapter = match &req.adapter {
             Some(sub) => {
-                let all = inst.enumerate_adapters(wgpu::Backends::all()).await;
+                let all = instance(wgpu::Backends::all()).enumerate_adapters(wgpu::Backends::all()).await;
                 let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
                 let want = sub.to_lowercase();
                 all.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&want)).ok_or_else(|| {
@@ -142,13 +163,7 @@ impl Gpu {
                     ))
                 })?
             }
-            None => inst
-                .request_adapter(&wgpu::RequestAdapterOptions {
-                    power_preference: wgpu::PowerPreference::HighPerformance,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|e| GpuError::NoAdapter(e.to_string()))?,
+            None => default_adapter().await?,
         };
         let limits = adapter.limits();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
