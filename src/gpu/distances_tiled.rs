@@ -143,6 +143,32 @@ mod tests {
         assert!(small.workgroup_bytes() <= 4 << 10, "{small:?}");
     }
 
+    /// The twin's tile walk sums every pair in coordinate order (bit for bit the sequential
+    /// `twin::sqdist`), and its witness counts are what the host expects of a complete dispatch.
+    #[test]
+    fn distances_tiled_twin_is_the_sequential_sum_and_its_witness_complete() {
+        let mut rng = crate::splitmix::SplitMix64(5);
+        for (n, dim, tiles) in [
+            (70, 37, Tiles::choose(&wgpu::Limits::default())),
+            (130, 5, Tiles { threads_rows: 8, threads_points: 8, coords: 4 }),
+        ] {
+            let data: Vec<f64> = (0..n * dim).map(|_| rng.uniform() - 0.5).collect();
+            let points = crate::Points::from_vec("t", n, dim, data).unwrap();
+            let prep = super::super::prepare::prepare(&points);
+            for (row0, rows) in [(0, n), (3, 1), (n - 65, 65)] {
+                let (s, trips) = super::super::twin::distances_tiled(&prep, tiles, row0, rows);
+                for r in 0..rows {
+                    for j in 0..n {
+                        let want = super::super::twin::sqdist(&prep, row0 + r, j);
+                        assert_eq!(s[r * n + j].to_bits(), want.to_bits(), "n={n} row {} point {j}", row0 + r);
+                    }
+                }
+                let per_row = tiles.trips_per_coordinate(n) * dim as u64;
+                assert!(trips.iter().all(|&t| u64::from(t) == per_row), "{trips:?} vs {per_row}");
+            }
+        }
+    }
+
     #[test]
     fn distances_tiled_witness_and_grid_cover_every_pair() {
         let t = Tiles { threads_rows: 16, threads_points: 16, coords: 16 };
