@@ -110,9 +110,18 @@ fi
 # bench's 140 + 45 s: under 5 minutes.
 status=0
 limit=${TEST_LIMIT:-40}
-dump() { # pid file: stacks of every thread of pid, if gdb is there
-    command -v gdb >/dev/null 2>&1 || { echo "(no gdb: no stack dump)" >>"$2"; return; }
-    timeout 20 gdb -p "$1" -batch -ex "thread apply all bt 12" >>"$2" 2>&1 || true
+dump() { # pid file: what every thread of pid (and its children) waits on; stacks if gdb is there
+    local p t
+    for p in "$1" $(pgrep -P "$1" 2>/dev/null); do
+        for t in /proc/"$p"/task/*; do
+            echo "  task ${t##*/} $(cat "$t/comm" 2>/dev/null) state=$(awk '/^State/{print $2}' "$t/status" 2>/dev/null) wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" >>"$2"
+        done
+        if command -v gdb >/dev/null 2>&1; then
+            timeout 20 gdb -p "$p" -batch -ex "thread apply all bt 12" >>"$2" 2>&1 || true
+        else
+            echo "  (no gdb: no user stacks)" >>"$2"
+        fi
+    done
 }
 run_limited() { # seconds log cmd...: runs cmd, dumps its stacks and kills it after the limit
     local secs=$1 logf=$2
