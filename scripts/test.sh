@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, installing what it needs. README.md's test command; .ci/run calls it.
 #
-# Needs: a Rust toolchain (cargo). Everything else comes from crates.io through Cargo.lock.
+# Needs: a Rust toolchain (cargo). Everything else comes from crates.io through Cargo.lock
+# (the Python tests, scripts/test_python.sh, install python3-venv and PyPI packages).
 # The browser test at the end (scripts/test_browser.sh) installs Chromium, node packages from
 # tests/browser/package-lock.json, the wasm target and wasm-bindgen-cli.
 # The golden fixtures under tests/fixtures/golden are committed; regenerating them
@@ -42,14 +43,28 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
     rustup component add rustfmt clippy
 fi
 cargo fmt --check
-cargo clippy --locked --all-targets --all-features -- -D warnings
+cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
+# The library without its default features (Cargo.toml: CPU-only, then with the GPU backend).
+cargo check --locked --lib --no-default-features
+cargo check --locked --lib --no-default-features --features gpu
 
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
-cargo test --locked --all-targets
+# One test thread per binary: several wgpu devices created and dropped at once have crashed
+# Mesa's lavapipe (SIGSEGV, seen twice on 2026-11-30 in gpu_parity, never with one thread).
+RUST_TEST_THREADS=1 cargo test --locked --all-targets
 cargo test --locked --doc
+# The examples (examples/, README.md "The library") on the bundled digits; cpu_vs_gpu asserts
+# identical scores on the CPU and every adapter (lavapipe and llvmpipe here).
+for example in evaluate_files knn_graph many_projections progress_cancel cpu_vs_gpu; do
+    cargo run --locked --quiet --example "$example" >/dev/null
+done
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
-WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness
+WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness --test gpu_kernels_twins --test gpu_distances_tiled
 # The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.
 ./scripts/test_wasm.sh
 # The browser page (web/) end to end in headless Chromium: WebGPU and wasm CPU vs the native CLI.
 ./scripts/test_browser.sh
+# The Python package (python/): its wheel (release profile, reusing the release build that
+# test_browser.sh made) installed into target/py-venv, pytest against the golden fixtures,
+# scikit-learn, ZADU and the CLI.
+./scripts/test_python.sh

@@ -7,4 +7,5 @@ source scripts/wasm_env.sh
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 export CHROMEDRIVER=/usr/bin/chromedriver
 export WASM_BINDGEN_TEST_TIMEOUT=300
-cargo test --locked --release --target wasm32-unknown-unknown --test wasm_api
+# The browser needs the GPU backend and the bundled data, not the command line (Cargo.toml features).
+cargo test --locked --release --target wasm32-unknown-unknown --no-default-features --features gpu,example-data --test wasm_api

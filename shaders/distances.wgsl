@@ -5,7 +5,7 @@
 // Completeness witness: each row's coordinate trips are summed into `trips[r]` (in workgroup
 // memory first, so a row costs one global atomic per 64 points, not one per point); the host
 // checks n·(hi - lo) and sends any short row to the CPU reference.
-// CPU twin: src/gpu/twin.rs::sqdist.
+// CPU twin: src/gpu/twin/distances.rs.
 
 @group(0) @binding(1) var<storage, read> pts: array<f32>;
 @group(0) @binding(3) var<storage, read_write> s_out: array<f32>;
@@ -14,7 +14,7 @@
 // Zero-initialised at the start of every workgroup (WGSL workgroup memory).
 var<workgroup> wg_trips: atomic<u32>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let j = wg.y * WG + tid;

@@ -7,7 +7,7 @@
 // A count above P.cap means overflow: the host recomputes that row on the CPU.
 // Completeness witness: each invocation writes its trips of the three j loops and of the pool
 // ranking loop into `trips`; the host checks them against the loops' known lengths.
-// CPU twin: src/gpu/twin.rs::knn_candidates.
+// CPU twin: src/gpu/twin/knn_candidates.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
 @group(0) @binding(4) var<storage, read_write> counts: array<vec2<u32>>;
@@ -21,7 +21,7 @@ var<workgroup> pool_n: atomic<u32>;
 var<workgroup> out_n: atomic<u32>;
 var<workgroup> pool: array<f32, POOL>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let i = P.row0 + r;

@@ -8,7 +8,7 @@
 // Completeness witness: each invocation counts the trips of every loop it runs into
 // `trips[r·WG + tid]`; the host checks them (pair_stats::pair_stats_trips) and recomputes any
 // short row on the CPU twin.
-// CPU twin: src/gpu/twin.rs::pair_stats_row.
+// CPU twin: src/gpu/twin/pair_stats.rs.
 
 struct PairParams {
     n: u32,
@@ -23,7 +23,7 @@ struct PairParams {
 @group(0) @binding(6) var<storage, read_write> out_rows: array<f32>;
 @group(0) @binding(7) var<storage, read_write> trips: array<u32>;
 
-var<workgroup> red: array<array<f32, 64>, 14>;
+var<workgroup> red: array<array<f32, WG>, ROW_VALUES>;
 // This invocation's loop trips (the witness).
 var<private> done: u32;
 
@@ -39,7 +39,7 @@ fn total(q: u32) -> f32 {
     return s;
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let i = P.row0 + r;
@@ -110,7 +110,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     workgroupBarrier();
     if (tid == 0u) {
         let res = total(6u);
-        let o = r * 14u;
+        let o = r * ROW_VALUES;
         out_rows[o + 0u] = keep_x + keep;
         out_rows[o + 1u] = keep_y;
         out_rows[o + 2u] = totals[0];

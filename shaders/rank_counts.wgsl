@@ -18,7 +18,7 @@
 // Completeness witness: each invocation adds its trips of the query loops (load and store),
 // tile, half and inner loops into `trips`; the host checks the sums over the ranges against
 // the loops' known lengths.
-// CPU twin: src/gpu/twin.rs::rank_counts.
+// CPU twin: src/gpu/twin/rank_counts.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
 @group(0) @binding(4) var<storage, read> queries: array<u32>;
@@ -41,7 +41,7 @@ var<workgroup> n_ov: atomic<u32>;
 var<workgroup> wg_cnt: array<atomic<u32>, KQ_MAX>;
 var<workgroup> wg_fst: array<atomic<u32>, KQ_MAX>;
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let i = P.row0 + r;

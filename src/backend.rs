@@ -1,15 +1,19 @@
 //! Backend and numerics choice: the one place that decides whether the CPU reference or the
 //! GPU serves a run, and says why. Measures never branch on the backend.
 
+#[cfg(feature = "gpu")]
 use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::gpu::{Gpu, GpuError, GpuRequest};
+use crate::error::GpuError;
+#[cfg(feature = "gpu")]
+use crate::gpu::{Gpu, GpuRequest};
 
 /// Which backend the caller asks for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum BackendChoice {
     /// The GPU for a hardware adapter and a job large enough to pay for start-up, else the CPU.
     #[default]
@@ -20,8 +24,9 @@ pub enum BackendChoice {
 }
 
 /// The numerics posture (docs/exactness.md §2).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Numerics {
     /// Neighbours and ranks identical to the reference (certified f32, refined in f64).
     #[default]
@@ -31,19 +36,27 @@ pub enum Numerics {
 }
 
 /// Work (pairs of points per space) below which `auto` stays on the CPU: device start-up and
-/// pipeline compilation cost more than the CPU's whole run below it. Provisional: set from the
-/// CPU benchmark alone until a hardware-GPU receipt exists.
-pub const AUTO_MIN_PAIRS: f64 = 4.0e8;
+/// pipeline compilation cost more than the CPU's whole run below it. From the H200 receipt
+/// (`docs/bench/h200_2026-11-30_tiled/bench_crossover.txt`: evaluation, D = 50, k = 20, against
+/// the same machine's 16 CPU cores): cold, as a one-shot run pays it, the GPU loses at n = 5 000
+/// (0.19 s vs 0.057 s) and wins at n = 20 000 (0.48 s vs 0.75 s); a line in n² through both
+/// crosses at ≈ 1.5·10⁸ pairs (n ≈ 12 300), and 2·10⁸ (n ≈ 14 100) leaves a margin for that
+/// interpolation. Warm, the GPU already wins at n = 5 000 (0.024 s vs 0.054 s).
+pub const AUTO_MIN_PAIRS: f64 = 2.0e8;
 
 /// The backend that will serve, with the reason when it is not the one asked for.
 pub enum Selected {
-    Cpu { reason: Option<String> },
+    Cpu {
+        reason: Option<String>,
+    },
+    #[cfg(feature = "gpu")]
     Gpu(Arc<Gpu>),
 }
 
 /// Decides the backend for a job of `n` points; `gpu_work` says whether the job has anything a
 /// GPU serves (neighbours, ranks, or Fast pair reductions). `gpu` starts (or returns) the
 /// device. `auto` probes the adapters only when a GPU could serve: a large job with GPU work.
+#[cfg(feature = "gpu")]
 pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>(
     choice: BackendChoice,
     n: usize,
@@ -76,7 +89,18 @@ pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>
     }
 }
 
+/// Without the `gpu` feature: the CPU serves `cpu` and `auto`; `gpu` is an error.
+#[cfg(not(feature = "gpu"))]
+pub fn select(choice: BackendChoice) -> Result<Selected, GpuError> {
+    match choice {
+        BackendChoice::Cpu => Ok(Selected::Cpu { reason: None }),
+        BackendChoice::Gpu => Err(GpuError::NotBuilt),
+        BackendChoice::Auto => Ok(Selected::Cpu { reason: Some(format!("auto: {}", GpuError::NotBuilt)) }),
+    }
+}
+
 /// Starts the GPU for `req`.
+#[cfg(feature = "gpu")]
 pub async fn start_gpu(req: &GpuRequest) -> Result<Arc<Gpu>, GpuError> {
     Gpu::new_async(req).await.map(Arc::new)
 }

@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 pub struct Progress {
     /// What is running, e.g. "pair sums", "densities", "pair order: sort", "pair order: merge".
     pub phase: &'static str,
+    /// Units done so far.
     pub done: u64,
+    /// Units in the phase.
     pub total: u64,
 }
 
@@ -38,6 +40,20 @@ impl fmt::Debug for ProgressFn {
 }
 
 /// A cancellation flag shared between a run and whoever may stop it (a signal handler, a UI).
+///
+/// ```
+/// use faithful::{Cancel, Error, Evaluator, Points, Spec};
+/// let high = Points::from_vec("high", 4, 1, vec![0., 1., 3., 7.])?;
+/// let low = Points::from_vec("low", 4, 1, vec![0., 2., 1., 7.])?;
+/// let cancel = Cancel::new();
+/// let eval = Evaluator::builder(high).cancel(cancel.clone()).build();
+/// assert!(!cancel.request(), "not asked before");
+/// assert!(cancel.is_requested());
+/// // An all-pairs measure checks the flag and stops with a typed error.
+/// let err = eval.measure(&low, None, &["stress".parse::<Spec>()?]).unwrap_err();
+/// assert!(matches!(err, Error::Interrupted), "{err}");
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Cancel(Arc<AtomicBool>);
 

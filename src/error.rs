@@ -9,92 +9,335 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong, from input validation to measure preconditions.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
+    /// The data has no rows.
     #[error("{name}: has no points")]
-    Empty { name: String },
+    Empty {
+        /// The data's name (its file name, or the name given to [`crate::Points`]).
+        name: String,
+    },
+    /// The data has fewer than 2 points.
     #[error("{name}: needs at least 2 points, got {n}")]
-    TooFewPoints { name: String, n: usize },
+    TooFewPoints {
+        /// The data's name (its file name, or the name given to [`crate::Points`]).
+        name: String,
+        /// The points it has.
+        n: usize,
+    },
+    /// The data has no columns.
     #[error("{name}: needs at least one feature (column)")]
-    NoFeatures { name: String },
+    NoFeatures {
+        /// The data's name (its file name, or the name given to [`crate::Points`]).
+        name: String,
+    },
+    /// A coordinate is NaN or infinite.
     #[error("{name}: non-finite value {value} at row {row}, column {col}")]
-    NonFinite { name: String, row: usize, col: usize, value: f64 },
+    NonFinite {
+        /// The data's name (its file name, or the name given to [`crate::Points`]).
+        name: String,
+        /// Row index (0-based).
+        row: usize,
+        /// Column index (0-based).
+        col: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A coordinate is too large for squared distances to stay finite.
     #[error(
         "{name}: value {value:e} at row {row}, column {col} is too large (|x| must be below 1e150 so that squared distances stay finite)"
     )]
-    TooLarge { name: String, row: usize, col: usize, value: f64 },
+    TooLarge {
+        /// The data's name (its file name, or the name given to [`crate::Points`]).
+        name: String,
+        /// Row index (0-based).
+        row: usize,
+        /// Column index (0-based).
+        col: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A projection has another number of rows than the original space.
     #[error("{name}: has {got} rows but the original space has {expected}")]
-    RowMismatch { name: String, expected: usize, got: usize },
+    RowMismatch {
+        /// The data's name (its file name, or the name given to [`crate::Points`]).
+        name: String,
+        /// The original space's rows.
+        expected: usize,
+        /// The projection's rows.
+        got: usize,
+    },
+    /// The labels have another length than the data.
     #[error("labels: has {got} entries but the data has {expected} points")]
-    LabelLength { expected: usize, got: usize },
+    LabelLength {
+        /// The number of points.
+        expected: usize,
+        /// The number of labels.
+        got: usize,
+    },
+    /// A measure needs labels and none were given.
     #[error("{id}: needs labels (--labels)")]
-    LabelsRequired { id: String },
+    LabelsRequired {
+        /// The measure's id.
+        id: String,
+    },
+    /// A measure needs more distinct label classes.
     #[error("{id}: needs at least {need} distinct classes, the labels have {got}")]
-    TooFewClasses { id: String, need: usize, got: usize },
+    TooFewClasses {
+        /// The measure's id.
+        id: String,
+        /// The classes needed.
+        need: usize,
+        /// The distinct classes in the labels.
+        got: usize,
+    },
+    /// A `k` outside the range the measure accepts for this many points.
     #[error("{id}: k={k} is out of range: need {rule} (n={n})")]
-    KOutOfRange { id: String, k: i64, n: usize, rule: &'static str },
+    KOutOfRange {
+        /// The measure's id.
+        id: String,
+        /// The `k` given.
+        k: i64,
+        /// The number of points.
+        n: usize,
+        /// The range `k` must be in.
+        rule: &'static str,
+    },
+    /// A spec names no known measure.
     #[error("unknown measure id '{id}' (known: {known})")]
-    UnknownMeasure { id: String, known: String },
+    UnknownMeasure {
+        /// The measure's id.
+        id: String,
+        /// The ids faithful knows, comma-separated.
+        known: String,
+    },
+    /// A spec names a ZADU measure that faithful does not implement yet.
     #[error("measure '{id}' is a ZADU measure that this version of faithful does not implement yet")]
-    NotImplemented { id: String },
+    NotImplemented {
+        /// The measure's id.
+        id: String,
+    },
+    /// A spec names a parameter the measure does not have.
     #[error("{id}: unknown parameter '{param}' (accepted: {accepted})")]
-    UnknownParam { id: String, param: String, accepted: String },
+    UnknownParam {
+        /// The measure's id.
+        id: String,
+        /// The parameter's name.
+        param: String,
+        /// The parameters the measure has, comma-separated.
+        accepted: String,
+    },
+    /// A parameter value the measure does not accept.
     #[error("{id}: parameter {param}={value}: {reason}")]
-    BadParam { id: String, param: String, value: String, reason: String },
+    BadParam {
+        /// The measure's id.
+        id: String,
+        /// The parameter's name.
+        param: String,
+        /// The value as given.
+        value: String,
+        /// Why.
+        reason: String,
+    },
+    /// A spec that does not parse (`id` or `id:name=value,...`).
     #[error("malformed spec '{spec}': {reason}")]
-    BadSpec { spec: String, reason: String },
+    BadSpec {
+        /// The spec as written.
+        spec: String,
+        /// Why.
+        reason: String,
+    },
+    /// A measure is undefined on this data (e.g. a constant projection).
     #[error("{id}{}: undefined because {reason}", on(projection))]
-    Undefined { id: String, projection: Option<String>, reason: String },
+    Undefined {
+        /// The measure's id.
+        id: String,
+        /// The projection's name, when known.
+        projection: Option<String>,
+        /// Why.
+        reason: String,
+    },
+    /// The memory or temporary-space budget cannot hold the all-pairs work (the message says
+    /// which budget and how much it needs).
     #[error("{0}")]
     Budget(String),
+    /// The run was stopped through its [`crate::Cancel`] flag.
     #[error("interrupted; temporary files were removed")]
     Interrupted,
+    /// The external sort's temporary workspace failed.
     #[error("temporary workspace {}: {source}", path.display())]
-    Workspace { path: PathBuf, source: std::io::Error },
+    Workspace {
+        /// The workspace's directory.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// An input file could not be read or holds invalid data.
     #[error("{}", file_message(path, problem))]
-    File { path: PathBuf, problem: FileProblem },
-    #[error("invalid option: {0}")]
-    Option(String),
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: FileProblem,
+    },
+    /// More worker threads than [`crate::MAX_THREADS`].
+    #[error("invalid option: --threads {threads} is above the limit of {limit} (0 or no --threads: all cores)")]
+    TooManyThreads {
+        /// The threads asked for.
+        threads: usize,
+        /// The most threads allowed.
+        limit: usize,
+    },
+    /// The operating system refused the worker threads.
+    #[error("invalid option: cannot start {threads} threads: {reason}")]
+    ThreadPool {
+        /// The threads asked for.
+        threads: usize,
+        /// Why.
+        reason: String,
+    },
+    /// An evaluation was asked for no projection at all.
+    #[error("invalid option: no projection to evaluate")]
+    NoProjection,
+    /// Labels were given without the data they label (the command line's `--labels` without
+    /// `--high` and `--low`).
+    #[error("invalid option: --labels needs --high and --low")]
+    LabelsWithoutData,
+    /// The GPU was asked for ([`crate::BackendChoice::Gpu`]) and cannot serve.
     #[error("GPU backend unavailable: {0}")]
-    Gpu(#[from] crate::gpu::GpuError),
+    Gpu(#[from] GpuError),
     // Output (issue 11): a result that could not be written (a full disk, a missing folder, a
     // closed or full standard output) is a write failure, not a read error and not a panic.
+    /// A result could not be written.
     #[error("cannot write {}: {source}", escaped(target))]
-    Write { target: String, source: std::io::Error },
+    Write {
+        /// Where the result was to go.
+        target: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     // Hostile parameters and numerics (issue 11): memory sized by a parameter, scores that
     // are not finite numbers.
+    /// A parameter sizes more memory than the memory budget allows.
     #[error(
         "{id}: parameter {param}={value} needs {bytes} bytes for {what}, above the memory budget of {budget} bytes (lower {param}, or raise --memory-budget)"
     )]
-    ParamMemory { id: String, param: String, value: String, what: String, bytes: u64, budget: u64 },
+    ParamMemory {
+        /// The measure's id.
+        id: String,
+        /// The parameter's name.
+        param: String,
+        /// The value as given.
+        value: String,
+        /// What the memory would hold.
+        what: String,
+        /// Bytes needed.
+        bytes: u64,
+        /// The memory budget in bytes.
+        budget: u64,
+    },
+    /// A measure returned another number of values than it has keys: a bug in faithful,
+    /// reported instead of pairing values with the wrong keys.
+    #[error("{id}: returned {got} values for its keys [{keys}] (a bug in faithful; please report it)")]
+    MeasureOutput {
+        /// The measure's id.
+        id: String,
+        /// The keys the measure declares, comma-separated.
+        keys: String,
+        /// The number of values it returned.
+        got: usize,
+    },
+    /// A measure produced a value that is not a finite number.
     #[error("{id}{}: {key} is not a finite number ({value}); no score is reported", on(projection))]
-    NonFiniteScore { id: String, projection: Option<String>, key: String, value: f64 },
+    NonFiniteScore {
+        /// The measure's id.
+        id: String,
+        /// The projection's name, when known.
+        projection: Option<String>,
+        /// The output key (with `[i]` for a local value).
+        key: String,
+        /// The value (NaN or infinite).
+        value: f64,
+    },
+}
+
+/// Why the GPU could not serve.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum GpuError {
+    /// No adapter (or none matching the name asked for).
+    #[error("no GPU adapter: {0}")]
+    NoAdapter(String),
+    /// The adapter would not create a device.
+    #[error("the GPU device could not be created: {0}")]
+    Device(String),
+    /// A dispatch or readback failed (the run retries with smaller blocks, then uses the CPU).
+    #[error("GPU error during {stage}: {message}")]
+    Runtime {
+        /// The GPU stage that failed.
+        stage: &'static str,
+        /// wgpu's message.
+        message: String,
+    },
+    /// The data does not fit the adapter's buffer limits.
+    #[error("the data does not fit the adapter's limits: {0}")]
+    Limits(String),
+    /// The data or dimension is outside the domain where the f32 bound is proven
+    /// (docs/exactness.md, "The certified domain"); the CPU reference serves it.
+    #[error("outside the GPU's certified domain: {0}")]
+    Domain(String),
+    /// This build has no GPU backend: the crate's `gpu` feature is off.
+    #[error("this build of faithful has no GPU backend (the `gpu` feature is off)")]
+    NotBuilt,
 }
 
 /// What is wrong with an input file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileProblem {
+    /// The operating system's error.
     #[error("cannot read: {0}")]
     Io(#[from] std::io::Error),
+    /// A malformed .npy header or body.
     #[error("not a valid .npy file: {0}")]
     Npy(String),
+    /// A .npy element type faithful does not read.
     #[error("unsupported .npy element type {0} (points: float64 or float32; labels: integers)")]
     NpyType(String),
+    /// An array of the wrong number of dimensions (points: 2, labels: 1).
     #[error("expected a {expected}-D array, got {got}-D")]
-    Ndim { expected: usize, got: usize },
+    Ndim {
+        /// The dimensions expected.
+        expected: usize,
+        /// The dimensions found.
+        got: usize,
+    },
+    /// A malformed CSV line.
     #[error("line {line}: {reason}")]
-    Csv { line: usize, reason: String },
+    Csv {
+        /// The line number (1-based).
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The file is not UTF-8 text (CSV).
     #[error("not UTF-8 text")]
     NotText,
+    /// Neither `.npy` nor `.csv`.
     #[error("unknown file extension (expected .npy or .csv)")]
     Extension,
+    /// The data read is invalid (e.g. a non-finite value).
     #[error("{0}")]
     Data(Box<Error>),
     // Hostile files (issue 11): only regular files are read, never past the size they had when
     // opened, and never into an allocation that memory cannot hold.
+    /// A directory, device, FIFO or socket (what it is).
     #[error("cannot read: {0} is not a regular file")]
     NotRegular(&'static str),
+    /// The file changed size while being read (its size when opened).
     #[error("the file changed while being read (its size was {0} bytes)")]
     Changed(u64),
+    /// The data would not fit in memory (the bytes it needs).
     #[error("cannot hold it in memory ({0} bytes)")]
     OutOfMemory(u64),
 }

@@ -10,18 +10,21 @@ use web_time::Instant;
 use crate::backend::{self, BackendChoice, Numerics, Selected};
 use crate::control::{Cancel, Control, ProgressFn};
 use crate::data::{Labels, Points};
+#[cfg(feature = "gpu")]
+use crate::error::GpuError;
 use crate::error::{Error, Result};
-use crate::gpu::{Gpu, GpuError, GpuRequest, gpu_row_pass_async};
+#[cfg(feature = "gpu")]
+use crate::gpu::{Gpu, GpuRequest, gpu_row_pass_async};
 use crate::measures::{Ctx, Resolved};
-use crate::report::{
-    BlockPlan, Evaluation, GpuRun, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings,
-};
+use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
 use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
 use crate::resources::{Needs, Neighbours, PassOutput, row_pass};
 use crate::spec::Spec;
 
-/// How an evaluation runs.
+/// How an evaluation runs. Set it with [`Evaluator::builder`]; the fields can be read and
+/// changed, and new ones may come in any release (`#[non_exhaustive]`).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Options {
     /// Worker threads; `None` or `Some(0)` uses Rayon's global pool (all cores, as ripgrep's
     /// `--threads 0`); at most [`MAX_THREADS`].
@@ -35,6 +38,7 @@ pub struct Options {
     /// Exact (default) or Fast; Fast only changes what a GPU serves.
     pub numerics: Numerics,
     /// Adapter choice and block limits for the GPU.
+    #[cfg(feature = "gpu")]
     pub gpu: GpuRequest,
     /// Bytes the pair order may hold in memory (srho, nm_stress); beyond it, an external sort.
     /// Also the most that a parameter may size (k's neighbour lists, cadi's triplets), checked
@@ -58,6 +62,7 @@ impl Default for Options {
             local: false,
             backend: BackendChoice::Cpu,
             numerics: Numerics::Exact,
+            #[cfg(feature = "gpu")]
             gpu: GpuRequest::default(),
             memory_budget: None,
             temp_budget: None,
@@ -75,9 +80,7 @@ pub const MAX_THREADS: usize = 1024;
 /// Checks a thread count: 0 means all cores; above [`MAX_THREADS`] is an error.
 pub fn check_threads(threads: usize) -> Result<()> {
     if threads > MAX_THREADS {
-        return Err(Error::Option(format!(
-            "--threads {threads} is above the limit of {MAX_THREADS} (0 or no --threads: all cores)"
-        )));
+        return Err(Error::TooManyThreads { threads, limit: MAX_THREADS });
     }
     Ok(())
 }
@@ -92,10 +95,23 @@ pub fn default_specs(with_labels: bool) -> Vec<Spec> {
 }
 
 /// Evaluates projections against one original space, caching that space's kNN.
+///
+/// ```
+/// use faithful::{BackendChoice, Evaluator, Points, Spec};
+/// let high = Points::from_vec("high", 6, 2, vec![0., 0., 1., 0., 0., 1., 5., 5., 6., 5., 5., 6.])?;
+/// let low = Points::from_vec("low", 6, 1, vec![0., 1., 2., 10., 11., 12.])?;
+/// let eval = Evaluator::builder(high).backend(BackendChoice::Cpu).local(true).build();
+/// let scores = eval.measure(&low, None, &["tnc:k=2".parse::<Spec>()?])?;
+/// assert_eq!(scores[0].id, "tnc");
+/// assert_eq!(scores[0].value("trustworthiness"), Some(1.0));
+/// assert_eq!(scores[0].local("local_continuity").map(<[f64]>::len), Some(6));
+/// # Ok::<(), faithful::Error>(())
+/// ```
 pub struct Evaluator {
     high: Points,
     opts: Options,
     knn_high: Mutex<Option<Arc<Neighbours>>>,
+    #[cfg(feature = "gpu")]
     gpu: Mutex<Option<Result<Arc<Gpu>, GpuError>>>,
     pairwise: Mutex<PairwiseCache>,
 }
@@ -105,24 +121,138 @@ struct Served {
     backend: &'static str,
     numerics: Numerics,
     fallback_reason: Option<String>,
+    #[cfg(feature = "gpu")]
     gpu: Option<(Arc<Gpu>, crate::gpu::GpuStats)>,
     /// The all-pairs statistics came from the GPU's Fast reductions.
     pairwise_gpu: bool,
 }
 
+/// Sets an [`Evaluator`]'s [`Options`] one by one: `Evaluator::builder(high).threads(4).build()`.
+///
+/// ```
+/// use faithful::{Cancel, Evaluator, Numerics, Points};
+/// let high = Points::from_vec("high", 3, 1, vec![0., 1., 3.])?;
+/// let cancel = Cancel::new();
+/// let eval = Evaluator::builder(high)
+///     .threads(2)
+///     .numerics(Numerics::Exact)
+///     .memory_budget(1 << 30)
+///     .progress(|p| assert!(p.done <= p.total))
+///     .cancel(cancel.clone())
+///     .build();
+/// assert_eq!(eval.options().threads, Some(2));
+/// assert_eq!(eval.options().memory_budget, Some(1 << 30));
+/// assert_eq!(eval.high().n(), 3);
+/// # Ok::<(), faithful::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct EvaluatorBuilder {
+    high: Points,
+    opts: Options,
+}
+
+impl EvaluatorBuilder {
+    /// Replaces every option at once.
+    pub fn options(mut self, opts: Options) -> Self {
+        self.opts = opts;
+        self
+    }
+    /// Worker threads: 0 uses Rayon's global pool (all cores); at most [`MAX_THREADS`].
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.opts.threads = Some(threads);
+        self
+    }
+    /// Rows per task in the row pass (results do not depend on it).
+    pub fn block_rows(mut self, rows: usize) -> Self {
+        self.opts.block_rows = rows;
+        self
+    }
+    /// Also return per-point values for measures that have them ([`Score::local`]).
+    pub fn local(mut self, local: bool) -> Self {
+        self.opts.local = local;
+        self
+    }
+    /// Which backend builds the resources (default [`BackendChoice::Cpu`]).
+    pub fn backend(mut self, backend: BackendChoice) -> Self {
+        self.opts.backend = backend;
+        self
+    }
+    /// Exact (default) or Fast; Fast only changes what a GPU serves.
+    pub fn numerics(mut self, numerics: Numerics) -> Self {
+        self.opts.numerics = numerics;
+        self
+    }
+    /// Use the first GPU adapter whose name contains `name` (case-insensitive).
+    #[cfg(feature = "gpu")]
+    pub fn adapter(mut self, name: impl Into<String>) -> Self {
+        self.opts.gpu.adapter = Some(name.into());
+        self
+    }
+    /// Bytes the pair order and parameter-sized lists may hold in memory (default: half the
+    /// physical memory); beyond it the pair order is sorted externally.
+    pub fn memory_budget(mut self, bytes: u64) -> Self {
+        self.opts.memory_budget = Some(bytes);
+        self
+    }
+    /// Bytes of temporary files the external sort may write (default: unlimited).
+    pub fn temp_budget(mut self, bytes: u64) -> Self {
+        self.opts.temp_budget = Some(bytes);
+        self
+    }
+    /// Where the external sort's workspace goes (default: the system's temporary directory).
+    pub fn temp_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.opts.temp_dir = Some(dir.into());
+        self
+    }
+    /// Called from worker threads with the phase and progress of long all-pairs passes.
+    pub fn progress(mut self, f: impl Fn(crate::Progress) + Send + Sync + 'static) -> Self {
+        self.opts.progress = Some(ProgressFn::new(f));
+        self
+    }
+    /// A flag that stops a run with [`Error::Interrupted`] once set (from any thread).
+    pub fn cancel(mut self, cancel: Cancel) -> Self {
+        self.opts.cancel = Some(cancel);
+        self
+    }
+    /// The evaluator.
+    pub fn build(self) -> Evaluator {
+        Evaluator::new(self.high, self.opts)
+    }
+}
+
 impl Evaluator {
+    /// A builder for an evaluator of the original space `high`, with default [`Options`].
+    pub fn builder(high: Points) -> EvaluatorBuilder {
+        EvaluatorBuilder { high, opts: Options::default() }
+    }
+
+    /// The options this evaluator runs with.
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
     /// An evaluator for the original space `high`.
     pub fn new(high: Points, opts: Options) -> Self {
-        Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(None), pairwise: Mutex::default() }
+        Evaluator {
+            high,
+            opts,
+            knn_high: Mutex::new(None),
+            #[cfg(feature = "gpu")]
+            gpu: Mutex::new(None),
+            pairwise: Mutex::default(),
+        }
     }
 
     /// An evaluator that uses an already started GPU (benchmarks: a warm device and compiled
     /// pipelines, but no cached resources).
+    #[cfg(feature = "gpu")]
     pub fn with_gpu(high: Points, opts: Options, gpu: Arc<Gpu>) -> Self {
         Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(Some(Ok(gpu))), pairwise: Mutex::default() }
     }
 
     /// The GPU, started on first use and kept for later calls.
+    #[cfg(feature = "gpu")]
     async fn gpu(&self) -> Result<Arc<Gpu>, GpuError> {
         if let Some(started) = self.gpu.lock().expect("gpu lock").clone() {
             return started;
@@ -143,13 +273,20 @@ impl Evaluator {
                     backend: "cpu",
                     numerics: Numerics::Exact,
                     fallback_reason: reason,
+                    #[cfg(feature = "gpu")]
                     gpu: None,
                     pairwise_gpu: false,
                 },
             )
         };
-        let gpu_work = needs.gpu_work(self.opts.numerics == Numerics::Fast);
-        match backend::select(self.opts.backend, self.high.n(), gpu_work, || self.gpu()).await? {
+        #[cfg(feature = "gpu")]
+        let selected = {
+            let gpu_work = needs.gpu_work(self.opts.numerics == Numerics::Fast);
+            backend::select(self.opts.backend, self.high.n(), gpu_work, || self.gpu()).await?
+        };
+        #[cfg(not(feature = "gpu"))]
+        let selected = backend::select(self.opts.backend)?;
+        match selected {
             Selected::Cpu { reason } => {
                 let reason = match (reason, self.opts.numerics) {
                     (r, Numerics::Fast) => Some(
@@ -160,6 +297,7 @@ impl Evaluator {
                 };
                 Ok(cpu(reason))
             }
+            #[cfg(feature = "gpu")]
             Selected::Gpu(gpu) => {
                 let mut last: Option<GpuError> = None;
                 for _attempt in 0..2 {
@@ -218,7 +356,7 @@ impl Evaluator {
     /// Evaluates `specs` on each projection, sharing every resource that can be shared.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
-        let run = || crate::gpu::block_on(self.run(lows, labels, specs));
+        let run = || pollster::block_on(self.run(lows, labels, specs));
         match self.opts.threads {
             None | Some(0) => run(),
             Some(t) => {
@@ -226,7 +364,7 @@ impl Evaluator {
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(t)
                     .build()
-                    .map_err(|e| Error::Option(format!("cannot start {t} threads: {e}")))?;
+                    .map_err(|e| Error::ThreadPool { threads: t, reason: e.to_string() })?;
                 pool.install(run)
             }
         }
@@ -251,7 +389,7 @@ impl Evaluator {
     fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
         let n = self.high.n();
         if lows.is_empty() {
-            return Err(Error::Option("no projection to evaluate".into()));
+            return Err(Error::NoProjection);
         }
         for low in lows {
             if low.n() != n {
@@ -295,6 +433,7 @@ impl Evaluator {
         let any_pairwise = needs.any_pairwise();
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
+        #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
         let (pass, mut served) = self.build(cached.as_deref(), lows, needs.clone()).await?;
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
@@ -305,6 +444,7 @@ impl Evaluator {
             None => cached.filter(|_| reused),
         };
         // Fast posture on a GPU: pair sums and densities from the device's f32 reductions.
+        #[cfg(feature = "gpu")]
         let fast_gpu = match &served.gpu {
             Some((g, _))
                 if served.numerics == Numerics::Fast && (needs.pair_sums || !needs.density_sigmas.is_empty()) =>
@@ -313,11 +453,14 @@ impl Evaluator {
             }
             _ => None,
         };
+        #[cfg(not(feature = "gpu"))]
+        let fast_gpu: Option<std::convert::Infallible> = None;
         let cpu_needs = if fast_gpu.is_some() {
             Needs { pair_sums: false, density_sigmas: Vec::new(), ..needs.clone() }
         } else {
             needs.clone()
         };
+        #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
         let (mut pairwise, mut pairwise_report) = build_pairwise(
             &self.high,
             lows,
@@ -329,6 +472,7 @@ impl Evaluator {
             self.opts.block_rows,
             &ctl,
         )?;
+        #[cfg(feature = "gpu")]
         if let Some(g) = fast_gpu {
             match crate::gpu::fast_pairwise_async(&g, &self.high, lows, &needs, &mut pairwise).await {
                 Ok(incomplete) => {
@@ -373,15 +517,17 @@ impl Evaluator {
                 knn_low: res.knn.as_ref(),
                 cross: res.cross.as_ref(),
                 pairwise: Some(pw),
+                block_rows: self.opts.block_rows,
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let values = r.def.keys.iter().map(|k| k.to_string()).zip(out.values).collect();
+                let values = r.keys().into_iter().zip(out.values).collect();
                 let local = (self.opts.local && !r.def.local_keys.is_empty())
                     .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());
-                scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local });
+                let curves = out.curves;
+                scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local, curves });
             }
             projections.push(ProjectionScores { name: low.name().into(), scores });
         }
@@ -402,9 +548,21 @@ impl Evaluator {
 
     /// The exact kNN graph of the original space (ties by index, self excluded), with the
     /// report of what served it. The result is also kept for later measure calls.
+    ///
+    /// ```
+    /// use faithful::{Evaluator, Points};
+    /// let points = Points::from_vec("line", 4, 1, vec![0., 1., 3., 7.])?;
+    /// let (graph, report) = Evaluator::builder(points).build().knn(2)?;
+    /// assert_eq!((graph.n(), graph.k), (4, 2));
+    /// assert_eq!(graph.row(0, 2), [1, 2]);
+    /// assert_eq!(graph.dist_row(3, 2), [4.0, 6.0]);
+    /// assert_eq!(report.backend, "cpu");
+    /// assert!(Evaluator::builder(Points::from_vec("two", 2, 1, vec![0., 1.])?).build().knn(2).is_err());
+    /// # Ok::<(), faithful::Error>(())
+    /// ```
     #[cfg(not(target_arch = "wasm32"))]
     pub fn knn(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
-        crate::gpu::block_on(self.knn_async(k))
+        pollster::block_on(self.knn_async(k))
     }
 
     /// [`Evaluator::knn`] for async callers.
@@ -475,8 +633,17 @@ impl Evaluator {
             backend: served.backend.into(),
             numerics: posture(served.backend).into(),
             fallback_reason: served.fallback_reason.clone(),
+            #[cfg(feature = "gpu")]
             adapter: served.gpu.as_ref().map(|(g, _)| g.report.clone()),
-            gpu: served.gpu.as_ref().map(|(g, s)| GpuRun { device_start_s: g.start_s, stats: s.clone() }),
+            #[cfg(feature = "gpu")]
+            gpu: served
+                .gpu
+                .as_ref()
+                .map(|(g, s)| crate::report::GpuRun { device_start_s: g.start_s, stats: s.clone() }),
+            #[cfg(not(feature = "gpu"))]
+            adapter: None,
+            #[cfg(not(feature = "gpu"))]
+            gpu: None,
             threads: rayon::current_num_threads(),
             n,
             dim_high: self.high.dim(),
@@ -497,13 +664,20 @@ impl Evaluator {
     }
 }
 
-/// The one check where scores are produced: every value and local value of every measure is
-/// a finite number, or the run fails with [`Error::NonFiniteScore`] naming the key (never a
-/// NaN in a table, a JSON `null` or a local value).
+/// The one check where scores are produced: a measure returns one value per key and one
+/// local vector per local key ([`Error::MeasureOutput`] otherwise: the pairing with keys below
+/// must never drop a value), and every value and local value is a finite number, or the run
+/// fails with [`Error::NonFiniteScore`] naming the key (never a NaN in a table, a JSON `null`
+/// or a local value).
 fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures::Output> {
+    for (keys, got) in [(r.def.keys, out.values.len()), (r.def.local_keys, out.local.len())] {
+        if keys.len() != got {
+            return Err(Error::MeasureOutput { id: r.def.id.into(), keys: keys.join(", "), got });
+        }
+    }
     let bad =
         |key: &str, value: f64| Error::NonFiniteScore { id: r.def.id.into(), projection: None, key: key.into(), value };
-    for (key, &v) in r.def.keys.iter().zip(&out.values) {
+    for (key, &v) in r.keys().iter().zip(&out.values) {
         if !v.is_finite() {
             return Err(bad(key, v));
         }
@@ -513,10 +687,16 @@ fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures:
             return Err(bad(&format!("{key}[{i}]"), v));
         }
     }
+    for (key, values) in &out.curves {
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(bad(&format!("{key}[{i}]"), v));
+        }
+    }
     Ok(out)
 }
 
 /// Appends `reason` to a run's fallback reasons ("; "-separated).
+#[cfg(feature = "gpu")]
 fn add_reason(reasons: &mut Option<String>, reason: String) {
     *reasons = Some(reasons.take().map_or(reason.clone(), |r| format!("{r}; {reason}")));
 }
@@ -527,18 +707,41 @@ mod tests {
     use crate::measures::Output;
 
     #[test]
+    fn values_that_do_not_match_the_keys_are_typed_errors_never_dropped() {
+        let r = Resolved::new(&Spec::new("tnc")).unwrap();
+        for out in [
+            Output { values: vec![0.5, 0.25, 0.125], local: vec![vec![], vec![]], curves: vec![] },
+            Output { values: vec![0.5], local: vec![vec![], vec![]], curves: vec![] },
+            Output { values: vec![0.5, 0.25], local: vec![vec![]], curves: vec![] },
+        ] {
+            let err = finite(&r, out).unwrap_err();
+            assert!(matches!(&err, Error::MeasureOutput { id, .. } if id == "tnc"), "{err:?}");
+        }
+        let err = finite(&r, Output { values: vec![0.5], local: vec![vec![], vec![]], curves: vec![] }).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "tnc: returned 1 values for its keys [trustworthiness, continuity] (a bug in faithful; please report it)"
+        );
+    }
+
+    #[test]
     fn non_finite_values_and_local_values_are_typed_errors() {
         let r = Resolved::new(&Spec::new("tnc")).unwrap();
-        let ok = Output { values: vec![0.5, 0.25], local: vec![vec![1.0], vec![0.0]] };
+        let ok = Output { values: vec![0.5, 0.25], local: vec![vec![1.0], vec![0.0]], curves: vec![] };
         assert_eq!(finite(&r, ok.clone()).unwrap(), ok);
-        let err = finite(&r, Output { values: vec![0.5, f64::NAN], local: vec![] }).unwrap_err().on_projection("p");
+        let err = finite(&r, Output { values: vec![0.5, f64::NAN], local: vec![vec![], vec![]], curves: vec![] })
+            .unwrap_err()
+            .on_projection("p");
         assert!(
             matches!(&err, Error::NonFiniteScore { id, key, projection: Some(p), .. } if id == "tnc" && key == "continuity" && p == "p"),
             "{err:?}"
         );
         assert_eq!(err.to_string(), "tnc on p: continuity is not a finite number (NaN); no score is reported");
-        let err =
-            finite(&r, Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]] }).unwrap_err();
+        let err = finite(
+            &r,
+            Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]], curves: vec![] },
+        )
+        .unwrap_err();
         assert!(
             matches!(&err, Error::NonFiniteScore { key, value, .. } if key == "local_trustworthiness[1]" && *value == f64::INFINITY),
             "{err:?}"

@@ -4,40 +4,74 @@
 //! of `docs/exactness.md`, bit for bit, tie-heavy data included.
 //!
 //! ```
-//! use faithful::{Evaluator, Options, Points, Spec};
-//! let high = Points::from_vec("high", 6, 2, vec![0., 0., 1., 0., 0., 1., 5., 5., 6., 5., 5., 6.]).unwrap();
-//! let low = Points::from_vec("low", 6, 1, vec![0., 1., 2., 10., 11., 12.]).unwrap();
-//! let specs = vec!["tnc:k=2".parse::<Spec>().unwrap()];
-//! let eval = Evaluator::new(high, Options::default());
-//! let scores = eval.measure(&low, None, &specs).unwrap();
-//! assert_eq!(scores[0].values[0].0, "trustworthiness");
+//! use faithful::{Evaluator, Points, Spec};
+//! let high = Points::from_vec("high", 6, 2, vec![0., 0., 1., 0., 0., 1., 5., 5., 6., 5., 5., 6.])?;
+//! let low = Points::from_vec("low", 6, 1, vec![0., 1., 2., 10., 11., 12.])?;
+//! let specs: Vec<Spec> = vec!["tnc:k=2".parse()?, "stress".parse()?];
+//! let eval = Evaluator::builder(high).build();
+//! let scores = eval.measure(&low, None, &specs)?;
+//! assert_eq!(scores[0].value("trustworthiness"), Some(1.0));
+//! assert!(scores[1].value("stress").is_some_and(|s| s > 0.0));
+//! # Ok::<(), faithful::Error>(())
 //! ```
+//!
+//! The entry points: [`Evaluator`] (built with [`Evaluator::builder`]) scores projections
+//! ([`Points`], read from files with [`read_points`]) against one original space with the
+//! measures of [`Spec`]s ([`measures`] lists them), returning [`Score`]s and a [`RunReport`];
+//! [`Evaluator::knn`] returns the exact kNN graph ([`Neighbours`]); [`Cancel`] and
+//! [`Progress`] stop and follow long runs. Cargo features: `gpu` (the wgpu backend), `cli`
+//! (the `faithful` command line), `example-data` (the bundled digits, `example_digits`);
+//! all on by default.
 
+// The curated API is the `pub use` list below. The modules are private, or `#[doc(hidden)]`
+// where the command line, the wasm API, the tests and the benches reach into internals (they
+// are not part of the API and may change in any release).
+#[doc(hidden)]
 pub mod backend;
+#[doc(hidden)]
+#[cfg(feature = "gpu")]
 pub mod bench;
-pub mod control;
+mod catalog;
+mod control;
+#[doc(hidden)]
 pub mod data;
-pub mod error;
+mod error;
+#[doc(hidden)]
 pub mod evaluate;
+#[doc(hidden)]
+#[cfg(feature = "example-data")]
 pub mod example;
+#[doc(hidden)]
+#[cfg(feature = "gpu")]
 pub mod gpu;
+#[doc(hidden)]
 pub mod measures;
+#[doc(hidden)]
 pub mod quote;
+#[doc(hidden)]
 pub mod reference;
-pub mod report;
+mod report;
+#[doc(hidden)]
 pub mod resources;
-pub mod spec;
+mod spec;
+#[doc(hidden)]
 pub mod splitmix;
+#[doc(hidden)]
 pub mod sum;
-#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+#[cfg(all(target_arch = "wasm32", feature = "gpu", feature = "example-data"))]
 pub mod wasm;
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "gpu", feature = "example-data"))]
 mod wasm_bench;
 
 pub use backend::{BackendChoice, Numerics};
+pub use catalog::{MeasureInfo, ParamInfo, measures};
 pub use control::{Cancel, Progress, ProgressFn};
-pub use data::{Labels, Points};
-pub use error::{Error, FileProblem, Result};
-pub use evaluate::{Evaluator, Options};
+pub use data::{Labels, NpyElement, Points, read_labels, read_points, write_npy};
+pub use error::{Error, FileProblem, GpuError, Result};
+pub use evaluate::{Evaluator, EvaluatorBuilder, MAX_THREADS, Options};
+#[cfg(feature = "example-data")]
+pub use example::{Example, digits as example_digits};
 pub use report::{Evaluation, ProjectionScores, RunReport, Score};
+pub use resources::Neighbours;
 pub use spec::{ParamValue, Spec};

@@ -1,14 +1,28 @@
 //! Results and the run report, in the CLI's JSON schema:
-//! `{"projections":[{"name","scores":[{"id","params","values","local"?}]}],"run":{...}}`.
+//! `{"projections":[{"name","scores":[{"id","params","values","local"?,"curves"?}]}],"run":{...}}`;
+//! `curves` (name → array, index K − 1) appears for measures that have curves (coranking).
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
 
+#[cfg(feature = "gpu")]
+pub use crate::gpu::{AdapterReport, GpuStats};
 use crate::resources::{Needs, PassStats};
 use crate::spec::ParamValue;
 
+/// Without the `gpu` feature no adapter serves: [`RunReport::adapter`] is always `None`.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug, Clone, Serialize)]
+pub enum AdapterReport {}
+
+/// Without the `gpu` feature there is no GPU work: [`RunReport::gpu`] is always `None`.
+#[cfg(not(feature = "gpu"))]
+#[derive(Debug, Clone, Serialize)]
+pub enum GpuStats {}
+
 /// One measure's result on one projection.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Score {
     /// ZADU alias of the measure (`tnc`).
     pub id: String,
@@ -18,6 +32,8 @@ pub struct Score {
     pub values: Vec<(String, f64)>,
     /// Per-point values, when requested and the measure has them.
     pub local: Option<Vec<(String, Vec<f64>)>>,
+    /// Curves over a parameter by name (coranking's, index K − 1); empty for other measures.
+    pub curves: Vec<(String, Vec<f64>)>,
 }
 
 impl Score {
@@ -28,6 +44,10 @@ impl Score {
     /// The local values under `key`.
     pub fn local(&self, key: &str) -> Option<&[f64]> {
         self.local.as_ref()?.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
+    }
+    /// The curve under `key`.
+    pub fn curve(&self, key: &str) -> Option<&[f64]> {
+        self.curves.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
     }
 }
 
@@ -46,7 +66,7 @@ impl<V: Serialize> Serialize for Ordered<'_, V> {
 
 impl Serialize for Score {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Score", 4)?;
+        let mut st = s.serialize_struct("Score", 5)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("params", &Ordered(&self.params))?;
         st.serialize_field("values", &Ordered(&self.values))?;
@@ -55,21 +75,32 @@ impl Serialize for Score {
         } else {
             st.skip_field("local")?;
         }
+        if self.curves.is_empty() {
+            st.skip_field("curves")?;
+        } else {
+            st.serialize_field("curves", &Ordered(&self.curves))?;
+        }
         st.end()
     }
 }
 
 /// The scores of one projection.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ProjectionScores {
+    /// The projection's name ([`crate::Points::name`]).
     pub name: String,
+    /// One score per spec, in the order of the specs.
     pub scores: Vec<Score>,
 }
 
 /// The result of evaluating one or more projections.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Evaluation {
+    /// One entry per projection, in the order given.
     pub projections: Vec<ProjectionScores>,
+    /// What served the run.
     pub run: RunReport,
 }
 
@@ -112,27 +143,41 @@ pub struct Timings {
 pub struct GpuRun {
     /// Instance, adapter and device start-up (the first call of an evaluator only).
     pub device_start_s: f64,
-    pub stats: crate::gpu::GpuStats,
+    pub stats: GpuStats,
 }
 
 /// What served a run: backend, posture, plan, work tallies and timings.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct RunReport {
+    /// This crate's version.
     pub faithful_version: &'static str,
+    /// `auto`, `cpu` or `gpu`, as asked for.
     pub backend_requested: String,
+    /// `cpu` or `gpu`: what built the neighbours and ranks.
     pub backend: String,
+    /// `exact`, or `fast` when the GPU served in the Fast posture.
     pub numerics: String,
+    /// Why the backend or posture differs from the one asked for, when it does.
     pub fallback_reason: Option<String>,
     /// The adapter that served, when the GPU did.
-    pub adapter: Option<crate::gpu::AdapterReport>,
+    pub adapter: Option<AdapterReport>,
     /// GPU work: candidates, overlaps refined, rows recomputed, transfers and times.
     pub gpu: Option<GpuRun>,
+    /// Worker threads of the run.
     pub threads: usize,
+    /// Points.
     pub n: usize,
+    /// Dimensions of the original space.
     pub dim_high: usize,
+    /// Dimensions of each projection.
     pub dims_low: Vec<usize>,
+    /// Which backend and posture produced each output (neighbours, ranks, pairs, measures).
     pub served: Vec<Served>,
+    /// How the work was planned and split.
     pub plan: BlockPlan,
+    /// Work tallies of the row pass.
     pub work: PassStats,
+    /// Wall-clock phases.
     pub timings: Timings,
 }

@@ -10,8 +10,11 @@ use crate::error::Error;
 /// A parameter value as written by the user.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamValue {
+    /// An integer (`k=10`).
     Int(i64),
+    /// Any other number (`sigma=0.5`, `sigma=1e-3`).
     Float(f64),
+    /// Anything else (`measure=silhouette`).
     Str(String),
 }
 
@@ -65,9 +68,20 @@ impl From<&str> for ParamValue {
 }
 
 /// One requested measure: a ZADU id (alias such as `tnc` or full name) and its parameters.
+///
+/// ```
+/// use faithful::{Error, ParamValue, Spec};
+/// let spec: Spec = "tnc:k=10".parse()?;
+/// assert_eq!(spec, Spec::new("tnc").with("k", 10));
+/// assert_eq!(spec.params, [("k".to_string(), ParamValue::Int(10))]);
+/// assert!(matches!("tnc:k".parse::<Spec>(), Err(Error::BadSpec { .. })));
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
+    /// The measure's id as written (alias or full ZADU id).
     pub id: String,
+    /// The parameters given, in the order written (defaults are filled in when it runs).
     pub params: Vec<(String, ParamValue)>,
 }
 

@@ -63,7 +63,11 @@ fn parse_json(stdout: &str) -> (Value, raw::J) {
 
 /// The evaluation the library gives for the same inputs.
 fn library(high: &Points, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec], local: bool) -> Evaluation {
-    let eval = Evaluator::new(high.clone(), Options { local, ..Options::default() });
+    let eval = Evaluator::new(high.clone(), {
+        let mut o = Options::default();
+        o.local = local;
+        o
+    });
     eval.measure_many(lows, labels, specs).expect("library evaluates")
 }
 
@@ -110,6 +114,23 @@ fn assert_same_bits(json: &raw::J, lib: &Evaluation) {
                     }
                 }
                 (l, j) => panic!("local mismatch for {}: library {}, json {}", sl.id, l.is_some(), j.is_some()),
+            }
+            // Curves (coranking's) appear exactly when the library has them, bit for bit.
+            match sj.try_get("curves") {
+                None => assert!(sl.curves.is_empty(), "json lacks the curves of {}", sl.id),
+                Some(cj) => {
+                    let cj = cj.obj();
+                    assert_eq!(cj.len(), sl.curves.len());
+                    for ((kj, arr), (kl, vals)) in cj.iter().zip(&sl.curves) {
+                        assert_eq!(kj, kl);
+                        let arr = arr.arr();
+                        assert_eq!(arr.len(), vals.len());
+                        for (i, (a, b)) in arr.iter().zip(vals).enumerate() {
+                            assert_eq!(a.num().to_bits(), b.to_bits(), "{} {}.curves.{kj}[{i}]", pl.name, sl.id);
+                            checked += 1;
+                        }
+                    }
+                }
             }
         }
     }
@@ -482,7 +503,17 @@ fn json_numbers_round_trip_every_measure() {
     let labels_path = dir.path().join("labels.csv");
     let labels: Vec<i64> = (0..60).map(|i| (i * 7 % 3) as i64).collect();
     std::fs::write(&labels_path, labels.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-    let all = ["tnc:k=7", "mrre:k=5", "lcmc:k=9", "nh:k=4", "ca_tnc:k=6", "nd:k=8", "proc:k=5", "topo:k=6"];
+    let all = [
+        "tnc:k=7",
+        "mrre:k=5",
+        "lcmc:k=9",
+        "nh:k=4",
+        "ca_tnc:k=6",
+        "nd:k=8",
+        "proc:k=5",
+        "topo:k=6",
+        "coranking:k_max=30",
+    ];
     for local in [false, true] {
         let mut extra = vec!["--json", "--labels", labels_path.to_str().unwrap()];
         for s in &all {
@@ -495,7 +526,22 @@ fn json_numbers_round_trip_every_measure() {
         let (v, r) = parse_json(&run.stdout);
         let ids: Vec<&str> =
             v["projections"][0]["scores"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
-        assert_eq!(ids, ["tnc", "mrre", "lcmc", "nh", "ca_tnc", "nd", "proc", "topo"]);
+        assert_eq!(ids, ["tnc", "mrre", "lcmc", "nh", "ca_tnc", "nd", "proc", "topo", "coranking"]);
+        let curves = v["projections"][0]["scores"][8]["curves"].as_object().expect("coranking has curves");
+        // (serde_json's map is sorted by key; assert_same_bits checks the order on the raw text.)
+        let lens: Vec<(&str, usize)> = curves.iter().map(|(k, a)| (k.as_str(), a.as_array().unwrap().len())).collect();
+        assert_eq!(
+            lens,
+            [
+                ("continuity", 29),
+                ("lcmc", 30),
+                ("mrre_false", 30),
+                ("mrre_missing", 30),
+                ("qnx", 30),
+                ("rnx", 30),
+                ("trustworthiness", 29)
+            ]
+        );
         let lib = library(
             &read(&f.high),
             &[&read(&f.low), &read(&f.low2)],
@@ -622,6 +668,26 @@ fn table_on_files_mentions_projections_and_keys() {
             }
         }
     }
+}
+
+#[test]
+fn table_shows_coranking_scalars_and_sampled_k() {
+    let f = files();
+    let run = run_ok(&measure_args(&f.high, &[&f.low], &["--spec", "coranking"]));
+    let lib = library(&read(&f.high), &[&read(&f.low)], None, &specs(&["coranking"]), false);
+    let score = &lib.projections[0].scores[0];
+    for (k, val) in &score.values {
+        let shown = format!("{val:.12}");
+        assert!(run.stdout.lines().any(|l| l.contains(k.as_str()) && l.trim_end().ends_with(&shown)), "{k}={shown}");
+    }
+    // n = 60: K = 1, 2, 5, 10, 20, 50 and the last (58; T and C end at 29).
+    let rnx = score.curve("rnx").unwrap();
+    let line = run.stdout.lines().find(|l| l.contains(" rnx ")).expect("an rnx line");
+    for k in [1, 2, 5, 10, 20, 50, 58] {
+        assert!(line.contains(&format!("K={k} {:.4}", rnx[k - 1])), "K={k} in {line}");
+    }
+    let t = run.stdout.lines().find(|l| l.contains(" trustworthiness ")).expect("a T line");
+    assert!(t.trim_end().ends_with(&format!("K=29 {:.4}", score.curve("trustworthiness").unwrap()[28])), "{t}");
 }
 
 #[test]

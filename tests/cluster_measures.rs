@@ -148,7 +148,11 @@ fn deterministic_and_thread_independent() {
     .map(|s| s.parse().unwrap())
     .collect();
     let run = |threads| {
-        let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), ..Default::default() });
+        let eval = Evaluator::new(high.clone(), {
+            let mut o = Options::default();
+            o.threads = Some(threads);
+            o
+        });
         serde_json::to_string(&eval.measure(&low, Some(&labels), &specs).unwrap()).unwrap()
     };
     let one = run(1);

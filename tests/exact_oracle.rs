@@ -47,7 +47,11 @@ fn local_scores_match_oracle_formulas() {
         let n = high.n();
         let (ox, oy) = (Oracle::new(&high), Oracle::new(&low));
         let k = 5;
-        let eval = Evaluator::new(high, Options { local: true, ..Default::default() });
+        let eval = Evaluator::new(high, {
+            let mut o = Options::default();
+            o.local = true;
+            o
+        });
         let specs: Vec<Spec> = ["tnc:k=5", "mrre:k=5", "lcmc:k=5"].iter().map(|s| s.parse().unwrap()).collect();
         let scores = eval.measure(&low, None, &specs).unwrap();
         let f = 2.0 / ((k * (2 * n - 3 * k - 1)) as f64);

@@ -52,7 +52,11 @@ fn check_arbitrary_gi(dir: &Path, spec: &Spec, got: f64, zadu: f64, problems: &m
     let high = data::read_points(dir.join("hd.npy")).unwrap();
     let low = data::read_points(dir.join("ld.npy")).unwrap();
     for threads in [None, Some(1), Some(3)] {
-        let eval = Evaluator::new(high.clone(), Options { threads, ..Default::default() });
+        let eval = Evaluator::new(high.clone(), {
+            let mut o = Options::default();
+            o.threads = threads;
+            o
+        });
         let again = eval.measure(&low, None, std::slice::from_ref(spec)).unwrap()[0].value("gap_index").unwrap();
         if again.to_bits() != got.to_bits() {
             problems.push(format!("{tag}: {again} with threads {threads:?}"));
@@ -73,7 +77,11 @@ fn check_dataset(dir: &Path) -> usize {
     assert_eq!(golden["zadu_version"], "0.5.4");
     let results: Vec<&Value> =
         golden["results"].as_array().unwrap().iter().filter(|r| find(r["id"].as_str().unwrap()).is_ok()).collect();
-    let eval = Evaluator::new(high, Options { local: true, ..Default::default() });
+    let eval = Evaluator::new(high, {
+        let mut o = Options::default();
+        o.local = true;
+        o
+    });
 
     let (ok, failing): (Vec<&Value>, Vec<&Value>) = results.iter().partition(|r| r.get("error").is_none());
     let specs: Vec<Spec> = ok.iter().map(|r| spec_of(r)).collect();

@@ -26,9 +26,15 @@ fn uniform(name: &str, n: usize, d: usize, seed: u64, scale: f64) -> Points {
 fn same_local_values(tag: &str, high: &Points, low: &Points, specs: &[&str], gpu_req: GpuRequest) -> Evaluation {
     let specs: Vec<Spec> = specs.iter().map(|s| s.parse().unwrap()).collect();
     let run = |backend, gpu| {
-        Evaluator::new(high.clone(), Options { backend, local: true, gpu, ..Default::default() })
-            .measure_many(&[low], None, &specs)
-            .unwrap()
+        Evaluator::new(high.clone(), {
+            let mut o = Options::default();
+            o.backend = backend;
+            o.local = true;
+            o.gpu = gpu;
+            o
+        })
+        .measure_many(&[low], None, &specs)
+        .unwrap()
     };
     let (c, g) = (run(BackendChoice::Cpu, GpuRequest::default()), run(BackendChoice::Gpu, gpu_req));
     let js = |e: &Evaluation| serde_json::to_string(&e.projections).unwrap();

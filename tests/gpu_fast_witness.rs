@@ -9,27 +9,28 @@ mod common;
 mod gpu_common;
 
 use approx::relative_eq;
-use common::{Rng, points};
-use faithful::gpu::{Gpu, GpuRequest, dispatch_tally, pair_stats, prepare::prepare, twin};
+use common::{points, uniform};
+use faithful::gpu::{Gpu, GpuRequest};
 use faithful::{BackendChoice, Evaluation, Evaluator, Numerics, Options, Points, Spec};
-use gpu_common::gpu;
+use gpu_common::{density_matches_twin, gpu, pair_stats_match_twin};
 
 /// The pair-statistics and density measures (kl_div and dtm read the densities).
 const SPECS: [&str; 6] = ["stress", "sn_stress", "pr", "kl_div", "dtm", "kl_div:sigma=1"];
-
-fn uniform(name: &str, n: usize, d: usize, seed: u64) -> Points {
-    let mut rng = Rng(seed);
-    points(name, n, d, |_, _| rng.uniform())
-}
 
 /// Runs SPECS exactly on the CPU and in Fast on the GPU (with `req`); asserts the GPU served
 /// the pair reductions in Fast and every score is within the Fast tolerance; returns the GPU run.
 fn fast_within_tolerance(tag: &str, high: &Points, low: &Points, req: GpuRequest) -> Evaluation {
     let specs: Vec<Spec> = SPECS.iter().map(|s| s.parse().unwrap()).collect();
     let run = |backend, numerics, gpu| {
-        Evaluator::new(high.clone(), Options { backend, numerics, gpu, ..Default::default() })
-            .measure_many(&[low], None, &specs)
-            .unwrap()
+        Evaluator::new(high.clone(), {
+            let mut o = Options::default();
+            o.backend = backend;
+            o.numerics = numerics;
+            o.gpu = gpu;
+            o
+        })
+        .measure_many(&[low], None, &specs)
+        .unwrap()
     };
     let (c, f) =
         (run(BackendChoice::Cpu, Numerics::Exact, GpuRequest::default()), run(BackendChoice::Gpu, Numerics::Fast, req));
@@ -50,36 +51,10 @@ fn fast_within_tolerance(tag: &str, high: &Points, low: &Points, req: GpuRequest
     f
 }
 
-/// Device rows against the CPU twin's (both merged in f64), and the witness counts.
+/// Device rows against the CPU twin's (`gpu_kernels_twins`' checks), and the witness counts.
 fn device_sums_match_twin(g: &Gpu, tag: &str, high: &Points, low: &Points) -> u64 {
-    let n = high.n();
-    let (px, py) = (prepare(high), prepare(low));
-    let twin_rows: Vec<f32> =
-        (0..n).flat_map(|i| twin::pair_stats_row(&px, &py, (px.scale / py.scale) as f32, i)).collect();
-    let (_, _, want) = pair_stats::merge_rows(&twin_rows, n, px.scale);
-    let (hx, _, got, short_pairs) = pair_stats::fast_pair_sums(g, high, low, &mut dispatch_tally()).unwrap();
-    for (what, a, b) in [
-        ("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff),
-        ("Σx²", got.sum_xx, want.sum_xx),
-        ("Σy²", got.sum_yy, want.sum_yy),
-        ("Σxy", got.sum_xy, want.sum_xy),
-        ("m2x", got.m2_x, want.m2_x),
-    ] {
-        assert!(relative_eq!(a, b, max_relative = 1e-4), "{tag} {what}: GPU {a} twin {b}");
-    }
-    let (dens, short_dens) = pair_stats::fast_densities(g, high, hx.max, &[0.1, 1.0], &mut dispatch_tally()).unwrap();
-    let inv = (1.0 / (hx.max * px.scale)) as f32;
-    let raw: Vec<f64> = (0..n).map(|i| f64::from(twin::density_row(&px, inv, &[1.0], i)[0])).collect();
-    let total: f64 = raw.iter().sum();
-    for i in 0..n {
-        assert!(
-            relative_eq!(dens[1][i], raw[i] / total, max_relative = 1e-4),
-            "{tag} density row {i}: {} vs {}",
-            dens[1][i],
-            raw[i] / total
-        );
-    }
-    short_pairs + short_dens
+    let (hx, short_pairs) = pair_stats_match_twin(g, tag, high, low);
+    short_pairs + density_matches_twin(g, tag, high, hx.max, &[0.1, 1.0])
 }
 
 /// (a) D = 24 000 at n = 130: the old fused kernels needed about 3·3·24 000 (pair_stats) and

@@ -102,7 +102,11 @@ fn k_sizes_neighbour_lists_within_the_memory_budget() {
     // In the library, the same typed error.
     let high = points("high", 60, 3, |i, c| ((i * 7 + c * 3) % 11) as f64);
     let low = points("low", 60, 2, |i, c| ((i * 5 + c) % 13) as f64);
-    let opts = Options { memory_budget: Some(1 << 10), ..Default::default() };
+    let opts = {
+        let mut o = Options::default();
+        o.memory_budget = Some(1 << 10);
+        o
+    };
     let err = Evaluator::new(high, opts).measure(&low, None, &["lcmc:k=10".parse::<Spec>().unwrap()]).unwrap_err();
     assert!(matches!(&err, Error::ParamMemory { id, param, .. } if id == "lcmc" && param == "k"), "{err:?}");
 }
@@ -137,13 +141,15 @@ fn threads_are_bounded_and_zero_means_all_cores() {
     let two: serde_json::Value = serde_json::from_str(&expect_ok(&c, &["--threads", "2"])).unwrap();
     assert_eq!(two["run"]["threads"], 2);
     assert_eq!(two["projections"], v["projections"]);
-    let err = Evaluator::new(
-        points("h", 10, 2, |i, c| (i + c) as f64),
-        Options { threads: Some(5000), ..Default::default() },
-    )
+    let err = Evaluator::new(points("h", 10, 2, |i, c| (i + c) as f64), {
+        let mut o = Options::default();
+        o.threads = Some(5000);
+        o
+    })
     .measure(&points("l", 10, 1, |i, _| i as f64), None, &["tnc:k=2".parse::<Spec>().unwrap()])
     .unwrap_err();
-    assert!(matches!(&err, Error::Option(m) if m.contains("1024")), "{err:?}");
+    assert!(matches!(&err, Error::TooManyThreads { threads: 5000, limit: 1024 }), "{err:?}");
+    assert!(err.to_string().contains("1024"), "{err}");
 }
 
 /// A projection of generic data scaled by `s`.
@@ -221,7 +227,11 @@ fn a_non_finite_score_is_a_typed_error() {
     let high = points("high", 30, 3, |i, c| ((i * 3 + c) % 7) as f64);
     let low = points("low", 30, 2, |i, _| if i == 0 { 1.0 } else { 0.0 });
     let labels = Labels::new((0..30).map(|i| (i % 3) as i64).collect());
-    let eval = Evaluator::new(high, Options { local: true, ..Default::default() });
+    let eval = Evaluator::new(high, {
+        let mut o = Options::default();
+        o.local = true;
+        o
+    });
     for def in faithful::measures::REGISTRY {
         let text =
             if def.params.iter().any(|p| p.name == "k") { format!("{}:k=5", def.id) } else { def.id.to_string() };

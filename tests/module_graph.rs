@@ -1,5 +1,6 @@
-//! The module graph of `src/resources` has no import cycle: lower modules never import higher
-//! ones (see the map in `src/resources/pairs/mod.rs`).
+//! The module graph of the library (`src/`) has no import cycle, between files or between the
+//! modules (folders) that hold them, but for the allowances listed in `ALLOWED`; the modules of
+//! `src/resources/pairs` import only those listed before them in the map of its `mod.rs`.
 //!
 //! The edges are the paths in the code that start with `super` or `crate`, in `use`
 //! lines or written inline, resolved to the module that defines the item (an item re-exported
@@ -18,19 +19,23 @@ struct Source {
     text: String,
 }
 
-/// Every `.rs` file under `src/<root>`, by module.
-fn read_tree(root: &str) -> BTreeMap<Module, Source> {
+/// Every `.rs` file of the library crate (`src/`, without the binary's `src/bin`), by module;
+/// `lib.rs` is the crate root's facade.
+fn read_tree() -> BTreeMap<Module, Source> {
     fn walk(dir: &Path, module: &Module, out: &mut BTreeMap<Module, Source>) {
         for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let path = entry.expect("directory entry").path();
             let name = path.file_name().and_then(|n| n.to_str()).expect("a UTF-8 name").to_string();
             if path.is_dir() {
+                if module.is_empty() && name == "bin" {
+                    continue;
+                }
                 let mut m = module.clone();
                 m.push(name);
                 walk(&path, &m, out);
             } else if let Some(stem) = name.strip_suffix(".rs") {
                 let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let (m, facade) = if stem == "mod" {
+                let (m, facade) = if stem == "mod" || (module.is_empty() && stem == "lib") {
                     (module.clone(), true)
                 } else {
                     ([module.clone(), vec![stem.to_string()]].concat(), false)
@@ -40,9 +45,9 @@ fn read_tree(root: &str) -> BTreeMap<Module, Source> {
         }
     }
     let mut out = BTreeMap::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(root);
-    walk(&dir, &vec![root.to_string()], &mut out);
-    assert!(!out.is_empty(), "no sources under {}", dir.display());
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    walk(&dir, &Vec::new(), &mut out);
+    assert!(out.len() > 50, "the sources under {} are read", dir.display());
     out
 }
 
@@ -283,9 +288,36 @@ fn module(s: &str) -> Module {
     s.split("::").map(String::from).collect()
 }
 
+/// The edges between sibling modules that the edges between files make: a file of `a::x`
+/// importing a file of `b::y` is an edge `a → b` (a module imports another when any of its files
+/// does), at every level of the tree.
+fn folder_edges(edges: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeMap<Module, BTreeSet<Module>> {
+    let mut out: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    for (a, targets) in edges {
+        for b in targets {
+            let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            // A folder's own files importing its facade, or the facade its files, is no edge
+            // between siblings (the file graph holds those).
+            if common < a.len() && common < b.len() {
+                out.entry(a[..=common].to_vec()).or_default().insert(b[..=common].to_vec());
+            }
+        }
+    }
+    out
+}
+
+/// Edges between sibling modules that close a cycle and stay for now, each with why. The test
+/// fails when one of them is gone, so the list stays true.
+const ALLOWED: &[(&str, &str, &str)] = &[
+    // The GPU kernels read the numerics posture (`Numerics`: Exact or Fast), defined in
+    // `backend.rs` with the backend choice that starts the GPU. Moving `Numerics` to a module of
+    // its own would end it; `backend.rs` belongs to the library's API (issue 12's API half).
+    ("gpu", "backend", "the kernels read Numerics"),
+];
+
 #[test]
-fn resources_have_no_import_cycle() {
-    let files = read_tree("resources");
+fn src_has_no_import_cycle() {
+    let files = read_tree();
     let edges = edges(&files);
     // The parser sees the imports it must see (else an empty graph would pass).
     for (from, to) in [
@@ -294,6 +326,12 @@ fn resources_have_no_import_cycle() {
         ("resources::pairs::pair_pass", "resources::density"),
         ("resources::external_sort", "resources::pairs::scans"),
         ("resources::pass", "resources::cross"),
+        ("measures::registry", "measures::def"),
+        ("measures::tnc", "measures::def"),
+        ("measures::l_tnc", "measures::support::ch_btw"),
+        ("data::npy", "data::sized"),
+        ("gpu::prepare", "gpu::domain"),
+        ("evaluate", "measures::def"),
     ] {
         assert!(
             edges.get(&module(from)).is_some_and(|t| t.contains(&module(to))),
@@ -301,7 +339,16 @@ fn resources_have_no_import_cycle() {
         );
     }
     if let Some(c) = cycle(&edges) {
-        panic!("import cycle in src/resources: {}", show(&c));
+        panic!("import cycle between the files of src/: {}", show(&c));
+    }
+    let mut folders = folder_edges(&edges);
+    assert!(folders[&module("evaluate")].contains(&module("measures")), "{folders:?}");
+    for (from, to, why) in ALLOWED {
+        let removed = folders.get_mut(&module(from)).is_some_and(|t| t.remove(&module(to)));
+        assert!(removed, "the allowed edge {from} → {to} ({why}) is gone: remove it from ALLOWED");
+    }
+    if let Some(c) = cycle(&folders) {
+        panic!("import cycle between the modules of src/: {}", show(&c));
     }
 }
 
@@ -336,11 +383,34 @@ fn a_cycle_is_found() {
     assert!(cycle(&edges(&t)).is_some());
 }
 
+/// Files that import each other's folders without a file cycle still make a module cycle.
+#[test]
+fn a_cycle_between_folders_is_found() {
+    let src = |facade: bool, text: &str| Source { facade, text: text.to_string() };
+    let tree = |z: &str| {
+        BTreeMap::from([
+            (module("r"), src(true, "mod a;\nmod b;\n")),
+            (module("r::a"), src(true, "mod x;\nmod w;\n")),
+            (module("r::a::x"), src(false, "use crate::r::b::y::Y;\n")),
+            (module("r::a::w"), src(false, "pub struct W;\n")),
+            (module("r::b"), src(true, "mod y;\nmod z;\n")),
+            (module("r::b::y"), src(false, "pub struct Y;\n")),
+            (module("r::b::z"), src(false, z)),
+        ])
+    };
+    let ok = edges(&tree("pub struct Z;\n"));
+    assert_eq!(cycle(&ok), None);
+    assert_eq!(cycle(&folder_edges(&ok)), None);
+    let e = edges(&tree("use crate::r::a::w::W;\n"));
+    assert_eq!(cycle(&e), None, "no cycle between files");
+    assert!(cycle(&folder_edges(&e)).is_some(), "a ↔ b: {:?}", folder_edges(&e));
+}
+
 /// The modules of `resources::pairs` import only modules listed before them in the map of
 /// `src/resources/pairs/mod.rs`, so the map stays true.
 #[test]
 fn pairs_follow_their_documented_order() {
-    let files = read_tree("resources");
+    let files = read_tree();
     let map = &files[&module("resources::pairs")].text;
     let order: Vec<String> = map
         .lines()

@@ -68,7 +68,12 @@ fn external_sort_is_bit_identical_to_in_memory() {
         let in_mem = Evaluator::new(high.clone(), Options::default());
         let want = values(&in_mem, &low, &["srho", "nm_stress"]);
         let tmp = TempDir::new().unwrap();
-        let opts = Options { memory_budget: Some(64 << 10), temp_dir: Some(tmp.path().into()), ..Default::default() };
+        let opts = {
+            let mut o = Options::default();
+            o.memory_budget = Some(64 << 10);
+            o.temp_dir = Some(tmp.path().into());
+            o
+        };
         let ext = Evaluator::new(high, opts);
         let run = ext.measure_many(&[&low], None, &specs(&["srho", "nm_stress"])).unwrap();
         let got: Vec<(String, u64)> = run.projections[0]
@@ -117,7 +122,12 @@ fn bucketed_spearman_equals_the_full_and_the_external_sort() {
         let with_nm = values(&Evaluator::new(high.clone(), Options::default()), &low, &["srho", "nm_stress"]);
         assert_eq!(alone[..], with_nm[..1], "{name}: bucketed vs full sort");
         let tmp = TempDir::new().unwrap();
-        let opts = Options { memory_budget: Some(256 << 10), temp_dir: Some(tmp.path().into()), ..Default::default() };
+        let opts = {
+            let mut o = Options::default();
+            o.memory_budget = Some(256 << 10);
+            o.temp_dir = Some(tmp.path().into());
+            o
+        };
         let ext = values(&Evaluator::new(high, opts), &low, &["srho"]);
         assert_eq!(alone, ext, "{name}: bucketed vs external sort");
     }
@@ -130,7 +140,12 @@ fn bucketed_spearman_equals_the_full_and_the_external_sort() {
     let run = eval.measure_many(&[&low], None, &specs(&["srho"])).unwrap();
     assert!(matches!(run.run.plan.pairwise.as_ref().unwrap().order_paths[..], [OrderPath::InMemory]));
     let tmp = TempDir::new().unwrap();
-    let opts = Options { memory_budget: Some(1 << 20), temp_dir: Some(tmp.path().into()), ..Default::default() };
+    let opts = {
+        let mut o = Options::default();
+        o.memory_budget = Some(1 << 20);
+        o.temp_dir = Some(tmp.path().into());
+        o
+    };
     assert_eq!(values(&eval, &low, &["srho"]), values(&Evaluator::new(high, opts), &low, &["srho"]));
 }
 
@@ -153,12 +168,13 @@ fn interrupted_external_sort_removes_its_workspace() {
             c.request();
         }
     });
-    let opts = Options {
-        memory_budget: Some(64 << 10),
-        temp_dir: Some(tmp.path().into()),
-        progress: Some(progress),
-        cancel: Some(cancel.clone()),
-        ..Default::default()
+    let opts = {
+        let mut o = Options::default();
+        o.memory_budget = Some(64 << 10);
+        o.temp_dir = Some(tmp.path().into());
+        o.progress = Some(progress);
+        o.cancel = Some(cancel.clone());
+        o
     };
     let err = Evaluator::new(high, opts).measure(&low, None, &specs(&["srho", "nm_stress"])).unwrap_err();
     assert!(matches!(err, Error::Interrupted), "{err:?}");
@@ -172,11 +188,12 @@ fn a_stop_asked_before_the_run_starts_leaves_nothing() {
     let tmp = TempDir::new().unwrap();
     let cancel = Cancel::new();
     cancel.request();
-    let opts = Options {
-        memory_budget: Some(64 << 10),
-        temp_dir: Some(tmp.path().into()),
-        cancel: Some(cancel),
-        ..Default::default()
+    let opts = {
+        let mut o = Options::default();
+        o.memory_budget = Some(64 << 10);
+        o.temp_dir = Some(tmp.path().into());
+        o.cancel = Some(cancel);
+        o
     };
     let err = Evaluator::new(high, opts).measure(&low, None, &specs(&["srho"])).unwrap_err();
     assert!(matches!(err, Error::Interrupted), "{err:?}");
@@ -235,37 +252,44 @@ fn budgets_too_small_fail_before_any_work() {
     let c = calls.clone();
     let progress = ProgressFn::new(move |_| *c.lock().unwrap() += 1);
     // Memory below the external sort's minimum.
-    let opts = Options {
-        memory_budget: Some(1000),
-        temp_dir: Some(tmp.path().into()),
-        progress: Some(progress.clone()),
-        ..Default::default()
+    let opts = {
+        let mut o = Options::default();
+        o.memory_budget = Some(1000);
+        o.temp_dir = Some(tmp.path().into());
+        o.progress = Some(progress.clone());
+        o
     };
     let err = Evaluator::new(high.clone(), opts).measure(&low, None, &specs(&["tnc", "srho"])).unwrap_err();
     assert!(matches!(&err, Error::Budget(m) if m.contains("memory budget")), "{err:?}");
     // Temporary space below what the sort needs.
-    let opts = Options {
-        memory_budget: Some(64 << 10),
-        temp_budget: Some(100 << 10),
-        temp_dir: Some(tmp.path().into()),
-        progress: Some(progress),
-        ..Default::default()
+    let opts = {
+        let mut o = Options::default();
+        o.memory_budget = Some(64 << 10);
+        o.temp_budget = Some(100 << 10);
+        o.temp_dir = Some(tmp.path().into());
+        o.progress = Some(progress);
+        o
     };
     let err = Evaluator::new(high.clone(), opts).measure(&low, None, &specs(&["stress", "nm_stress"])).unwrap_err();
     assert!(matches!(&err, Error::Budget(m) if m.contains("temporary-space budget")), "{err:?}");
     assert_eq!(*calls.lock().unwrap(), 0, "work started before the budget check");
     assert!(dir_is_empty(tmp.path()));
     // Enough temporary space: it runs.
-    let opts = Options {
-        memory_budget: Some(64 << 10),
-        temp_budget: Some(64 << 20),
-        temp_dir: Some(tmp.path().into()),
-        ..Default::default()
+    let opts = {
+        let mut o = Options::default();
+        o.memory_budget = Some(64 << 10);
+        o.temp_budget = Some(64 << 20);
+        o.temp_dir = Some(tmp.path().into());
+        o
     };
     Evaluator::new(high, opts).measure(&low, None, &specs(&["nm_stress"])).unwrap();
     // Without srho or nm_stress the budgets do not matter.
     let (high, low) = generic(50, 6);
-    let opts = Options { memory_budget: Some(1), ..Default::default() };
+    let opts = {
+        let mut o = Options::default();
+        o.memory_budget = Some(1);
+        o
+    };
     Evaluator::new(high, opts).measure(&low, None, &specs(&["stress", "pr", "kl_div", "dtm"])).unwrap();
 }
 
@@ -309,11 +333,20 @@ fn results_do_not_depend_on_threads_or_block_size() {
         let mut seen: Option<Vec<(String, u64)>> = None;
         let with_knn: Vec<&str> = ALL.iter().copied().chain(["tnc:k=4"]).collect();
         for (threads, block_rows) in [(1, 1), (2, 7), (1, 64), (2, 1000)] {
-            let eval =
-                Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, ..Default::default() });
+            let eval = Evaluator::new(high.clone(), {
+                let mut o = Options::default();
+                o.threads = Some(threads);
+                o.block_rows = block_rows;
+                o
+            });
             let mut got = values(&eval, &low, &ALL);
             let fused = values(
-                &Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, ..Default::default() }),
+                &Evaluator::new(high.clone(), {
+                    let mut o = Options::default();
+                    o.threads = Some(threads);
+                    o.block_rows = block_rows;
+                    o
+                }),
                 &low,
                 &with_knn,
             );
@@ -340,7 +373,12 @@ fn densities_fused_into_the_pair_pass_equal_their_own_pass() {
         v
     };
     for (high, low) in [generic(260, 21), tied(230, 22)] {
-        let opts = Options { local: true, block_rows: 9, ..Default::default() };
+        let opts = {
+            let mut o = Options::default();
+            o.local = true;
+            o.block_rows = 9;
+            o
+        };
         let own = Evaluator::new(high.clone(), opts.clone())
             .measure(&low, None, &specs(&["kl_div", "dtm:sigma=1", "stress"]))
             .unwrap();
@@ -385,7 +423,11 @@ fn progress_is_reported() {
             v.push(x.phase);
         }
     });
-    let eval = Evaluator::new(high, Options { progress: Some(progress), ..Default::default() });
+    let eval = Evaluator::new(high, {
+        let mut o = Options::default();
+        o.progress = Some(progress);
+        o
+    });
     eval.measure(&low, None, &specs(&["stress", "kl_div", "srho"])).unwrap();
     let v = phases.lock().unwrap();
     for want in ["pair sums", "densities (original)", "densities (projection)", "pair order"] {
@@ -466,7 +508,11 @@ fn spearman_alone_uses_the_parallel_scans_and_agrees() {
     for (high, low) in [generic(230, 16), tied(260, 17)] {
         let with_nm = values(&Evaluator::new(high.clone(), Options::default()), &low, &["srho", "nm_stress"]);
         for threads in [1, 2, 3] {
-            let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), ..Default::default() });
+            let eval = Evaluator::new(high.clone(), {
+                let mut o = Options::default();
+                o.threads = Some(threads);
+                o
+            });
             assert_eq!(values(&eval, &low, &["srho"]), with_nm[..1].to_vec(), "threads {threads}");
             assert_eq!(values(&eval, &low, &["srho", "stress"])[..1], with_nm[..1], "fused, threads {threads}");
         }

@@ -47,7 +47,7 @@ proptest! {
         let labels = Labels::new((0..n as i64).map(|i| i % 3).collect());
         let specs = specs(k, n);
         let run = |threads, block_rows| {
-            let eval = Evaluator::new(high.clone(), Options { threads: Some(threads), block_rows, local: true, ..Default::default() });
+            let eval = Evaluator::new(high.clone(), { let mut o = Options::default(); o.threads = Some(threads); o.block_rows = block_rows; o.local = true; o });
             json(&eval, &low, &labels, &specs)
         };
         let reference = run(1, 1);
@@ -68,7 +68,7 @@ proptest! {
             perm.swap(i, rng.below(i as u64 + 1) as usize);
         }
         let specs = specs(4, n);
-        let opts = Options { local: true, ..Default::default() };
+        let opts = { let mut o = Options::default(); o.local = true; o };
         let base = Evaluator::new(high.clone(), opts.clone()).measure(&low, Some(&labels), &specs).unwrap();
         let permuted = Evaluator::new(high.permuted(&perm).unwrap(), opts)
             .measure(&low.permuted(&perm).unwrap(), Some(&labels.permuted(&perm)), &specs).unwrap();

@@ -395,7 +395,8 @@ async function evaluate(specs, local) {
 
 async function evaluateAndCurve(specs, local) {
   let status = await evaluate(specs, local);
-  if (status === 'done' && state.high.rows <= CURVE_AUTO_MAX_N && (await computeCurve()) === 'cancelled') status = 'cancelled';
+  const autoMax = $('curve-measure').value === 'coranking' ? CORANKING_AUTO_MAX_N : CURVE_AUTO_MAX_N;
+  if (status === 'done' && state.high.rows <= autoMax && (await computeCurve()) === 'cancelled') status = 'cancelled';
   setStatus(status);
 }
 
@@ -583,13 +584,19 @@ function wireScatterHover() {
 
 // ---------------------------------------------------------------- curve across k
 
-const CURVE_MEASURES = ['tnc', 'mrre', 'lcmc', 'nh', 'ca_tnc'];
+// coranking first: every K up to k_max from one exact pass (R_NX on a log-K axis, with T and C).
+const CURVE_MEASURES = ['coranking', 'tnc', 'mrre', 'lcmc', 'nh', 'ca_tnc'];
+// The co-ranking pass sorts every row in both spaces (O(n² log n)): run it by itself only below this.
+const CORANKING_AUTO_MAX_N = 3000;
 
 function renderCurveChoices() {
   const sel = $('curve-measure');
   const prev = sel.value;
-  const ms = state.measures.filter((m) => CURVE_MEASURES.includes(m.id) && m.params.some((p) => p.name === 'k') && (!m.labels || state.labels));
-  sel.innerHTML = ms.map((m) => `<option value="${m.id}">${esc(m.id)} — ${esc(m.keys.join(' & '))}</option>`).join('');
+  const ms = state.measures
+    .filter((m) => CURVE_MEASURES.includes(m.id) && m.params.some((p) => p.name === 'k' || p.name === 'k_max') && (!m.labels || state.labels))
+    .sort((a, b) => CURVE_MEASURES.indexOf(a.id) - CURVE_MEASURES.indexOf(b.id));
+  const label = (m) => (m.id === 'coranking' ? 'co-ranking — R_NX for every K (one pass), with T & C' : `${m.id} — ${m.keys.join(' & ')}`);
+  sel.innerHTML = ms.map((m) => `<option value="${m.id}">${esc(label(m))}</option>`).join('');
   if (ms.some((m) => m.id === prev)) sel.value = prev;
 }
 
@@ -597,6 +604,12 @@ function curveKs(id, n) {
   const from = Math.max(1, Math.round(Number($('k-from').value)));
   const to = Math.round(Number($('k-to').value));
   const step = Math.max(1, Math.round(Number($('k-step').value)));
+  if (id === 'coranking') {
+    // Every K from one pass (R_NX needs K <= n - 2); the step does not apply.
+    const ks = [];
+    for (let k = from; k <= Math.min(to, n - 2); k++) ks.push(k);
+    return ks;
+  }
   const limit = id === 'tnc' || id === 'ca_tnc' ? Math.ceil(n / 2) - 1 : n - 1; // T&C needs k < n/2
   const ks = [];
   for (let k = from; k <= Math.min(to, limit) && ks.length < 200; k += step) ks.push(k);
@@ -625,7 +638,9 @@ async function computeCurve() {
   updateButtons();
   try {
     // One run with a spec per k: the neighbours and ranks are computed once, for the largest k.
-    const { value, ms } = await call('evaluate', request(ks.map((k) => `${id}:k=${k}`), false));
+    // (coranking: one spec, k_max = the largest K, every curve in one pass.)
+    const specs = id === 'coranking' ? [`coranking:k_max=${ks[ks.length - 1]}`] : ks.map((k) => `${id}:k=${k}`);
+    const { value, ms } = await call('evaluate', request(specs, false));
     const res = JSON.parse(value);
     state.curve = { id, ks, res };
     drawCurveNow();
@@ -648,6 +663,20 @@ function drawCurveNow() {
   const { id, ks, res } = state.curve;
   $('curve-empty').hidden = true;
   const series = [];
+  if (id === 'coranking') {
+    // Curves are indexed K - 1; T and C stop at the largest K < n/2.
+    res.projections.forEach((p, pi) => {
+      const sc = p.scores[0];
+      const pick = (key) => ks.map((k) => sc.curves[key][k - 1] ?? NaN);
+      const colour = CATEGORICAL[pi % CATEGORICAL.length];
+      series.push({ label: `${p.name} · R_NX (AUC ${fmt(sc.values.auc_rnx)}, K ≤ ${ks[ks.length - 1]})`, colour, dash: false, values: pick('rnx') });
+      series.push({ label: `${p.name} · trustworthiness`, colour, dash: true, values: pick('trustworthiness') });
+      series.push({ label: `${p.name} · continuity`, colour, dash: [2, 3], values: pick('continuity') });
+    });
+    drawCurve($('curve'), ks, series, { yLabel: 'R_NX, T, C', xLabel: 'K (log scale)', logX: true });
+    $('curve-legend').innerHTML = series.map((s) => `<span><i class="line${s.dash ? ' dash' : ''}" style="border-color:${s.colour}"></i>${esc(s.label)}</span>`).join('');
+    return;
+  }
   res.projections.forEach((p, pi) => {
     const keys = Object.keys(p.scores[0]?.values ?? {});
     keys.forEach((key, ki) => {

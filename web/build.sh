@@ -23,6 +23,7 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknow
 fi
 
 target_dir=${FAITHFUL_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-target}}
-CARGO_TARGET_DIR="$target_dir" cargo rustc --locked --lib --release --target wasm32-unknown-unknown --crate-type cdylib
+# The page needs the GPU backend and the bundled data, not the command line (Cargo.toml features).
+CARGO_TARGET_DIR="$target_dir" cargo rustc --locked --lib --release --target wasm32-unknown-unknown --no-default-features --features gpu,example-data --crate-type cdylib
 wasm-bindgen --target web --out-dir web/pkg "$target_dir/wasm32-unknown-unknown/release/faithful.wasm"
 echo "web/build.sh: built web/pkg ($(du -h web/pkg/faithful_bg.wasm | cut -f1) wasm)" >&2

@@ -169,18 +169,27 @@ function niceTicks(lo, hi, count) {
   return { lo: start, hi: end, ticks, step };
 }
 
+/** Ticks 1, 2, 5, 10, 20, 50, ... over [lo, hi] (lo >= 1) for a log axis. */
+function logTicks(lo, hi) {
+  const ticks = [];
+  for (let p = 1; p <= hi; p *= 10) for (const t of [p, 2 * p, 5 * p]) if (t >= lo && t <= hi) ticks.push(t);
+  return { lo, hi, ticks };
+}
+
 /**
- * Line chart: xs (k values) and series [{label, colour, dash, values}]. The y range is fitted to
+ * Line chart (logX: a log10 k axis): xs (k values) and series [{label, colour, dash, values}]
+ * (dash: true or a dash pattern). The y range is fitted to
  * the data (with nice ticks).
  */
-export function drawCurve(canvas, xs, series, { yLabel = '', xLabel = 'k' } = {}) {
+export function drawCurve(canvas, xs, series, { yLabel = '', xLabel = 'k', logX = false } = {}) {
   const { ctx, w, h } = fitCanvas(canvas);
   const m = { l: 52, r: 14, t: 12, b: 34 };
   const all = series.flatMap((s) => s.values).filter(Number.isFinite);
   if (!all.length || !xs.length) return;
   const yt = niceTicks(Math.min(...all), Math.max(...all), 5);
-  const xt = niceTicks(Math.min(...xs), Math.max(...xs), 8);
-  const X = (v) => m.l + ((v - xt.lo) / (xt.hi - xt.lo || 1)) * (w - m.l - m.r);
+  const xt = logX ? logTicks(Math.min(...xs), Math.max(...xs)) : niceTicks(Math.min(...xs), Math.max(...xs), 8);
+  const tx = logX ? Math.log10 : (v) => v;
+  const X = (v) => m.l + ((tx(v) - tx(xt.lo)) / (tx(xt.hi) - tx(xt.lo) || 1)) * (w - m.l - m.r);
   const Y = (v) => h - m.b - ((v - yt.lo) / (yt.hi - yt.lo || 1)) * (h - m.t - m.b);
   ctx.font = '11px system-ui, sans-serif';
   ctx.strokeStyle = '#e4e7ef';
@@ -218,7 +227,7 @@ export function drawCurve(canvas, xs, series, { yLabel = '', xLabel = 'k' } = {}
     ctx.strokeStyle = s.colour;
     ctx.fillStyle = s.colour;
     ctx.lineWidth = 2;
-    ctx.setLineDash(s.dash ? [6, 4] : []);
+    ctx.setLineDash(Array.isArray(s.dash) ? s.dash : s.dash ? [6, 4] : []);
     ctx.beginPath();
     let started = false;
     xs.forEach((k, i) => {

@@ -24,7 +24,7 @@ use crate::resources::{Needs, Neighbours, ProjectionResources, row_pass};
 use crate::{BackendChoice, Evaluator, Numerics, Options, Points, Spec};
 
 /// One kernel of the suite.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kernel {
     /// Distance rows of a block of points (GPU: f32 with proven bounds).

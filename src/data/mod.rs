@@ -8,6 +8,7 @@ mod npy;
 mod npy_header;
 mod points;
 mod read;
+mod sized;
 
 pub use labels::Labels;
 pub use npy::{Element as NpyElement, write as write_npy};

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 
 use super::npy_header::{self, Dtype, Header};
-use super::read::at_end;
+use super::sized::at_end;
 use crate::error::FileProblem;
 use crate::quote::quoted;
 
@@ -178,6 +178,7 @@ fn label(t: Dtype, raw: &[u8]) -> Result<i64, String> {
 pub trait Element: Copy {
     /// NumPy's descriptor, little-endian.
     const DESCR: &'static str;
+    /// The value's 8 little-endian bytes.
     fn le_bytes(self) -> [u8; 8];
 }
 

@@ -11,6 +11,17 @@ pub const MAX_ABS: f64 = 1e150;
 ///
 /// f32 input is widened exactly. The column-major copy feeds the distance-row kernel, which
 /// vectorises across points while keeping each sum in coordinate order.
+///
+/// ```
+/// use faithful::{Error, Points};
+/// let p = Points::from_vec("xy", 3, 2, vec![0., 0., 1., 0., 0., 2.])?;
+/// assert_eq!((p.n(), p.dim(), p.name()), (3, 2, "xy"));
+/// assert_eq!(p.row(2), [0., 2.]);
+/// assert_eq!(p.col(1), [0., 0., 2.]);
+/// let err = Points::from_vec("xy", 2, 1, vec![0., f64::NAN]).unwrap_err();
+/// assert!(matches!(err, Error::NonFinite { row: 1, col: 0, .. }), "{err}");
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Points {
     name: String,

@@ -4,9 +4,9 @@
 //! partly read input.
 
 use std::fs::File;
-use std::io::Read;
 use std::path::Path;
 
+use super::sized::all_bytes;
 use super::{Labels, Points, csv, npy};
 use crate::error::{Error, FileProblem, Result};
 
@@ -57,32 +57,6 @@ fn type_name(t: &std::fs::FileType) -> &'static str {
         }
     }
     if t.is_dir() { "a directory" } else { "not a file" }
-}
-
-/// Checks that `src` has nothing left: the file did not grow past its size `len`.
-pub(super) fn at_end(src: &mut impl Read, len: u64) -> Result<(), FileProblem> {
-    let mut one = [0u8; 1];
-    loop {
-        match src.read(&mut one) {
-            Ok(0) => return Ok(()),
-            Ok(_) => return Err(FileProblem::Changed(len)),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(FileProblem::Io(e)),
-        }
-    }
-}
-
-/// The whole file, exactly its `len` bytes.
-fn all_bytes(file: &mut impl Read, len: u64) -> Result<Vec<u8>, FileProblem> {
-    let mut buf = Vec::new();
-    let cap = usize::try_from(len).map_err(|_| FileProblem::OutOfMemory(len))?;
-    buf.try_reserve_exact(cap).map_err(|_| FileProblem::OutOfMemory(len))?;
-    file.by_ref().take(len).read_to_end(&mut buf)?;
-    if buf.len() as u64 != len {
-        return Err(FileProblem::Changed(len));
-    }
-    at_end(file, len)?;
-    Ok(buf)
 }
 
 fn text(file: &mut File, len: u64) -> Result<String, FileProblem> {

@@ -4,17 +4,15 @@
 //! and one wait, not one per dispatch. Each pass is timed with timestamp queries where the
 //! adapter has them, per kernel.
 
-use std::collections::BTreeMap;
-
-use serde::Serialize;
 use web_time::Instant;
 use wgpu::util::DeviceExt;
 
 use super::GpuError;
 use super::bound::Params;
 use super::context::Gpu;
-use super::dispatch::{Space, Tally};
+use super::prepare::Space;
 use super::shaders::Kernel;
+use super::tally::Tally;
 
 /// Passes timed per batch (more are run untimed and counted in `Tally::untimed_passes`).
 const TIMED_PASSES: u32 = 128;
@@ -23,20 +21,13 @@ pub(super) fn runtime(stage: &'static str) -> impl Fn(String) -> GpuError {
     move |message| GpuError::Runtime { stage, message }
 }
 
-/// One kernel's share of a run: dispatches and device time (timestamp queries; 0 without).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct KernelTime {
-    pub dispatches: u64,
-    pub gpu_s: f64,
-}
-
-/// Adds `o` into `into`, kernel by kernel.
-pub(super) fn add_kernel_times(into: &mut BTreeMap<String, KernelTime>, o: &BTreeMap<String, KernelTime>) {
-    for (k, t) in o {
-        let e = into.entry(k.clone()).or_default();
-        e.dispatches += t.dispatches;
-        e.gpu_s += t.gpu_s;
-    }
+/// The buffers a dispatch binds at 3, 4, … in this order, grouped as the kernel's binding table
+/// is checked ([`Kernel::check_buffers`]): buffers already on the device (read, or accumulated
+/// into), read-only inputs, then outputs.
+pub(super) struct Bindings<'a> {
+    pub resident: &'a [&'a wgpu::Buffer],
+    pub inputs: &'a [&'a wgpu::Buffer],
+    pub outputs: &'a [&'a wgpu::Buffer],
 }
 
 /// Dispatches being recorded.
@@ -137,7 +128,7 @@ impl Batch<'_> {
         kernel: Kernel,
         params: &Params,
         space: &Space,
-        bindings: &[&wgpu::Buffer],
+        bindings: Bindings<'_>,
         groups: (u32, u32),
         tally: &mut Tally,
     ) -> Result<(), GpuError> {
@@ -145,6 +136,9 @@ impl Batch<'_> {
         if gpu.dispatched.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < gpu.request.fail_dispatches {
             return Err(runtime("dispatch")("injected failure (GpuRequest::fail_dispatches)".into()));
         }
+        let Bindings { resident, inputs, outputs } = bindings;
+        // The buffers must be those of the kernel's binding table (checked against its WGSL).
+        kernel.check_buffers(resident.len(), inputs.len(), outputs.len()).map_err(runtime("bind group"))?;
         let pipeline = gpu.pipeline(kernel).await?;
         let t0 = Instant::now();
         let uniform = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -159,7 +153,7 @@ impl Batch<'_> {
         if kernel.reads_norms() {
             entries.push(wgpu::BindGroupEntry { binding: 2, resource: space.norms.as_entire_binding() });
         }
-        for (b, buf) in bindings.iter().enumerate() {
+        for (b, buf) in resident.iter().chain(inputs).chain(outputs).enumerate() {
             entries.push(wgpu::BindGroupEntry { binding: 3 + b as u32, resource: buf.as_entire_binding() });
         }
         let bind = gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {

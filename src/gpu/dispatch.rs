@@ -1,72 +1,16 @@
-//! Uploads, dispatches and readbacks, with byte and time tallies.
+//! Uploads, scratch buffers and single dispatches (one kernel, one batch, waited for).
 
-use std::collections::BTreeMap;
 use web_time::Instant;
 
-use serde::Serialize;
 use wgpu::util::DeviceExt;
 
 use super::GpuError;
-use super::batch::{KernelTime, add_kernel_times};
+use super::batch::Bindings;
 use super::bound::Params;
 use super::context::Gpu;
-use super::prepare::Prepared;
+use super::prepare::{Prepared, Space};
 use super::shaders::Kernel;
-
-/// A prepared space resident on the device.
-pub struct Space {
-    pub prep: Prepared,
-    pub(super) pts: wgpu::Buffer,
-    pub(super) norms: wgpu::Buffer,
-}
-
-/// Work counters of one GPU run, for the run report: where the time went.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Tally {
-    pub dispatches: u64,
-    /// Command buffers submitted (one per batch: a block's dispatches go in one).
-    pub submits: u64,
-    pub bytes_uploaded: u64,
-    pub bytes_read_back: u64,
-    pub upload_s: f64,
-    /// Host time inside GPU calls: recording and submitting, waiting, copying readbacks out.
-    pub kernel_and_readback_s: f64,
-    /// Of that: recording and submitting batches.
-    pub encode_s: f64,
-    /// Of that: blocked until a submitted batch finished (the device working, or idle while
-    /// the host was not feeding it: compare with `kernel_gpu_s`).
-    pub wait_s: f64,
-    /// Of that: copying mapped readbacks into host memory.
-    pub readback_s: f64,
-    /// Kernel time on the device from timestamp queries (0 where the adapter has none).
-    pub kernel_gpu_s: f64,
-    /// Per kernel: dispatches and device time.
-    pub kernels: BTreeMap<String, KernelTime>,
-    /// Passes beyond a batch's timestamp slots (not in `kernel_gpu_s`).
-    pub untimed_passes: u64,
-    /// Output and readback buffers taken from the pool / newly created.
-    pub buffers_reused: u64,
-    pub buffers_created: u64,
-}
-
-impl Tally {
-    pub fn add(&mut self, o: &Tally) {
-        self.dispatches += o.dispatches;
-        self.submits += o.submits;
-        self.encode_s += o.encode_s;
-        self.wait_s += o.wait_s;
-        self.readback_s += o.readback_s;
-        self.untimed_passes += o.untimed_passes;
-        add_kernel_times(&mut self.kernels, &o.kernels);
-        self.bytes_uploaded += o.bytes_uploaded;
-        self.bytes_read_back += o.bytes_read_back;
-        self.upload_s += o.upload_s;
-        self.kernel_and_readback_s += o.kernel_and_readback_s;
-        self.kernel_gpu_s += o.kernel_gpu_s;
-        self.buffers_reused += o.buffers_reused;
-        self.buffers_created += o.buffers_created;
-    }
-}
+use super::tally::Tally;
 
 impl Gpu {
     /// Uploads a prepared space, if it fits one storage binding.
@@ -125,8 +69,9 @@ impl Gpu {
         for o in &outs {
             batch.clear(o);
         }
-        let bindings: Vec<&wgpu::Buffer> = resident.iter().copied().chain(ins.iter()).chain(outs.iter()).collect();
-        batch.dispatch(kernel, params, space, &bindings, groups, tally).await?;
+        let (ins, outs): (Vec<&wgpu::Buffer>, Vec<&wgpu::Buffer>) = (ins.iter().collect(), outs.iter().collect());
+        let bindings = Bindings { resident, inputs: &ins, outputs: &outs };
+        batch.dispatch(kernel, params, space, bindings, groups, tally).await?;
         for (o, &size) in outs.iter().zip(outputs) {
             batch.read(o, size, tally);
         }

@@ -3,12 +3,13 @@
 //! Each chunk's completeness witness (coordinate trips per row) is checked here.
 
 use super::GpuError;
-use super::batch::Batch;
+use super::batch::{Batch, Bindings};
 use super::bound::{DIM_CHUNK, Params};
 use super::context::Gpu;
-use super::dispatch::{Space, Tally};
 use super::distances_tiled::KernelSet;
+use super::prepare::Space;
 use super::shaders::{Kernel, WG};
+use super::tally::Tally;
 
 /// Coordinates per dispatch: at most [`DIM_CHUNK`] (or the test override), and few enough that
 /// a row's witness total (`trips_per_coordinate` · chunk) fits a u32.
@@ -135,7 +136,8 @@ pub(super) async fn record_distances(
         (p.lo, p.hi) = (lo as u32, hi as u32);
         let trips = gpu.output(batch, (rows * 4) as u64, tally);
         batch.clear(&trips);
-        batch.dispatch(kernel, &p, space, &[buf, &trips], groups, tally).await?;
+        let bindings = Bindings { resident: &[buf], inputs: &[], outputs: &[&trips] };
+        batch.dispatch(kernel, &p, space, bindings, groups, tally).await?;
         rec.chunks.push((batch.read(&trips, (rows * 4) as u64, tally), per_coordinate * (hi - lo) as u64));
         lo = hi;
         if lo >= dim {

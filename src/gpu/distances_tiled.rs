@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 /// Which squared-distance kernel feeds the certified and Fast kernels.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KernelSet {
     /// `distances.wgsl`: one invocation per (row, point), points re-read from cache by every row.

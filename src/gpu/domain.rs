@@ -3,7 +3,6 @@
 //! served by the CPU reference, and the run report says why.
 
 use super::GpuError;
-use super::prepare::Prepared;
 use crate::data::Points;
 
 /// Smallest magnitude of a nonzero coordinate: 2^-458 (about 1.3e-138). Every value at least
@@ -20,17 +19,6 @@ pub fn check_points(points: &Points) -> Result<(), GpuError> {
                 "coordinate {v:e} (row {i}, column {c}) is nonzero but below 2^-458 in magnitude, so the f64 reference's squared differences may underflow"
             )));
         }
-    }
-    Ok(())
-}
-
-/// Checks the prepared space: a finite power-of-two scale, finite f32 coordinates and norms.
-pub fn check_prepared(prep: &Prepared) -> Result<(), GpuError> {
-    if !(prep.scale.is_finite() && prep.scale > 0.0) {
-        return Err(GpuError::Domain(format!("the power-of-two scale of the data is not finite ({:e})", prep.scale)));
-    }
-    if prep.pts.iter().chain(&prep.norms).any(|v| !v.is_finite()) {
-        return Err(GpuError::Domain("a scaled coordinate or row norm is not finite".into()));
     }
     Ok(())
 }

@@ -9,19 +9,21 @@
 mod batch;
 pub mod bound;
 pub mod context;
+pub mod density;
 pub mod dispatch;
 pub mod distances;
 pub mod distances_tiled;
 pub mod domain;
-pub mod knn;
+pub mod knn_candidates;
 pub mod pair_stats;
 pub mod pass;
 mod pool;
 pub mod prepare;
 mod quiet;
-pub mod ranks;
+pub mod rank_counts;
 mod shaders;
 pub mod sqdist;
+pub mod tally;
 pub mod twin;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -31,8 +33,8 @@ pub use distances_tiled::{KernelSet, Tiles};
 pub use pair_stats::fast_pairwise_async;
 
 /// A fresh transfer tally (for callers of the host-side kernel functions).
-pub fn dispatch_tally() -> dispatch::Tally {
-    dispatch::Tally::default()
+pub fn dispatch_tally() -> tally::Tally {
+    tally::Tally::default()
 }
 #[cfg(not(target_arch = "wasm32"))]
 pub use pass::gpu_row_pass;
@@ -45,19 +47,6 @@ pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
     pollster::block_on(f)
 }
 
-/// Why the GPU could not serve.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum GpuError {
-    #[error("no GPU adapter: {0}")]
-    NoAdapter(String),
-    #[error("the GPU device could not be created: {0}")]
-    Device(String),
-    #[error("GPU error during {stage}: {message}")]
-    Runtime { stage: &'static str, message: String },
-    #[error("the data does not fit the adapter's limits: {0}")]
-    Limits(String),
-    /// The data or dimension is outside the domain where the f32 bound is proven
-    /// (docs/exactness.md, "The certified domain"); the CPU reference serves it.
-    #[error("outside the GPU's certified domain: {0}")]
-    Domain(String),
-}
+/// Why the GPU could not serve (defined with the crate's errors: it exists without the
+/// `gpu` feature too).
+pub use crate::error::GpuError;

@@ -1,25 +1,20 @@
-//! Host side of the Fast-posture pair reductions (`pair_stats.wgsl`, `density.wgsl`): stress,
-//! scale-normalised stress, Pearson, KL divergence and DTM from f32 device sums, merged and
-//! normalised in f64. Not certified: only `--numerics fast` uses them, and the run report says
+//! Host side of the Fast-posture pair sums (`pair_stats.wgsl`): stress, scale-normalised
+//! stress and Pearson from f32 device sums, merged in f64; and the Fast all-pairs driver, which
+//! adds the densities of `density.rs` (KL divergence, DTM). Not certified: only `--numerics fast` uses them, and the run report says
 //! so; Exact pair statistics are always the CPU's f64.
 
 use bytemuck::{Pod, Zeroable};
 
-use super::bound::{Params, strided_trips};
+use super::bound::{Params, short_rows, strided_trips};
 use super::context::Gpu;
-use super::dispatch::{Space, Tally};
+use super::density::fast_densities_async;
 use super::distances::{block_rows, distances_block};
 use super::prepare::prepare;
-use super::shaders::{Kernel, WG};
+use super::shaders::{Kernel, ROW_VALUES, WG};
+use super::tally::Tally;
 use super::{GpuError, twin};
 use crate::data::Points;
 use crate::resources::{Extent, PairSums, tree};
-use crate::sum::pairwise_sum;
-
-/// Values per row written by `pair_stats.wgsl`.
-pub const ROW_VALUES: usize = 14;
-/// Most bandwidths one `density.wgsl` dispatch handles.
-pub const MAX_SIGMAS: usize = 8;
 
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -28,15 +23,6 @@ pub struct PairParams {
     pub dim_y: u32,
     pub y_to_x: f32,
     pub pad: u32,
-}
-
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Pod, Zeroable)]
-pub struct DensityParams {
-    pub inv_max: f32,
-    pub sigmas: u32,
-    pub pad: [u32; 2],
-    pub neg_sigma: [f32; 8],
 }
 
 /// One row's f32 values (in the original space's scaled units) as f64 statistics in original units.
@@ -69,25 +55,6 @@ pub fn row_sums(v: &[f32], count: u64, scale: f64) -> PairSums {
 pub fn pair_stats_trips(m: usize, tid: usize) -> u64 {
     let sweeps = 3 * u64::from(strided_trips(m, tid, WG));
     sweeps + if tid == 0 { (10 * WG + (WG - 1) + 8) as u64 } else { 0 }
-}
-
-/// Trips `density.wgsl` makes in invocation `tid` of a row, with `sigmas` bandwidths: the
-/// strided sweep over all n points with its inner loop over σ, the 8-slot store loop, and for
-/// the first `sigmas` threads the WG-trip reduction.
-pub fn density_trips(n: usize, sigmas: usize, tid: usize) -> u64 {
-    u64::from(strided_trips(n, tid, WG)) * (1 + sigmas as u64) + 8 + if tid < sigmas { WG as u64 } else { 0 }
-}
-
-/// Rows of one block whose witness came back short: the distances' coordinate trips
-/// (`dist_short`) or the kernel's own (`trips`, WG per row, against `want(row)`).
-fn short_rows(dist_short: &[bool], trips: &[u32], row0: usize, want: impl Fn(usize, usize) -> u64) -> Vec<bool> {
-    dist_short
-        .iter()
-        .enumerate()
-        .map(|(r, &s)| {
-            s || trips[r * WG..(r + 1) * WG].iter().enumerate().any(|(tid, &t)| u64::from(t) != want(row0 + r, tid))
-        })
-        .collect()
 }
 
 /// Extents of both spaces and the pair sums, from the device's f32 sums, and how many rows the
@@ -170,71 +137,6 @@ pub fn merge_rows(rows_out: &[f32], n: usize, scale: f64) -> (Extent, Extent, Pa
     (ext(10, 12), ext(11, 13), sums)
 }
 
-/// Normalised densities for each σ, from the device's f32 row sums, and how many rows the
-/// completeness witness found short (recomputed on the CPU twin). `max` is the space's largest
-/// pair distance (original units, > 0).
-pub async fn fast_densities_async(
-    gpu: &Gpu,
-    points: &Points,
-    max: f64,
-    sigmas: &[f64],
-    tally: &mut Tally,
-) -> Result<(Vec<Vec<f64>>, u64), GpuError> {
-    let n = points.n();
-    let space: Space = gpu.upload(prepare(points), tally)?;
-    let mut out: Vec<Vec<f64>> = Vec::with_capacity(sigmas.len());
-    let mut incomplete = 0;
-    for chunk in sigmas.chunks(MAX_SIGMAS) {
-        let mut q = DensityParams {
-            inv_max: (1.0 / (max * space.prep.scale)) as f32,
-            sigmas: chunk.len() as u32,
-            pad: [0; 2],
-            neg_sigma: [1.0; 8],
-        };
-        for (s, &sigma) in chunk.iter().enumerate() {
-            q.neg_sigma[s] = -sigma as f32;
-        }
-        let m = chunk.len();
-        let per = block_rows(gpu, n, (m * 4) as u64);
-        let mut params = Params::new(n, points.dim());
-        let mut raw: Vec<f32> = Vec::with_capacity(n * m);
-        let sig: Vec<f32> = chunk.iter().map(|&s| s as f32).collect();
-        for row0 in (0..n).step_by(per) {
-            let rows = per.min(n - row0);
-            params.row0 = row0 as u32;
-            let block = distances_block(gpu, &space, &params, row0, rows, tally).await?;
-            let sizes = [(rows * m * 4) as u64, (rows * WG * 4) as u64];
-            let o = gpu
-                .run(
-                    Kernel::Density,
-                    &params,
-                    &space,
-                    &[&block.buf],
-                    &[bytemuck::bytes_of(&q)],
-                    &sizes,
-                    (rows as u32, 1),
-                    tally,
-                )
-                .await;
-            gpu.give_back(block.buf);
-            let o = o?;
-            let short = short_rows(&block.short, bytemuck::cast_slice(&o[1]), row0, |_, tid| density_trips(n, m, tid));
-            raw.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&o[0]));
-            for r in (0..rows).filter(|&r| short[r]) {
-                let i = row0 + r;
-                raw[i * m..(i + 1) * m].copy_from_slice(&twin::density_row(&space.prep, q.inv_max, &sig, i));
-                incomplete += 1;
-            }
-        }
-        for s in 0..m {
-            let v: Vec<f64> = (0..n).map(|i| f64::from(raw[i * m + s])).collect();
-            let total = pairwise_sum(&v);
-            out.push(v.iter().map(|&x| x / total).collect());
-        }
-    }
-    Ok((out, incomplete))
-}
-
 /// Fills the pair sums, extents and densities of `out` (one per projection) from the GPU's Fast
 /// reductions; the pair order (srho, nm_stress) stays the CPU's. Returns how many rows the
 /// completeness witnesses found short (recomputed on the CPU twin), for the run report.
@@ -295,21 +197,10 @@ pub fn fast_pair_sums(
     super::block_on(fast_pair_sums_async(gpu, high, low, tally))
 }
 
-/// [`fast_densities_async`], blocking.
-#[cfg(not(target_arch = "wasm32"))]
-pub fn fast_densities(
-    gpu: &Gpu,
-    points: &Points,
-    max: f64,
-    sigmas: &[f64],
-    tally: &mut Tally,
-) -> Result<(Vec<Vec<f64>>, u64), GpuError> {
-    super::block_on(fast_densities_async(gpu, points, max, sigmas, tally))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::density::density_trips;
 
     /// One trip missing in any invocation of a row, or a short distances row, marks the row.
     #[test]

@@ -5,10 +5,11 @@ use serde::Serialize;
 
 use super::GpuError;
 use super::context::Gpu;
-use super::dispatch::{Space, Tally};
-use super::knn::{KnnStats, certified_knn};
+use super::knn_candidates::{KnnStats, certified_knn};
+use super::prepare::Space;
 use super::prepare::prepare_checked;
-use super::ranks::{RankStats, certified_ranks};
+use super::rank_counts::{RankStats, certified_ranks};
+use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
 use crate::resources::{CrossRanks, Needs, Neighbours, PassOutput, PassStats, ProjectionResources};

@@ -3,7 +3,7 @@
 
 use super::GpuError;
 use super::bound::{U64, f32_up};
-use super::domain::{check_points, check_prepared};
+use super::domain::check_points;
 use crate::data::Points;
 
 /// A space as the kernels see it.
@@ -45,6 +45,18 @@ pub fn prepare(points: &Points) -> Prepared {
     Prepared { n, dim, pts, norms, scale }
 }
 
+/// Checks the prepared space against the certified domain (`gpu::domain`): a finite
+/// power-of-two scale, finite f32 coordinates and norms.
+fn check_prepared(prep: &Prepared) -> Result<(), GpuError> {
+    if !(prep.scale.is_finite() && prep.scale > 0.0) {
+        return Err(GpuError::Domain(format!("the power-of-two scale of the data is not finite ({:e})", prep.scale)));
+    }
+    if prep.pts.iter().chain(&prep.norms).any(|v| !v.is_finite()) {
+        return Err(GpuError::Domain("a scaled coordinate or row norm is not finite".into()));
+    }
+    Ok(())
+}
+
 /// [`prepare`] for the certified kernels: the data and the prepared space checked against the
 /// certified domain (`gpu::domain`) first.
 pub fn prepare_checked(points: &Points) -> Result<Prepared, GpuError> {
@@ -52,4 +64,11 @@ pub fn prepare_checked(points: &Points) -> Result<Prepared, GpuError> {
     let prep = prepare(points);
     check_prepared(&prep)?;
     Ok(prep)
+}
+
+/// A prepared space resident on the device.
+pub struct Space {
+    pub prep: Prepared,
+    pub(super) pts: wgpu::Buffer,
+    pub(super) norms: wgpu::Buffer,
 }

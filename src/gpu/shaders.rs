@@ -1,5 +1,7 @@
-//! The WGSL sources, written once under `shaders/`; each kernel is compiled with the shared
-//! prelude (`bound.wgsl`) in front.
+//! The WGSL sources, written once under `shaders/`; each kernel is compiled with the constants
+//! shared with Rust (written once, here) and the shared prelude (`bound.wgsl`) in front. Each
+//! kernel's bindings are a table here ([`Kernel::bindings`]) that the host binds from, and that
+//! a test checks against the WGSL by naga reflection, so a mismatch fails `cargo test`.
 
 /// A compute kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,11 +26,50 @@ pub const KQ_MAX: usize = 128;
 /// `rank_counts`: points l per tile in workgroup memory (4 per invocation: a quarter of the
 /// barriers of one per invocation).
 pub const RANK_TILE: usize = 4 * WG;
+/// `pair_stats`: values per row (Σx, Σy, Σx², Σy², Σxy, Σ(x−y)², the scaled residual, the
+/// three centred moments, and the extremes of both spaces).
+pub const ROW_VALUES: usize = 14;
+/// `density`: most bandwidths one dispatch handles (a multiple of 4: they travel as vec4).
+pub const MAX_SIGMAS: usize = 8;
+
+/// How a kernel binds one buffer of group 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// The kernel's `Params` (binding 0).
+    Uniform,
+    /// A read-only storage buffer.
+    Read,
+    /// A read-write storage buffer (the kernel's outputs).
+    ReadWrite,
+}
+
+use Access::{Read, ReadWrite, Uniform};
+
+/// The host's bindings, by kernel: 0 the parameters, 1 the prepared points, 2 the row norms,
+/// then from 3 on the resident buffers and inputs (read), then the outputs (read-write).
+const DISTANCES: &[(u32, Access)] = &[(0, Uniform), (1, Read), (3, ReadWrite), (4, ReadWrite)];
+const SQDIST: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, ReadWrite), (5, ReadWrite)];
+const KNN_CANDIDATES: &[(u32, Access)] =
+    &[(0, Uniform), (2, Read), (3, Read), (4, ReadWrite), (5, ReadWrite), (6, ReadWrite)];
+const RANK_COUNTS: &[(u32, Access)] = &[
+    (0, Uniform),
+    (2, Read),
+    (3, Read),
+    (4, Read),
+    (5, ReadWrite),
+    (6, ReadWrite),
+    (7, ReadWrite),
+    (8, ReadWrite),
+    (9, ReadWrite),
+];
+const PAIR_STATS: &[(u32, Access)] =
+    &[(0, Uniform), (2, Read), (3, Read), (4, Read), (5, Read), (6, ReadWrite), (7, ReadWrite)];
+const DENSITY: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, Read), (5, ReadWrite), (6, ReadWrite)];
 
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
     format!(
-        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_TILE: u32 = {RANK_TILE}u;\n"
+        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_TILE: u32 = {RANK_TILE}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\n"
     )
 }
 
@@ -47,14 +88,42 @@ impl Kernel {
             Kernel::Density => "density",
         }
     }
+    /// The kernel's bindings of group 0, in binding order: (binding, access).
+    pub fn bindings(self) -> &'static [(u32, Access)] {
+        match self {
+            Kernel::Distances | Kernel::DistancesTiled(_) => DISTANCES,
+            Kernel::SqDist => SQDIST,
+            Kernel::KnnCandidates => KNN_CANDIDATES,
+            Kernel::RankCounts => RANK_COUNTS,
+            Kernel::PairStats => PAIR_STATS,
+            Kernel::Density => DENSITY,
+        }
+    }
     /// The kernel reads the prepared points (binding 1); every kernel after `distances`
     /// (certified or Fast) reads only its output.
     pub fn reads_points(self) -> bool {
-        matches!(self, Kernel::Distances | Kernel::DistancesTiled(_))
+        self.bindings().iter().any(|&(b, _)| b == 1)
     }
     /// The kernel reads the row norms (binding 2).
     pub fn reads_norms(self) -> bool {
-        !self.reads_points()
+        self.bindings().iter().any(|&(b, _)| b == 2)
+    }
+    /// Checks the buffers the host passes from binding 3 on against the table: `resident`
+    /// buffers already on the device (read, or accumulated into), then `inputs` (read), then
+    /// `outputs` (read-write), one binding each.
+    pub fn check_buffers(self, resident: usize, inputs: usize, outputs: usize) -> Result<(), String> {
+        let from_3: Vec<Access> = self.bindings().iter().filter(|&&(b, _)| b >= 3).map(|&(_, a)| a).collect();
+        let fits = from_3.len() == resident + inputs + outputs
+            && from_3[resident..resident + inputs].iter().all(|&a| a == Read)
+            && from_3[resident + inputs..].iter().all(|&a| a == ReadWrite);
+        if fits {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} binds {from_3:?} after the norms; the host passed {resident} resident buffers, {inputs} inputs and {outputs} outputs",
+                self.name()
+            ))
+        }
     }
     /// Full WGSL source: prelude + kernel.
     pub fn source(self) -> String {
@@ -82,12 +151,12 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    /// Every kernel parses and validates with naga (what wgpu does before compiling).
-    #[test]
-    fn kernels_validate() {
+    /// Every kernel, the tiled one at WebGPU's floor tiles and at the tiles of an adapter with
+    /// 48 KiB of workgroup memory.
+    fn all() -> Vec<Kernel> {
         let tiled = |l: &wgpu::Limits| Kernel::DistancesTiled(super::super::distances_tiled::Tiles::choose(l));
         let large = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..Default::default() };
-        for k in [
+        vec![
             Kernel::Distances,
             tiled(&wgpu::Limits::default()),
             tiled(&large),
@@ -96,12 +165,111 @@ mod tests {
             Kernel::RankCounts,
             Kernel::PairStats,
             Kernel::Density,
-        ] {
-            let module = naga::front::wgsl::parse_str(&k.source())
-                .unwrap_or_else(|e| panic!("{}: {}", k.name(), e.emit_to_string(&k.source())));
-            naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
-                .validate(&module)
-                .unwrap_or_else(|e| panic!("{}: {e:?}", k.name()));
+        ]
+    }
+
+    /// The kernel's final source, parsed and validated by naga (what wgpu does before compiling).
+    fn module(k: Kernel) -> (naga::Module, naga::valid::ModuleInfo) {
+        let src = k.source();
+        let module =
+            naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}: {}", k.name(), e.emit_to_string(&src)));
+        let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::empty())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", k.name()));
+        (module, info)
+    }
+
+    /// The bindings the entry point uses, as naga reflects them (what wgpu's automatic layout
+    /// holds): (binding, access), in binding order, all in group 0.
+    fn reflected(k: Kernel) -> Vec<(u32, Access)> {
+        use naga::{AddressSpace, StorageAccess};
+        let (module, info) = module(k);
+        assert_eq!(module.entry_points.len(), 1, "{}: one entry point", k.name());
+        let uses = info.get_entry_point(0);
+        let mut out: Vec<(u32, Access)> = module
+            .global_variables
+            .iter()
+            .filter(|(h, _)| !uses[*h].is_empty())
+            .filter_map(|(_, g)| {
+                let b = g.binding.as_ref()?;
+                assert_eq!(b.group, 0, "{}: {:?} outside group 0", k.name(), g.name);
+                let access = match g.space {
+                    AddressSpace::Uniform => Access::Uniform,
+                    AddressSpace::Storage { access } if access.contains(StorageAccess::STORE) => Access::ReadWrite,
+                    AddressSpace::Storage { .. } => Access::Read,
+                    other => panic!("{}: {:?} in {other:?}", k.name(), g.name),
+                };
+                Some((b.binding, access))
+            })
+            .collect();
+        out.sort_by_key(|&(b, _)| b);
+        out
+    }
+
+    /// Every kernel parses and validates with naga.
+    #[test]
+    fn kernels_validate() {
+        for k in all() {
+            module(k);
+        }
+    }
+
+    /// The host's binding table of every kernel is what its WGSL declares and uses.
+    #[test]
+    fn binding_tables_match_the_wgsl() {
+        for k in all() {
+            assert_eq!(k.bindings(), reflected(k).as_slice(), "{}: host table vs WGSL", k.name());
+        }
+    }
+
+    /// The reflection sees what it must (else an empty table would pass): a read-only input,
+    /// the uniform, and an atomic output.
+    #[test]
+    fn reflection_sees_access_modes() {
+        assert_eq!(reflected(Kernel::Distances), [(0, Uniform), (1, Read), (3, ReadWrite), (4, ReadWrite)]);
+        assert!(reflected(Kernel::RankCounts).contains(&(4, Read)));
+    }
+
+    /// The host's buffer counts are checked against the table.
+    #[test]
+    fn buffer_counts_are_checked() {
+        assert!(Kernel::KnnCandidates.check_buffers(1, 0, 3).is_ok());
+        assert!(Kernel::KnnCandidates.check_buffers(1, 0, 2).is_err());
+        assert!(Kernel::KnnCandidates.check_buffers(0, 1, 4).is_err());
+        assert!(Kernel::PairStats.check_buffers(2, 1, 2).is_ok());
+        assert!(Kernel::PairStats.check_buffers(1, 2, 2).is_ok());
+        assert!(Kernel::PairStats.check_buffers(2, 2, 1).is_err(), "an output bound read-only");
+        assert!(Kernel::Distances.check_buffers(1, 0, 1).is_ok(), "s accumulated in a resident buffer");
+        assert!(Kernel::Distances.check_buffers(0, 1, 1).is_err(), "an input bound read-write");
+        assert!(Kernel::Distances.reads_points() && !Kernel::Distances.reads_norms());
+        assert!(Kernel::Density.reads_norms() && !Kernel::Density.reads_points());
+    }
+
+    /// The shared constants are injected, not written into the kernels: no kernel declares
+    /// them or writes a literal workgroup size.
+    #[test]
+    fn kernels_take_the_shared_constants_from_rust() {
+        let bodies = [
+            ("bound", PRELUDE),
+            ("distances", include_str!("../../shaders/distances.wgsl")),
+            ("distances_tiled", include_str!("../../shaders/distances_tiled.wgsl")),
+            ("sqdist", include_str!("../../shaders/sqdist.wgsl")),
+            ("knn_candidates", include_str!("../../shaders/knn_candidates.wgsl")),
+            ("rank_counts", include_str!("../../shaders/rank_counts.wgsl")),
+            ("pair_stats", include_str!("../../shaders/pair_stats.wgsl")),
+            ("density", include_str!("../../shaders/density.wgsl")),
+        ];
+        for (name, body) in bodies {
+            // The tiled kernel's workgroup is its tiles' (TW_P × TW_R, injected from `Tiles`).
+            let size = if name == "distances_tiled" { "@workgroup_size(TW_P, TW_R)" } else { "@workgroup_size(WG)" };
+            assert!(body.contains(size) || name == "bound", "{name}: {size}");
+            for c in ["WG", "KT_MAX", "POOL", "KQ_MAX", "RANK_TILE", "ROW_VALUES", "MAX_SIGMAS", "TW_P", "TW_R", "TKC"]
+            {
+                assert!(!body.contains(&format!("const {c}:")), "{name} declares {c}");
+            }
+        }
+        for k in all() {
+            assert!(k.source().starts_with(&constants()), "{}", k.name());
         }
     }
 }

@@ -4,9 +4,9 @@
 //! measure: `arand` (adjusted Rand), `ami` (adjusted mutual information), `nmi` (normalized
 //! mutual information) or `vmeasure`. The key is `{clustering}_{measure}`, as in ZADU.
 
-use super::contingency::Contingency;
-use super::kmeans::kmeans;
-use super::params::param_str;
+use super::support::contingency::Contingency;
+use super::support::kmeans::kmeans;
+use super::support::params::param_str;
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -23,5 +23,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         "nmi" => table.normalized_mutual_info(),
         _ => table.v_measure(),
     };
-    Ok(Output { values: vec![value], local: vec![] })
+    Ok(Output { values: vec![value], local: vec![], curves: vec![] })
 }

@@ -18,5 +18,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         let nb = xk.row(i, k);
         1.0 - excess(cross.rank_low_of_high(i, k), k, |s| lab[nb[s] as usize] == lab[i]) as f64 * f
     });
-    Ok(Output { values: vec![mean(&t), mean(&c)], local: vec![t, c] })
+    Ok(Output { values: vec![mean(&t), mean(&c)], local: vec![t, c], curves: vec![] })
 }

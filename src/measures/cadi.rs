@@ -4,14 +4,14 @@
 //! or 10n when it is 0 (ZADU's default).
 //!
 //! The triplets are drawn as ZADU's kernel draws them, from `np.random.default_rng(random_seed)`
-//! (PCG64, numba's `Generator.integers`; see [`super::rng::Pcg64`]), so with the same
+//! (PCG64, numba's `Generator.integers`; see [`super::support::rng::Pcg64`]), so with the same
 //! `random_seed` faithful's score is ZADU's. ZADU's default `random_seed=None` draws fresh OS
 //! entropy (a different score on every call); faithful's default is 0.
 
 use rayon::prelude::*;
 
-use super::params::param_int;
-use super::rng::Pcg64;
+use super::support::params::param_int;
+use super::support::rng::Pcg64;
 use super::{Ctx, Output, Resolved};
 use crate::data::Points;
 use crate::error::{Error, Result};
@@ -103,7 +103,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     for d in diffs {
         sum += d;
     }
-    Ok(Output { values: vec![sum / (4.0 * t as f64)], local: vec![] })
+    Ok(Output { values: vec![sum / (4.0 * t as f64)], local: vec![], curves: vec![] })
 }
 
 #[cfg(test)]

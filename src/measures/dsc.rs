@@ -1,7 +1,7 @@
 //! Distance consistency (`dsc`): the share of points whose nearest class centroid in the
 //! projection is their own class's (ties to the lowest sorted label, as `np.argmin`).
 
-use super::centroids::consistent;
+use super::support::centroids::consistent;
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -9,5 +9,5 @@ pub(super) fn compute(ctx: &Ctx, _r: &Resolved) -> Result<Output> {
     let labels = ctx.labels();
     let rows: Vec<usize> = (0..ctx.n()).collect();
     let hits = consistent(ctx.low, &rows, labels.codes(), labels.classes());
-    Ok(Output { values: vec![hits as f64 / ctx.n() as f64], local: vec![] })
+    Ok(Output { values: vec![hits as f64 / ctx.n() as f64], local: vec![], curves: vec![] })
 }

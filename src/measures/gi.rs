@@ -1,15 +1,15 @@
 //! Gap index (`gi`, Ros, Arleo & Paulovich): the projection's Delaunay triangles (spade's, see
-//! [`super::delaunay`]: of coincident projected points only the first occurrence is a vertex;
+//! [`super::support::delaunay`]: of coincident projected points only the first occurrence is a vertex;
 //! among cocircular points one deterministic choice); each triangle's area by Heron's formula
 //! from its side lengths in X and in Y, each set normalised to sum 1; `m_t = max(a^X_t, a^Y_t)`,
 //! `δ_t = (a^Y_t - a^X_t) / max(m_t, 1e-6)`; score `clip(Σ |δ_t| m_t / Σ m_t, 0, 1)`.
 //! Needs a 2-D projection. Arithmetic in ZADU's order (NumPy's pairwise sums) over the triangles
-//! in [`super::delaunay::triangulate`]'s canonical order.
+//! in [`super::support::delaunay::triangulate`]'s canonical order.
 
 use rayon::prelude::*;
 
-use super::delaunay::triangulate;
-use super::numpy::{pairwise_sum_by, sq_dist};
+use super::support::delaunay::triangulate;
+use super::support::numpy::{pairwise_sum_by, sq_dist};
 use super::{Ctx, Output, Resolved};
 use crate::data::Points;
 use crate::error::{Error, Result};
@@ -60,5 +60,5 @@ pub(super) fn compute(ctx: &Ctx, _r: &Resolved) -> Result<Output> {
     let m: Vec<f64> = orig.iter().zip(&emb).map(|(o, e)| o.max(*e)).collect();
     let weighted = pairwise_sum_by(m.len(), &|t| ((emb[t] - orig[t]) / m[t].max(DEFORMATION_EPSILON)).abs() * m[t]);
     let score = weighted / pairwise_sum_by(m.len(), &|t| m[t]);
-    Ok(Output { values: vec![score.clamp(0.0, 1.0)], local: vec![] })
+    Ok(Output { values: vec![score.clamp(0.0, 1.0)], local: vec![], curves: vec![] })
 }

@@ -8,9 +8,9 @@
 
 use rayon::prelude::*;
 
-use super::centroids::{centroids, class_rows};
-use super::numpy::{pairwise_sum_by, row_norm_sq, sk_dist};
-use super::params::param_str;
+use super::support::centroids::{centroids, class_rows};
+use super::support::numpy::{pairwise_sum_by, row_norm_sq, sk_dist};
+use super::support::params::param_str;
 use super::{Ctx, Output, Resolved};
 use crate::data::Points;
 use crate::error::{Error, Result};
@@ -34,7 +34,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         "calinski_harabasz" => calinski_harabasz(ctx.low, &members),
         _ => davies_bouldin(ctx.low, &members),
     };
-    Ok(Output { values: vec![value], local: vec![] })
+    Ok(Output { values: vec![value], local: vec![], curves: vec![] })
 }
 
 /// `silhouette_score`: mean over points of `(b - a) / max(a, b)`, 0 for points alone in their class.
@@ -67,7 +67,7 @@ fn silhouette(y: &Points, codes: &[u32], members: &[Vec<usize>]) -> f64 {
 fn calinski_harabasz(y: &Points, members: &[Vec<usize>]) -> f64 {
     let (n, dim, l) = (y.n(), y.dim(), members.len());
     let all: Vec<usize> = (0..n).collect();
-    let mean = super::numpy::mean_rows(y, &all);
+    let mean = super::support::numpy::mean_rows(y, &all);
     let cents = centroids(y, members);
     let (mut extra, mut intra) = (0.0, 0.0);
     for (m, c) in members.iter().zip(&cents) {

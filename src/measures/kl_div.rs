@@ -2,7 +2,7 @@
 //! the Gaussian densities of X and Y (`resources::density`), summed in NumPy's order.
 //! Undefined when every distance of either space is zero; σ must be positive.
 
-use super::pairwise::{HIGH, LOW, require_nonzero};
+use super::support::pairwise::{HIGH, LOW, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 use crate::sum::pairwise_sum;
@@ -20,5 +20,5 @@ pub(super) fn densities<'a>(ctx: &'a Ctx, r: &Resolved, id: &str) -> Result<(&'a
 pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let (p, q) = densities(ctx, r, "kl_div")?;
     let terms: Vec<f64> = p.iter().zip(q).map(|(&a, &b)| a * (a / b).ln()).collect();
-    Ok(Output { values: vec![pairwise_sum(&terms)], local: vec![] })
+    Ok(Output { values: vec![pairwise_sum(&terms)], local: vec![], curves: vec![] })
 }

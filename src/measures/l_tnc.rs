@@ -6,15 +6,16 @@
 //! `cvm=dsc` (ZADU's default) is distance consistency and deterministic. `cvm=ch_btw` is ZADU's
 //! between-class Calinski-Harabasz-style "shift" score normalised against 20 label shuffles
 //! per pair and space; ZADU draws those shuffles from NumPy's global random state, faithful
-//! from its own Mersenne Twister seeded with `random_seed` (see [`super::ch_btw`]).
+//! from its own Mersenne Twister seeded with `random_seed` (see [`super::support::ch_btw`]).
 
 use rayon::prelude::*;
 
-use super::centroids::consistent;
-use super::numpy::pairwise_sum_by;
-use super::params::{param_int, param_str};
-use super::rng::Mt19937;
-use super::{Ctx, Output, Resolved, ch_btw};
+use super::support::centroids::consistent;
+use super::support::ch_btw;
+use super::support::numpy::pairwise_sum_by;
+use super::support::params::{param_int, param_str};
+use super::support::rng::Mt19937;
+use super::{Ctx, Output, Resolved};
 use crate::data::Points;
 use crate::error::{Error, Result};
 
@@ -72,5 +73,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let denom = (l * (l - 1)) as f64 / 2.0;
     let lt = 1.0 - pairwise_sum_by(l * l, &|t| lt[t]) / denom;
     let lc = 1.0 - pairwise_sum_by(l * l, &|t| lc[t]) / denom;
-    Ok(Output { values: vec![lt, lc], local: vec![] })
+    Ok(Output { values: vec![lt, lc], local: vec![], curves: vec![] })
 }

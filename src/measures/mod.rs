@@ -7,37 +7,31 @@
 mod c_evm;
 mod ca_tnc;
 mod cadi;
-mod centroids;
-mod ch_btw;
-mod contingency;
-mod delaunay;
+pub mod coranking;
+mod def;
 mod dsc;
 mod dtm;
 mod gi;
 mod ivm;
-mod keyed;
 mod kl_div;
-mod kmeans;
 mod l_tnc;
 mod lcmc;
 mod mrre;
 mod nd;
 mod nh;
 mod nm_stress;
-mod numpy;
-mod pairwise;
-mod params;
 mod pr;
 mod proc;
 mod registry;
-mod rng;
 mod sn_stress;
 mod srho;
 mod stress;
+mod support;
 mod tnc;
 mod topo;
 
-pub use registry::{KRule, MeasureDef, ParamDef, ParamKind, REGISTRY, Resolved, ZADU_PENDING, find};
+pub use def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved};
+pub use registry::{REGISTRY, ZADU_PENDING, find};
 
 use crate::data::{Labels, Points};
 use crate::resources::{CrossRanks, Neighbours, Pairwise};
@@ -52,6 +46,8 @@ pub struct Ctx<'a> {
     pub cross: Option<&'a CrossRanks>,
     /// All-pairs resources: extents, pair sums, densities, pair order.
     pub pairwise: Option<&'a Pairwise>,
+    /// Rows per task of a measure's own pass over rows (coranking); results do not depend on it.
+    pub block_rows: usize,
 }
 
 impl Ctx<'_> {
@@ -76,11 +72,13 @@ impl Ctx<'_> {
     }
 }
 
-/// A measure's result: values in the order of its keys, local values in the order of its local keys.
+/// A measure's result: values in the order of its keys, local values in the order of its local
+/// keys, and curves over a parameter (coranking's, index K − 1) by name.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output {
     pub values: Vec<f64>,
     pub local: Vec<Vec<f64>>,
+    pub curves: Vec<(String, Vec<f64>)>,
 }
 
 /// Applies `f` to every point in parallel, keeping point order (bit-identical for any thread count).

@@ -3,7 +3,7 @@
 //! `IsotonicRegression`, as ZADU uses it); `√(Σ (d^Y − d̂)² / Σ (d^Y)²)`. Undefined when every
 //! distance of either space is zero.
 
-use super::pairwise::{HIGH, LOW, require_nonzero};
+use super::support::pairwise::{HIGH, LOW, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -12,5 +12,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     require_nonzero("nm_stress", order.high, HIGH)?;
     require_nonzero("nm_stress", order.low, LOW)?;
     let (raw, norm) = order.isotonic.expect("isotonic fit");
-    Ok(Output { values: vec![(raw / norm).sqrt()], local: vec![] })
+    Ok(Output { values: vec![(raw / norm).sqrt()], local: vec![], curves: vec![] })
 }

@@ -2,7 +2,7 @@
 //! over all pairs, from centred moments (no cancellation), clipped to [−1, 1] as ZADU does.
 //! Undefined when the distances of either space are constant.
 
-use super::pairwise::{HIGH, LOW, require_varying, undefined};
+use super::support::pairwise::{HIGH, LOW, require_varying, undefined};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -15,5 +15,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     if nx == 0.0 || ny == 0.0 {
         return Err(undefined("pr", "the pairwise distances are constant"));
     }
-    Ok(Output { values: vec![((s.co_moment / nx) / ny).clamp(-1.0, 1.0)], local: vec![] })
+    Ok(Output { values: vec![((s.co_moment / nx) / ny).clamp(-1.0, 1.0)], local: vec![], curves: vec![] })
 }

@@ -1,63 +1,9 @@
 //! The table of measures and the resolution of a [`Spec`] against it.
 
-use super::{Ctx, Output};
+use super::def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved};
 use crate::error::{Error, Result};
 use crate::resources::Needs;
 use crate::spec::{ParamValue, Spec};
-
-/// The type of a parameter.
-#[derive(Debug, Clone, Copy)]
-pub enum ParamKind {
-    Int,
-    Float,
-    /// A finite number > 0 (ZADU's `validate_positive_real`).
-    PositiveFloat,
-    /// A string from a fixed set.
-    Choice(&'static [&'static str]),
-    /// An integer ≥ 0 (a count).
-    Count,
-    /// A random seed: an integer 0 ≤ seed < 2^bits, the range of the NumPy generator the
-    /// measure reproduces (one rule for every seed: out of range is an error, never a wrap).
-    /// `RandomState` (l_tnc) takes 32 bits; `default_rng`'s SeedSequence (cadi) any
-    /// non-negative integer, of which faithful reproduces the 63-bit ones.
-    Seed(u32),
-}
-
-/// A parameter of a measure, with its default as written on the command line.
-#[derive(Debug, Clone, Copy)]
-pub struct ParamDef {
-    pub name: &'static str,
-    pub kind: ParamKind,
-    pub default: &'static str,
-}
-
-/// How a measure's `k` is validated (ZADU's `k_rule`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KRule {
-    None,
-    /// 1 ≤ k < n.
-    Neighbor,
-    /// 1 ≤ k < n/2 (T&C's normalisation).
-    Trustworthiness,
-}
-
-/// One measure: its ZADU contract and how it is computed.
-pub struct MeasureDef {
-    /// ZADU's alias (`tnc`), used in outputs.
-    pub id: &'static str,
-    /// ZADU's full id (`trustworthiness_continuity`), accepted as input.
-    pub zadu_id: &'static str,
-    pub params: &'static [ParamDef],
-    /// Minimum number of label classes; 0 when labels are not used.
-    pub min_classes: usize,
-    pub k_rule: KRule,
-    pub keys: &'static [&'static str],
-    pub local_keys: &'static [&'static str],
-    pub needs: fn(&Resolved) -> Needs,
-    pub compute: fn(&Ctx, &Resolved) -> Result<Output>,
-    /// One line for `--help` and docs.
-    pub about: &'static str,
-}
 
 const K: ParamDef = ParamDef { name: "k", kind: ParamKind::Int, default: "20" };
 const SIGMA: ParamDef = ParamDef { name: "sigma", kind: ParamKind::PositiveFloat, default: "0.1" };
@@ -71,6 +17,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::Trustworthiness,
         keys: &["trustworthiness", "continuity"],
+        keyed_by: &[],
         local_keys: &["local_trustworthiness", "local_continuity"],
         needs: |r| Needs::cross(r.k),
         compute: super::tnc::compute,
@@ -83,6 +30,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::Neighbor,
         keys: &["mrre_false", "mrre_missing"],
+        keyed_by: &[],
         local_keys: &["local_mrre_false", "local_mrre_missing"],
         needs: |r| Needs::cross(r.k),
         compute: super::mrre::compute,
@@ -95,10 +43,27 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::Neighbor,
         keys: &["lcmc"],
+        keyed_by: &[],
         local_keys: &["local_lcmc"],
         needs: |r| Needs::knn_both(r.k),
         compute: super::lcmc::compute,
         about: "Local continuity meta-criterion: kNN overlap above chance",
+    },
+    MeasureDef {
+        id: "coranking",
+        zadu_id: "coranking",
+        // 0: n − 2, every K.
+        params: &[ParamDef { name: "k_max", kind: ParamKind::Count, default: "0" }],
+        min_classes: 0,
+        k_rule: KRule::Curve,
+        keys: &["auc_rnx", "q_local", "q_global", "k_max_lcmc"],
+        local_keys: &["local_auc_rnx"],
+        keyed_by: &[],
+        // Its own exact pass over rows (every pair's rank in both spaces), not the kNN lists.
+        needs: |_| Needs::default(),
+        compute: super::coranking::compute,
+        about: "Co-ranking family for every K ≤ k_max (0: n−2): AUC of R_NX on a log-K axis, Q_local, Q_global; \
+                curves qnx, rnx, lcmc, mrre_false, mrre_missing, trustworthiness, continuity (K < n/2)",
     },
     MeasureDef {
         id: "nh",
@@ -107,6 +72,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 1,
         k_rule: KRule::Neighbor,
         keys: &["neighborhood_hit"],
+        keyed_by: &[],
         local_keys: &["local_neighborhood_hit"],
         needs: |r| Needs::knn_low(r.k),
         compute: super::nh::compute,
@@ -119,6 +85,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 2,
         k_rule: KRule::Trustworthiness,
         keys: &["ca_trustworthiness", "ca_continuity"],
+        keyed_by: &[],
         local_keys: &["local_ca_trustworthiness", "local_ca_continuity"],
         needs: |r| Needs::cross(r.k),
         compute: super::ca_tnc::compute,
@@ -131,6 +98,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::Neighbor,
         keys: &["neighbor_dissimilarity"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |r| Needs::knn_both(r.k),
         compute: super::nd::compute,
@@ -143,6 +111,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::Neighbor,
         keys: &["procrustes"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |r| Needs::knn_both(r.k),
         compute: super::proc::compute,
@@ -155,6 +124,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::Neighbor,
         keys: &["topographic_product"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |r| Needs::cross(r.k),
         compute: super::topo::compute,
@@ -172,6 +142,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 2,
         k_rule: KRule::None,
         keys: &["label_trustworthiness", "label_continuity"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::default(),
         compute: super::l_tnc::compute,
@@ -184,6 +155,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 2,
         k_rule: KRule::None,
         keys: &["distance_consistency"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::default(),
         compute: super::dsc::compute,
@@ -200,6 +172,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 2,
         k_rule: KRule::None,
         keys: &["silhouette"],
+        keyed_by: &["measure"],
         local_keys: &[],
         needs: |_| Needs::default(),
         compute: super::ivm::compute,
@@ -219,6 +192,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 2,
         k_rule: KRule::None,
         keys: &["kmeans_arand"],
+        keyed_by: &["clustering", "measure"],
         local_keys: &[],
         needs: |_| Needs::default(),
         compute: super::c_evm::compute,
@@ -235,6 +209,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 2,
         k_rule: KRule::None,
         keys: &["class_angular_distortion_index"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::default(),
         compute: super::cadi::compute,
@@ -247,6 +222,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["gap_index"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::default(),
         compute: super::gi::compute,
@@ -259,6 +235,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["stress"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::pair_sums(),
         compute: super::stress::compute,
@@ -271,6 +248,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["scale_normalized_stress"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::pair_sums(),
         compute: super::sn_stress::compute,
@@ -283,6 +261,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["non_metric_stress"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::pair_isotonic(),
         compute: super::nm_stress::compute,
@@ -295,6 +274,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["pearson_r"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::pair_sums(),
         compute: super::pr::compute,
@@ -307,6 +287,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["spearman_rho"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |_| Needs::pair_ranks(),
         compute: super::srho::compute,
@@ -319,6 +300,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["kl_divergence"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |r| Needs::density(r.float("sigma")),
         compute: super::kl_div::compute,
@@ -331,6 +313,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["distance_to_measure"],
+        keyed_by: &[],
         local_keys: &[],
         needs: |r| Needs::density(r.float("sigma")),
         compute: super::dtm::compute,
@@ -351,24 +334,6 @@ pub fn find(id: &str) -> Result<&'static MeasureDef> {
     }
     let known = REGISTRY.iter().map(|d| d.id).collect::<Vec<_>>().join(", ");
     Err(Error::UnknownMeasure { id: id.to_string(), known })
-}
-
-/// A spec checked against its measure: every parameter typed, defaults filled in.
-#[derive(Debug, Clone)]
-pub struct Resolved {
-    pub def: &'static MeasureDef,
-    /// Every parameter of the measure, in declaration order.
-    pub params: Vec<(String, ParamValue)>,
-    /// The `k` parameter, or 0 for measures without one (valid once [`Resolved::check_k`] passed).
-    pub k: usize,
-    /// `k` as given, for the range check.
-    k_given: i64,
-}
-
-impl std::fmt::Debug for MeasureDef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.id)
-    }
 }
 
 impl Resolved {
@@ -392,37 +357,11 @@ impl Resolved {
             let value = given.unwrap_or_else(|| ParamValue::parse(p.default));
             params.push((p.name.to_string(), typed(def, p, value)?));
         }
-        let k_given = match params.iter().find(|(n, _)| n == "k") {
+        let k_given = match params.iter().find(|(n, _)| n == "k" || n == "k_max") {
             Some((_, ParamValue::Int(k))) => *k,
             _ => 0,
         };
-        // ivm and c_evm name their output after their parameters.
-        let def = super::keyed::variant(def, &params);
         Ok(Resolved { def, params, k: k_given.max(0) as usize, k_given })
-    }
-
-    /// Checks `k` against the number of points, with ZADU's rule for this measure.
-    pub fn check_k(&self, n: usize) -> Result<()> {
-        let k = self.k_given;
-        let (ok, rule) = match self.def.k_rule {
-            KRule::None => (true, ""),
-            KRule::Neighbor => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
-            KRule::Trustworthiness => (k >= 1 && (k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
-        };
-        if ok { Ok(()) } else { Err(Error::KOutOfRange { id: self.def.id.into(), k, n, rule }) }
-    }
-
-    /// A float parameter (validated by [`Resolved::new`]).
-    pub fn float(&self, name: &str) -> f64 {
-        match self.params.iter().find(|(n, _)| n == name) {
-            Some((_, ParamValue::Float(f))) => *f,
-            other => panic!("{}: parameter {name} is a float, got {other:?}", self.def.id),
-        }
-    }
-
-    /// What this measure needs from the planner.
-    pub fn needs(&self) -> Needs {
-        (self.def.needs)(self)
     }
 
     /// Checks the memory that this spec's parameters size against `budget` bytes, before any
@@ -436,7 +375,7 @@ impl Resolved {
             planned.push(("k", bytes, format!("neighbour lists of {n} points ({projections} projection(s))")));
         }
         if self.params.iter().any(|(p, _)| p == "n_triplets") {
-            let t = super::cadi::triplets(n, super::params::param_int(self, "n_triplets"));
+            let t = super::cadi::triplets(n, super::support::params::param_int(self, "n_triplets"));
             planned.push(("n_triplets", t.saturating_mul(super::cadi::BYTES_PER_TRIPLET), format!("{t} triplets")));
         }
         for (param, bytes, what) in planned {
@@ -488,6 +427,37 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
             } else {
                 Err(bad(&format!("must be one of {}", options.join(", "))))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(spec: &str) -> Vec<String> {
+        Resolved::new(&spec.parse::<Spec>().expect("a spec")).expect("resolves").keys()
+    }
+
+    #[test]
+    fn keyed_measures_name_their_output_after_their_parameters() {
+        assert_eq!(keys("tnc"), ["trustworthiness", "continuity"]);
+        assert_eq!(keys("ivm"), ["silhouette"]);
+        assert_eq!(keys("ivm:measure=davies_bouldin"), ["davies_bouldin"]);
+        assert_eq!(keys("c_evm"), ["kmeans_arand"]);
+        assert_eq!(keys("c_evm:measure=vmeasure"), ["kmeans_vmeasure"]);
+    }
+
+    /// `keys` of a keyed measure is the key of its defaults (what `--list` shows), and every
+    /// parameter it is keyed by is a choice.
+    #[test]
+    fn keyed_by_names_choice_parameters_and_keys_are_the_defaults() {
+        for def in REGISTRY.iter().filter(|d| !d.keyed_by.is_empty()) {
+            for name in def.keyed_by {
+                let p = def.params.iter().find(|p| p.name == *name).expect("a declared parameter");
+                assert!(matches!(p.kind, ParamKind::Choice(_)), "{}: {name} is a choice", def.id);
+            }
+            assert_eq!(keys(def.id), def.keys, "{}", def.id);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! Σd^X² − 2αΣd^Xd^Y + α²Σd^Y², which cancels near a perfect fit). Undefined when every
 //! distance of either space is zero.
 
-use super::pairwise::{HIGH, LOW, require_nonzero};
+use super::support::pairwise::{HIGH, LOW, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -12,5 +12,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     let s = pw.sums.as_ref().expect("planner provides pair sums");
     require_nonzero("sn_stress", pw.high.expect("extent"), HIGH)?;
     require_nonzero("sn_stress", pw.low.expect("extent"), LOW)?;
-    Ok(Output { values: vec![(s.scaled_residual / s.sum_xx).sqrt()], local: vec![] })
+    Ok(Output { values: vec![(s.scaled_residual / s.sum_xx).sqrt()], local: vec![], curves: vec![] })
 }

@@ -3,7 +3,7 @@
 //! integer sums of doubled ranks (see `resources::pairs::scans`). Undefined when the distances of
 //! either space are constant.
 
-use super::pairwise::{HIGH, LOW, require_varying, undefined};
+use super::support::pairwise::{HIGH, LOW, require_varying, undefined};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -17,5 +17,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
         .expect("ranks")
         .rho()
         .ok_or_else(|| undefined("srho", "the pairwise distances are constant"))?;
-    Ok(Output { values: vec![rho], local: vec![] })
+    Ok(Output { values: vec![rho], local: vec![], curves: vec![] })
 }

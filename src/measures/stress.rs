@@ -1,7 +1,7 @@
 //! Stress (`stress`): `√(Σ_P (d^X − d^Y)² / Σ_P (d^X)²)` over all pairs i < j.
 //! Undefined (an error, as in ZADU) when every original distance is zero.
 
-use super::pairwise::{HIGH, require_nonzero};
+use super::support::pairwise::{HIGH, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -9,5 +9,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     let pw = ctx.pairwise();
     let s = pw.sums.as_ref().expect("planner provides pair sums");
     require_nonzero("stress", pw.high.expect("extent"), HIGH)?;
-    Ok(Output { values: vec![(s.sum_sq_diff / s.sum_xx).sqrt()], local: vec![] })
+    Ok(Output { values: vec![(s.sum_sq_diff / s.sum_xx).sqrt()], local: vec![], curves: vec![] })
 }

@@ -10,9 +10,11 @@
 //! 2. `pairs`: everything about all pairs i < j, from the record encoding up to the in-memory
 //!    driver of the pair order (its own map in `pairs/mod.rs`);
 //! 3. `external_sort`: the external driver of the pair order, on `pairs`' records and scans;
-//! 4. `pass`: the row pass (kNN lists, cross ranks, extents);
+//! 4. `pass`: the row pass (kNN lists, cross ranks, extents); `coranking`: the co-ranking
+//!    pass (every pair's rank in both spaces, tallied for the co-ranking family);
 //! 5. `pairwise`: the planner and builder of all the all-pairs resources.
 
+mod coranking;
 mod cross;
 mod density;
 mod external_sort;
@@ -25,6 +27,7 @@ mod radix;
 mod scratch_pool;
 pub mod workspace;
 
+pub use coranking::{CoRankCounts, coranking_pass, tnc_limit};
 pub use cross::CrossRanks;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};
 pub use needs::Needs;

@@ -4,8 +4,11 @@
 /// distances, n×k row-major: O(n·k) memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Neighbours {
+    /// Neighbours per point.
     pub k: usize,
+    /// Neighbour indices, n×k row-major ([`Neighbours::row`]).
     pub idx: Vec<u32>,
+    /// Their Euclidean distances, n×k row-major ([`Neighbours::dist_row`]).
     pub dist: Vec<f64>,
 }
 

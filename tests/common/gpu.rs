@@ -2,8 +2,11 @@
 //! test is skipped, loudly. And the whole-resource comparison with the CPU reference.
 #![allow(dead_code)]
 
-use faithful::gpu::{Gpu, GpuRequest, GpuStats, gpu_row_pass};
-use faithful::resources::{Needs, row_pass};
+use approx::relative_eq;
+use faithful::gpu::{
+    Gpu, GpuRequest, GpuStats, density, dispatch_tally, gpu_row_pass, pair_stats, prepare::prepare, twin,
+};
+use faithful::resources::{Extent, Needs, row_pass};
 use faithful::{Numerics, Points};
 
 pub fn gpu(req: GpuRequest) -> Option<Gpu> {
@@ -49,4 +52,46 @@ pub fn compare_resources(g: &Gpu, tag: &str, high: &Points, low: &Points, k: usi
         "{tag}: fewer candidates than neighbours"
     );
     stats
+}
+
+/// `pair_stats.wgsl` against its twin: the device's row sums and the twin's, both merged in f64,
+/// agree to a relative 1e-4 (f32 sums in different orders), or within 1e-6 of the sums' scale.
+/// Returns the original space's extent and the rows the witness found short.
+pub fn pair_stats_match_twin(g: &Gpu, tag: &str, high: &Points, low: &Points) -> (Extent, u64) {
+    let n = high.n();
+    let (px, py) = (prepare(high), prepare(low));
+    let twin_rows: Vec<f32> =
+        (0..n).flat_map(|i| twin::pair_stats_row(&px, &py, (px.scale / py.scale) as f32, i)).collect();
+    let (_, _, want) = pair_stats::merge_rows(&twin_rows, n, px.scale);
+    let (hx, _, got, short) = pair_stats::fast_pair_sums(g, high, low, &mut dispatch_tally()).unwrap();
+    let scale = 1e-6 * want.sum_xx.max(want.sum_yy);
+    for (what, a, b) in [
+        ("Σ(x−y)²", got.sum_sq_diff, want.sum_sq_diff),
+        ("Σx²", got.sum_xx, want.sum_xx),
+        ("Σy²", got.sum_yy, want.sum_yy),
+        ("Σxy", got.sum_xy, want.sum_xy),
+        ("m2x", got.m2_x, want.m2_x),
+    ] {
+        assert!(relative_eq!(a, b, epsilon = scale, max_relative = 1e-4), "{tag} {what}: device {a} twin {b}");
+    }
+    (hx, short)
+}
+
+/// `density.wgsl` against its twin: the device's normalised densities of `points` (largest pair
+/// distance `max` > 0) and the twin's agree to a relative 1e-4 for every σ of `sigmas`.
+/// Returns the rows the witness found short.
+pub fn density_matches_twin(g: &Gpu, tag: &str, points: &Points, max: f64, sigmas: &[f64]) -> u64 {
+    let n = points.n();
+    let prep = prepare(points);
+    let (dev, short) = density::fast_densities(g, points, max, sigmas, &mut dispatch_tally()).unwrap();
+    let inv = (1.0 / (max * prep.scale)) as f32;
+    for (s, &sigma) in sigmas.iter().enumerate() {
+        let raw: Vec<f64> = (0..n).map(|i| f64::from(twin::density_row(&prep, inv, &[sigma as f32], i)[0])).collect();
+        let total: f64 = raw.iter().sum();
+        for i in 0..n {
+            let (a, b) = (dev[s][i], raw[i] / total);
+            assert!(relative_eq!(a, b, max_relative = 1e-4), "{tag} density σ={sigma} row {i}: device {a} twin {b}");
+        }
+    }
+    short
 }

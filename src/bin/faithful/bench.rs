@@ -21,6 +21,51 @@ pub enum Which {
     Gpu,
 }
 
+/// `--kernels`: the command line's names for the library's [`Kernel`]s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KernelArg {
+    /// Distance rows of a block of points (GPU: f32 with proven bounds).
+    Distances,
+    /// The exact kNN graph of the original space.
+    Knn,
+    /// The projection's kNN and the cross-space ranks (original kNN given).
+    Ranks,
+    /// Pair statistics: stress and Pearson's r over all pairs.
+    Pairs,
+    /// A whole tnc + mrre + lcmc evaluation.
+    Evaluation,
+}
+
+/// `--kernel-sets`: the command line's names for [`KernelSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KernelSetArg {
+    /// `distances_tiled.wgsl`: tiles of rows and points staged in workgroup memory.
+    Tiled,
+    /// `distances.wgsl`: one invocation per (row, point).
+    Classic,
+}
+
+impl From<KernelSetArg> for KernelSet {
+    fn from(k: KernelSetArg) -> KernelSet {
+        match k {
+            KernelSetArg::Tiled => KernelSet::Tiled,
+            KernelSetArg::Classic => KernelSet::Classic,
+        }
+    }
+}
+
+impl From<KernelArg> for Kernel {
+    fn from(k: KernelArg) -> Kernel {
+        match k {
+            KernelArg::Distances => Kernel::Distances,
+            KernelArg::Knn => Kernel::Knn,
+            KernelArg::Ranks => Kernel::Ranks,
+            KernelArg::Pairs => Kernel::Pairs,
+            KernelArg::Evaluation => Kernel::Evaluation,
+        }
+    }
+}
+
 #[derive(clap::Args)]
 pub struct Args {
     /// Numbers of points, comma-separated.
@@ -40,7 +85,7 @@ pub struct Args {
     adapter: Option<String>,
     /// Kernels to run, comma-separated (default: all).
     #[arg(long, value_enum, value_delimiter = ',')]
-    kernels: Vec<Kernel>,
+    kernels: Vec<KernelArg>,
     /// Warm runs per row; the warm time is their median.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
     repeat: u64,
@@ -50,7 +95,7 @@ pub struct Args {
     /// GPU squared-distance kernel sets to run, comma-separated: tiled (the default), classic
     /// (the one-invocation-per-pair kernel), or both side by side.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "tiled")]
-    kernel_sets: Vec<KernelSet>,
+    kernel_sets: Vec<KernelSetArg>,
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -109,7 +154,8 @@ fn runs(
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let kernel_list: Vec<Kernel> = if args.kernels.is_empty() { Kernel::ALL.to_vec() } else { args.kernels.clone() };
+    let kernel_list: Vec<Kernel> =
+        if args.kernels.is_empty() { Kernel::ALL.to_vec() } else { args.kernels.iter().map(|&k| k.into()).collect() };
     let machine = machine::Machine::detect();
     let adapters = if args.backend == Which::Cpu { Vec::new() } else { adapters(&args) };
     let gpus: Vec<&AdapterEntry> = adapters.iter().filter(|a| a.benchmarked).collect();
@@ -131,7 +177,7 @@ pub fn run(args: Args) -> Result<()> {
     }
     for a in &gpus {
         for &set in &args.kernel_sets {
-            targets.push((a.report.name.clone(), Some(a.report.name.clone()), a.known_peak_tflops, set));
+            targets.push((a.report.name.clone(), Some(a.report.name.clone()), a.known_peak_tflops, set.into()));
         }
     }
     let steps = (args.sizes.len() * args.dims.len() * kernel_list.len() * targets.len()) as u64 * (args.repeat + 1);

@@ -36,8 +36,14 @@ pub struct Args {
 pub fn run(args: Args) -> Result<()> {
     let points = data::read_points(&args.data)?;
     let n = points.n();
-    let eval =
-        Evaluator::new(points, args.backend.apply(Options { memory_budget: args.memory_budget, ..Options::default() }));
+    let eval = Evaluator::new(
+        points,
+        args.backend.apply({
+            let mut o = Options::default();
+            o.memory_budget = args.memory_budget;
+            o
+        }),
+    );
     let (nb, run) = eval.knn(args.k).map_err(|e| match e {
         Error::KOutOfRange { .. } => e.in_file(&args.data),
         other => other,

@@ -60,7 +60,7 @@ pub fn run(args: Args) -> Result<()> {
         }
         None => {
             if args.labels.is_some() {
-                return Err(Error::Option("--labels needs --high and --low".into()));
+                return Err(Error::LabelsWithoutData);
             }
             let ex = example::digits();
             (ex.high, ex.projections, Some(ex.labels))
@@ -71,11 +71,12 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?
     };
-    let opts = args.backend.apply(Options {
-        threads: args.threads,
-        block_rows: args.block_rows as usize,
-        local: args.local,
-        ..Options::default()
+    let opts = args.backend.apply({
+        let mut o = Options::default();
+        o.threads = args.threads;
+        o.block_rows = args.block_rows as usize;
+        o.local = args.local;
+        o
     });
     let mut opts = args.pairs.apply(opts);
     let cancel = faithful::Cancel::new();

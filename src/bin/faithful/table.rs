@@ -32,6 +32,11 @@ pub fn results_table(high: &Points, ev: &Evaluation) -> String {
                     sorted[sorted.len() - 1]
                 );
             }
+            for (key, v) in &sc.curves {
+                let samples: Vec<String> =
+                    sampled_k(v.len()).into_iter().map(|k| format!("K={k} {:.4}", v[k - 1])).collect();
+                let _ = writeln!(s, "  {:<10} {:<8} {:<26} {}", sc.id, params.join(","), key, samples.join("  "));
+            }
         }
     }
     let _ = writeln!(
@@ -40,6 +45,20 @@ pub fn results_table(high: &Points, ev: &Evaluation) -> String {
         r.backend, r.numerics, r.threads, r.timings.total_s, r.timings.resources_s, r.timings.measures_s
     );
     s
+}
+
+/// The K of a curve of `len` points that the table shows: 1, 2, 5, 10, 20, 50, ... and the last.
+fn sampled_k(len: usize) -> Vec<usize> {
+    if len == 0 {
+        return Vec::new();
+    }
+    let mut ks: Vec<usize> = std::iter::successors(Some(1usize), |&p| p.checked_mul(10))
+        .take_while(|&p| p <= len)
+        .flat_map(|p| [p, 2 * p, 5 * p])
+        .filter(|&k| k < len)
+        .collect();
+    ks.push(len);
+    ks
 }
 
 /// Every measure with its parameters and keys.

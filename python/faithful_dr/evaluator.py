@@ -1,0 +1,141 @@
+"""The native API: `Evaluator` (one original space, many projections and specs), its results,
+and the exact kNN graph."""
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _inputs, _native
+
+
+@dataclass(frozen=True)
+class Score:
+    """One measure on one projection: ZADU's id, every parameter (defaults included), the
+    output values in ZADU's key order, and per-point values when `local=True` asked for them."""
+
+    id: str
+    params: dict
+    values: dict
+    local: dict | None = None
+    projection: str = "low"
+
+    @property
+    def spec(self):
+        """The spec string, e.g. ``tnc:k=20``."""
+        params = ",".join(f"{k}={v}" for k, v in self.params.items())
+        return f"{self.id}:{params}" if params else self.id
+
+    def __getitem__(self, key):
+        return self.values[key]
+
+
+@dataclass(frozen=True)
+class Result:
+    """The scores of one `measure` / `measure_many` call and the run report."""
+
+    _native: object = field(repr=False)
+    projections: dict = field(default_factory=dict)
+
+    @classmethod
+    def _of(cls, native):
+        projections = {
+            name: [Score(projection=name, **s) for s in scores] for name, scores in native.projections()
+        }
+        return cls(native, projections)
+
+    @property
+    def scores(self):
+        """Every score, projection by projection, spec by spec."""
+        return [s for scores in self.projections.values() for s in scores]
+
+    @property
+    def run(self):
+        """The run report (backend, numerics, plan, work, timings) as a dict."""
+        return json.loads(self._native.run_json())
+
+    def to_json(self):
+        """The CLI's `faithful measure --json` output (its schema, byte for byte), without the
+        final newline."""
+        return self._native.to_json()
+
+    def to_frame(self):
+        """A tidy pandas DataFrame: one row per projection, measure and output key."""
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError("Result.to_frame needs pandas (pip install pandas)") from e
+        rows = [
+            {"projection": s.projection, "id": s.id, "spec": s.spec, "key": key, "value": value}
+            for s in self.scores
+            for key, value in s.values.items()
+        ]
+        return pd.DataFrame(rows, columns=["projection", "id", "spec", "key", "value"])
+
+
+class Evaluator:
+    """Evaluates projections of one original space `high` (n x D, float64 or float32).
+
+    The original space's kNN is computed once and reused by later calls (as ZADU's
+    `measure_many`). Computation runs with the GIL released; Ctrl-C cancels it.
+
+    backend: "auto" (the GPU for large jobs on a hardware adapter), "cpu" or "gpu".
+    numerics: "exact" (the CPU reference's neighbours and ranks, bit for bit) or "fast".
+    local: also return per-point values. threads: worker threads of `measure` calls (None: all
+    cores; `knn` runs on all cores).
+    memory_budget: bytes the all-pairs resources and parameter-sized lists may take.
+    """
+
+    def __init__(
+        self, high, *, labels=None, backend="auto", numerics="exact", local=False, threads=None, memory_budget=None,
+        _name="high",
+    ):
+        high = _inputs.points(high, _name)
+        labels = None if labels is None else _inputs.labels(labels)
+        self._native = _native.Evaluator(
+            high, _name, labels, backend, numerics, bool(local), _count("threads", threads), _count("memory_budget", memory_budget)
+        )
+
+    @property
+    def n(self):
+        """Number of points."""
+        return self._native.n
+
+    def measure(self, low, specs, labels=None):
+        """Evaluates `specs` (strings like ``"tnc:k=20"`` or ZADU dicts like
+        ``{"id": "tnc", "params": {"k": 20}}``) on the projection `low` (n x d)."""
+        return self.measure_many({"low": low}, specs, labels=labels)
+
+    def measure_many(self, lows, specs, labels=None):
+        """Evaluates `specs` on each projection of `lows` ({name: n x d array}), sharing every
+        resource that can be shared."""
+        if not isinstance(lows, dict):
+            raise ValueError("lows: expected a dict {name: projection}")
+        pairs = [(str(name), _inputs.points(low, str(name))) for name, low in lows.items()]
+        labels = None if labels is None else _inputs.labels(labels)
+        return Result._of(self._native.measure_many(pairs, specs, labels))
+
+    def knn(self, k, space="high"):
+        """The exact `k` nearest neighbours of every point of the original space, ties by
+        index, self excluded: (indices int64 n x k, distances float64 n x k)."""
+        if space != "high":
+            raise ValueError(f"knn: space '{space}' is not supported (the evaluator's kNN is of 'high')")
+        idx, dist, _run = self._native.knn(_count("k", k))
+        return idx, dist
+
+
+def knn(X, k, *, backend="auto", numerics="exact", memory_budget=None):
+    """The exact kNN graph of `X` (n x D): (indices int64 n x k, distances float64 n x k),
+    Euclidean, ties by index, self excluded."""
+    return Evaluator(X, backend=backend, numerics=numerics, memory_budget=memory_budget).knn(k)
+
+
+def _count(name, value):
+    """A non-negative integer option, or None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"invalid option: {name} must be an integer, got {value!r}")
+    if value < 0:
+        raise ValueError(f"invalid option: {name} must not be negative, got {value}")
+    return int(value)

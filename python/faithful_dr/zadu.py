@@ -1,0 +1,74 @@
+"""A drop-in for ZADU 0.5.4's `ZADU` class: the same constructor, and `measure` /
+`measure_many` returning the same shapes and keys, computed by faithful. Changing
+``from zadu import ZADU`` to ``from faithful_dr.zadu import ZADU`` is enough.
+
+What differs: ZADU's `snc` (steadiness & cohesiveness) is not implemented by faithful yet and
+raises ValueError; `geodesic=True` is not supported; `execution` is accepted for its memory
+budget only. ZADU itself is not needed.
+"""
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .evaluator import Evaluator
+
+
+class ZADU:
+    """Evaluates projections of `orig` with ZADU's spec list
+    (``[{"id": "tnc", "params": {"k": 20}}, ...]``)."""
+
+    DEFAULT_K = 20
+
+    def __init__(
+        self,
+        spec_list,
+        orig,
+        return_local=False,
+        verbose=False,
+        geodesic=False,
+        max_memory_bytes=None,
+        execution=None,
+    ):
+        if isinstance(spec_list, (str, bytes)) or not isinstance(spec_list, Sequence):
+            raise TypeError("spec_list must be a sequence of measure specifications")
+        for spec in spec_list:
+            if not isinstance(spec, dict):
+                raise TypeError("Each measure specification must be a dictionary")
+            if "id" not in spec:
+                raise ValueError(f"Measure specification missing required key 'id': {spec}")
+        if geodesic:
+            raise ValueError("geodesic=True is not supported by faithful (Euclidean distances only)")
+        budget = max_memory_bytes
+        if budget is None and execution is not None:
+            budget = getattr(execution, "memory_budget_bytes", None)
+        self.spec_list = [{"id": s["id"], "params": dict(s.get("params") or {})} for s in spec_list]
+        self.return_local = bool(return_local)
+        self.verbose = bool(verbose)
+        self._evaluator = Evaluator(orig, local=self.return_local, memory_budget=budget)
+        self.last_run_info = None
+
+    def measure(self, emb, label=None):
+        """Every spec's scores on `emb`, in spec order: a list of dicts (with `return_local`, a
+        pair (scores, locals), None for measures without local values)."""
+        res = self._evaluator.measure(emb, self.spec_list, labels=label)
+        self.last_run_info = res.run
+        return self._shape(res.scores)
+
+    def measure_many(self, embeddings, labels=None):
+        """`measure` for each projection of `embeddings`, sharing the original space's
+        resources; `labels` is shared by all."""
+        if isinstance(embeddings, np.ndarray) and embeddings.ndim == 2:
+            raise ValueError("embeddings must contain multiple 2D arrays; use measure() for one embedding")
+        lows = {f"embeddings[{i}]": e for i, e in enumerate(embeddings)}
+        if not lows:
+            return []
+        res = self._evaluator.measure_many(lows, self.spec_list, labels=labels)
+        self.last_run_info = res.run
+        return [self._shape(scores) for scores in res.projections.values()]
+
+    def _shape(self, scores):
+        values = [dict(s.values) for s in scores]
+        if not self.return_local:
+            return values
+        return values, [None if s.local is None else dict(s.local) for s in scores]

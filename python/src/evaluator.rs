@@ -1,0 +1,204 @@
+//! `_native.Evaluator` (one original space, its kNN cached across calls) and
+//! `_native.Evaluation` (the results, serialised by faithful's own serializer).
+
+use std::sync::{Arc, Mutex};
+
+use faithful::{BackendChoice, Cancel, Labels, Numerics, Options, ParamValue, Points, Score};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::arrays::{self, matrix};
+use crate::errors::to_py;
+use crate::interrupt::run_detached;
+use crate::specs::specs;
+
+/// The evaluator and the flag that cancels its runs. A cancelled flag cannot be cleared, so a
+/// Ctrl-C replaces both (the cached kNN is lost, the results of later calls are not).
+struct Live {
+    eval: Arc<faithful::Evaluator>,
+    cancel: Cancel,
+}
+
+#[pyclass(module = "faithful_dr._native", frozen)]
+pub struct Evaluator {
+    live: Mutex<Live>,
+    opts: Options,
+    labels: Option<Labels>,
+}
+
+fn backend(name: &str) -> PyResult<BackendChoice> {
+    match name {
+        "auto" => Ok(BackendChoice::Auto),
+        "cpu" => Ok(BackendChoice::Cpu),
+        "gpu" => Ok(BackendChoice::Gpu),
+        other => Err(PyValueError::new_err(format!("invalid option: backend '{other}' (accepted: auto, cpu, gpu)"))),
+    }
+}
+
+fn numerics(name: &str) -> PyResult<Numerics> {
+    match name {
+        "exact" => Ok(Numerics::Exact),
+        "fast" => Ok(Numerics::Fast),
+        other => Err(PyValueError::new_err(format!("invalid option: numerics '{other}' (accepted: exact, fast)"))),
+    }
+}
+
+/// `opts` with `cancel` as its cancel flag.
+fn with_cancel(opts: &Options, cancel: &Cancel) -> Options {
+    let mut o = opts.clone();
+    o.cancel = Some(cancel.clone());
+    o
+}
+
+impl Evaluator {
+    /// The live evaluator and its flag; a cancelled one is replaced first.
+    fn live(&self) -> (Arc<faithful::Evaluator>, Cancel) {
+        let mut live = self.live.lock().expect("evaluator lock");
+        if live.cancel.is_requested() {
+            let cancel = Cancel::new();
+            let opts = with_cancel(&self.opts, &cancel);
+            *live = Live { eval: Arc::new(faithful::Evaluator::new(live.eval.high().clone(), opts)), cancel };
+        }
+        (live.eval.clone(), live.cancel.clone())
+    }
+}
+
+#[pymethods]
+impl Evaluator {
+    /// `high`: n×D float64/float32, named `high_name` in messages; the keyword API and defaults
+    /// are faithful_dr.Evaluator's.
+    #[new]
+    #[allow(clippy::too_many_arguments)] // the Python constructor's options, one argument each
+    #[pyo3(signature = (high, high_name, labels, backend_name, numerics_name, local, threads, memory_budget))]
+    fn new(
+        py: Python<'_>,
+        high: &Bound<'_, PyAny>,
+        high_name: &str,
+        labels: Option<&Bound<'_, PyAny>>,
+        backend_name: &str,
+        numerics_name: &str,
+        local: bool,
+        threads: Option<usize>,
+        memory_budget: Option<u64>,
+    ) -> PyResult<Self> {
+        // Options is #[non_exhaustive]: set field by field.
+        let mut opts = Options::default();
+        opts.backend = backend(backend_name)?;
+        opts.numerics = numerics(numerics_name)?;
+        opts.local = local;
+        opts.threads = threads;
+        opts.memory_budget = memory_budget;
+        let high = arrays::points(py, high_name, high)?;
+        let labels = labels.map(arrays::labels).transpose()?;
+        if let Some(l) = &labels {
+            l.check_len(high.n()).map_err(to_py)?;
+        }
+        let cancel = Cancel::new();
+        let eval = faithful::Evaluator::new(high, with_cancel(&opts, &cancel));
+        Ok(Evaluator { live: Mutex::new(Live { eval: Arc::new(eval), cancel }), opts, labels })
+    }
+
+    /// Number of points of the original space.
+    #[getter]
+    fn n(&self) -> usize {
+        self.live.lock().expect("evaluator lock").eval.high().n()
+    }
+
+    /// Evaluates `specs` on each `(name, low)` projection; `labels` overrides the evaluator's.
+    #[pyo3(signature = (lows, spec_list, labels=None))]
+    fn measure_many(
+        &self,
+        py: Python<'_>,
+        lows: Vec<(String, Bound<'_, PyAny>)>,
+        spec_list: &Bound<'_, PyAny>,
+        labels: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Evaluation> {
+        let specs = specs(spec_list)?;
+        let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
+        let call_labels = labels.map(arrays::labels).transpose()?;
+        let labels = call_labels.as_ref().or(self.labels.as_ref());
+        let (eval, cancel) = self.live();
+        let lows: Vec<&Points> = lows.iter().collect();
+        let result = run_detached(py, &cancel, || eval.measure_many(&lows, labels, &specs))?;
+        Ok(Evaluation { inner: result.map_err(to_py)? })
+    }
+
+    /// The exact k nearest neighbours of every point of the original space (ties by index,
+    /// self excluded): (indices int64 n×k, distances float64 n×k, the run report as JSON).
+    fn knn<'py>(&self, py: Python<'py>, k: usize) -> PyResult<KnnArrays<'py>> {
+        let (eval, cancel) = self.live();
+        let (nb, run) = run_detached(py, &cancel, || eval.knn(k))?.map_err(to_py)?;
+        let n = eval.high().n();
+        let idx = (0..n).flat_map(|i| nb.row(i, k).iter().map(|&j| i64::from(j))).collect();
+        let dist = (0..n).flat_map(|i| nb.dist_row(i, k).iter().copied()).collect();
+        let run = serde_json::to_string(&run).expect("the run report serialises");
+        Ok((matrix(py, n, k, idx), matrix(py, n, k, dist), run))
+    }
+}
+
+/// kNN indices, distances and the run report (JSON).
+type KnnArrays<'py> = (Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArray2<f64>>, String);
+
+/// The result of one measure / measure_many call.
+#[pyclass(module = "faithful_dr._native", frozen)]
+pub struct Evaluation {
+    inner: faithful::Evaluation,
+}
+
+fn param<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        ParamValue::Int(i) => i.into_pyobject(py)?.into_any(),
+        ParamValue::Float(x) => x.into_pyobject(py)?.into_any(),
+        ParamValue::Str(s) => s.into_pyobject(py)?.into_any(),
+    })
+}
+
+fn score<'py>(py: Python<'py>, s: &Score) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", &s.id)?;
+    let params = PyDict::new(py);
+    for (k, v) in &s.params {
+        params.set_item(k, param(py, v)?)?;
+    }
+    d.set_item("params", params)?;
+    let values = PyDict::new(py);
+    for (k, v) in &s.values {
+        values.set_item(k, v)?;
+    }
+    d.set_item("values", values)?;
+    match &s.local {
+        Some(local) => {
+            let l = PyDict::new(py);
+            for (k, v) in local {
+                l.set_item(k, numpy::PyArray1::from_slice(py, v))?;
+            }
+            d.set_item("local", l)?;
+        }
+        None => d.set_item("local", py.None())?,
+    }
+    Ok(d)
+}
+
+#[pymethods]
+impl Evaluation {
+    /// The CLI's `faithful measure --json` output for the same run, without the final newline.
+    fn to_json(&self) -> String {
+        serde_json::to_string(&self.inner).expect("results serialise")
+    }
+
+    /// The run report (backend, plan, work, timings) as JSON.
+    fn run_json(&self) -> String {
+        serde_json::to_string(&self.inner.run).expect("the run report serialises")
+    }
+
+    /// `[(name, [score dict, ...]), ...]`; a score dict has id, params, values and local
+    /// (NumPy arrays, or None).
+    fn projections<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Vec<Bound<'py, PyDict>>)>> {
+        self.inner
+            .projections
+            .iter()
+            .map(|p| Ok((p.name.clone(), p.scores.iter().map(|s| score(py, s)).collect::<PyResult<Vec<_>>>()?)))
+            .collect()
+    }
+}

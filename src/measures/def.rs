@@ -1,0 +1,135 @@
+//! What a measure is declared with ([`MeasureDef`], its parameters and `k` rule) and a spec
+//! resolved against it ([`Resolved`]). The measures read these types; the table of measures
+//! (`registry`) builds on them, so the imports go one way: measure → def, registry → measure.
+
+use super::{Ctx, Output};
+use crate::error::{Error, Result};
+use crate::resources::Needs;
+use crate::spec::ParamValue;
+
+/// The type of a parameter.
+#[derive(Debug, Clone, Copy)]
+pub enum ParamKind {
+    Int,
+    Float,
+    /// A finite number > 0 (ZADU's `validate_positive_real`).
+    PositiveFloat,
+    /// A string from a fixed set.
+    Choice(&'static [&'static str]),
+    /// An integer ≥ 0 (a count).
+    Count,
+    /// A random seed: an integer 0 ≤ seed < 2^bits, the range of the NumPy generator the
+    /// measure reproduces (one rule for every seed: out of range is an error, never a wrap).
+    /// `RandomState` (l_tnc) takes 32 bits; `default_rng`'s SeedSequence (cadi) any
+    /// non-negative integer, of which faithful reproduces the 63-bit ones.
+    Seed(u32),
+}
+
+/// A parameter of a measure, with its default as written on the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamDef {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    pub default: &'static str,
+}
+
+/// How a measure's `k` is validated (ZADU's `k_rule`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KRule {
+    None,
+    /// 1 ≤ k < n.
+    Neighbor,
+    /// 1 ≤ k < n/2 (T&C's normalisation).
+    Trustworthiness,
+    /// The largest neighbourhood size `k_max` of a curve: 1 ≤ k_max ≤ n − 2, or 0 for n − 2
+    /// (R_NX divides by n − 1 − K); n ≥ 3.
+    Curve,
+}
+
+/// One measure: its ZADU contract and how it is computed.
+pub struct MeasureDef {
+    /// ZADU's alias (`tnc`), used in outputs.
+    pub id: &'static str,
+    /// ZADU's full id (`trustworthiness_continuity`), accepted as input.
+    pub zadu_id: &'static str,
+    pub params: &'static [ParamDef],
+    /// Minimum number of label classes; 0 when labels are not used.
+    pub min_classes: usize,
+    pub k_rule: KRule,
+    /// The output keys; for a measure with `keyed_by`, the key of the default parameters.
+    pub keys: &'static [&'static str],
+    /// The choice parameters whose values, joined by `_`, are the measure's one output key, as in
+    /// ZADU: `ivm` returns the measure's name (`silhouette`, ...), `c_evm` returns
+    /// `{clustering}_{measure}` (`kmeans_arand`, ...). Empty when the keys are `keys`.
+    pub keyed_by: &'static [&'static str],
+    pub local_keys: &'static [&'static str],
+    pub needs: fn(&Resolved) -> Needs,
+    pub compute: fn(&Ctx, &Resolved) -> Result<Output>,
+    /// One line for `--help` and docs.
+    pub about: &'static str,
+}
+
+/// A spec checked against its measure: every parameter typed, defaults filled in.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub def: &'static MeasureDef,
+    /// Every parameter of the measure, in declaration order.
+    pub params: Vec<(String, ParamValue)>,
+    /// The `k` parameter, or 0 for measures without one (valid once [`Resolved::check_k`] passed).
+    pub k: usize,
+    /// `k` as given, for the range check.
+    pub(super) k_given: i64,
+}
+
+impl std::fmt::Debug for MeasureDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id)
+    }
+}
+
+impl Resolved {
+    /// The output keys, in the order of the measure's values: `def.keys`, or for a measure keyed
+    /// by its parameters the one key their values make.
+    pub fn keys(&self) -> Vec<String> {
+        if self.def.keyed_by.is_empty() {
+            return self.def.keys.iter().map(|k| k.to_string()).collect();
+        }
+        let value = |name: &&str| self.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.to_string());
+        vec![self.def.keyed_by.iter().map(|p| value(p).unwrap_or_default()).collect::<Vec<_>>().join("_")]
+    }
+
+    /// Checks `k` against the number of points, with ZADU's rule for this measure.
+    pub fn check_k(&self, n: usize) -> Result<()> {
+        let k = self.k_given;
+        let (ok, rule) = match self.def.k_rule {
+            KRule::None => (true, ""),
+            KRule::Neighbor => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
+            KRule::Trustworthiness => (k >= 1 && (k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
+            KRule::Curve => {
+                if n >= 3 && (k == 0 || (k >= 1 && k as u64 <= n as u64 - 2)) {
+                    return Ok(());
+                }
+                return Err(Error::BadParam {
+                    id: self.def.id.into(),
+                    param: "k_max".into(),
+                    value: k.to_string(),
+                    reason: format!("need 1 <= k_max <= n-2, or 0 for n-2, and n >= 3 (n={n})"),
+                });
+            }
+        };
+        if ok { Ok(()) } else { Err(Error::KOutOfRange { id: self.def.id.into(), k, n, rule }) }
+    }
+
+    /// A float parameter (validated by [`Resolved::new`]).
+    pub fn float(&self, name: &str) -> f64 {
+        match self.params.iter().find(|(n, _)| n == name) {
+            Some((_, ParamValue::Float(f))) => *f,
+            other => panic!("{}: parameter {name} is a float, got {other:?}", self.def.id),
+        }
+    }
+
+    /// What this measure needs from the planner.
+    pub fn needs(&self) -> Needs {
+        (self.def.needs)(self)
+    }
+}

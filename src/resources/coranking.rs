@@ -1,0 +1,237 @@
+//! The co-ranking pass: every pair's rank in both spaces, tallied into the integer counts from
+//! which the whole co-ranking family (Q_NX, R_NX, T, C, MRRE, LCMC for every K) follows.
+//!
+//! For each row i both distance rows are computed and fully sorted by `(d(i,j), j)` (the
+//! reference's order: ties by index, self excluded), which gives `ρ_ij` (original space) and
+//! `r_ij` (projection) for every j in O(n log n). Each pair then adds O(1) to integer
+//! tallies: a histogram of `max(ρ, r)` (Q_NX), difference arrays for the T and C numerators,
+//! and the MRRE numerators grouped by their denominator's rank. The co-ranking matrix is
+//! never built: memory is O(n + k_max) per worker. Tallies are merged by integer addition,
+//! so the counts are the same for any thread count and block size; each row's own summary is
+//! computed from that row alone and stored in row order.
+
+use std::sync::Mutex;
+
+use rayon::prelude::*;
+
+use crate::data::Points;
+use crate::reference::{Key, distance_row, key};
+
+/// The integer tallies of the co-ranking matrix `Q[a][b] = #{(i, j) : ρ_ij = a, r_ij = b}` that
+/// the curves need, for K = 1 ..= `k_max` (index K − 1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoRankCounts {
+    pub n: usize,
+    pub k_max: usize,
+    /// The largest K with T and C tallied (`min(k_max, largest K < n/2)`: ZADU's tnc range).
+    pub k_tnc: usize,
+    /// `#{(i, j) : ρ_ij ≤ K and r_ij ≤ K}` (Q_NX's numerator).
+    pub joint: Vec<u64>,
+    /// `Σ_{(i, j) : r_ij ≤ K < ρ_ij} (ρ_ij − K)`: trustworthiness's numerator, K ≤ `k_tnc`.
+    pub trust: Vec<u128>,
+    /// `Σ_{(i, j) : ρ_ij ≤ K < r_ij} (r_ij − K)`: continuity's numerator, K ≤ `k_tnc`.
+    pub cont: Vec<u128>,
+    /// `Σ_{(i, j) : r_ij = m} |ρ_ij − r_ij|`, m = 1 ..= k_max: MRRE's false-neighbour terms
+    /// share the denominator m.
+    pub err_low: Vec<u64>,
+    /// `Σ_{(i, j) : ρ_ij = m} |ρ_ij − r_ij|`: MRRE's missing-neighbour terms over m.
+    pub err_high: Vec<u64>,
+    /// Per row, in row order: the row summary's value.
+    pub rows: Vec<f64>,
+}
+
+/// The largest K that ZADU's tnc accepts for n points (`K < n/2`).
+pub fn tnc_limit(n: usize) -> usize {
+    n.saturating_sub(1) / 2
+}
+
+/// Runs the pass. `k_max` must be in `1 ..= n − 2`. `row_summary` receives, for each row i,
+/// its cumulative counts `#{j : max(ρ_ij, r_ij) ≤ K}` for K = 1 ..= k_max and returns the
+/// row's own value (it must depend on nothing else).
+pub fn coranking_pass(
+    high: &Points,
+    low: &Points,
+    k_max: usize,
+    block_rows: usize,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+) -> CoRankCounts {
+    let n = high.n();
+    assert!(n >= 3 && (1..=n - 2).contains(&k_max), "k_max {k_max} out of range for n {n}");
+    assert_eq!(low.n(), n, "both spaces have the same rows");
+    let k_tnc = tnc_limit(n).min(k_max);
+    let shape = Shape { n, k_max, k_tnc };
+    let block_rows = block_rows.max(1);
+    // One tally per concurrently running task (at most the thread count), reused across blocks.
+    let pool: Mutex<Vec<Tally>> = Mutex::new(Vec::new());
+    let mut rows = vec![0.0; n];
+    rows.par_chunks_mut(block_rows).enumerate().for_each(|(b, out)| {
+        let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape));
+        for (r, o) in out.iter_mut().enumerate() {
+            *o = row_summary(t.row(high, low, b * block_rows + r));
+        }
+        pool.lock().expect("tally pool").push(t);
+    });
+    let total = pool.into_inner().expect("tally pool").into_iter().reduce(Tally::merge).expect("n >= 3 rows ran");
+    total.counts(rows)
+}
+
+#[derive(Clone, Copy)]
+struct Shape {
+    n: usize,
+    k_max: usize,
+    k_tnc: usize,
+}
+
+/// One worker's scratch (O(n)) and tallies (O(k_max)). Every tally array is indexed by K or m
+/// directly (index 0 unused); the difference arrays have one more slot for their ends.
+struct Tally {
+    s: Shape,
+    dx: Vec<f64>,
+    dy: Vec<f64>,
+    keys: Vec<Key>,
+    buf: Vec<Key>,
+    rho: Vec<u32>,
+    row_hist: Vec<u32>,
+    hist: Vec<u64>,
+    /// Trustworthiness: Σρ and the pair count over each pair's K range, as difference arrays.
+    trust_sum: Vec<i64>,
+    trust_count: Vec<i64>,
+    cont_sum: Vec<i64>,
+    cont_count: Vec<i64>,
+    err_low: Vec<u64>,
+    err_high: Vec<u64>,
+}
+
+impl Tally {
+    fn new(s: Shape) -> Self {
+        let (n, k, kt) = (s.n, s.k_max, s.k_tnc);
+        Tally {
+            s,
+            dx: vec![0.0; n],
+            dy: vec![0.0; n],
+            keys: Vec::with_capacity(n),
+            buf: Vec::with_capacity(n),
+            rho: vec![0; n],
+            row_hist: vec![0; k + 1],
+            hist: vec![0; k + 1],
+            trust_sum: vec![0; kt + 2],
+            trust_count: vec![0; kt + 2],
+            cont_sum: vec![0; kt + 2],
+            cont_count: vec![0; kt + 2],
+            err_low: vec![0; k + 1],
+            err_high: vec![0; k + 1],
+        }
+    }
+
+    /// Tallies row i; returns its cumulative counts for K = 1 ..= k_max.
+    fn row(&mut self, high: &Points, low: &Points, i: usize) -> &[u32] {
+        let Shape { k_max, k_tnc, .. } = self.s;
+        distance_row(high, i, &mut self.dx);
+        distance_row(low, i, &mut self.dy);
+        sort_row(&self.dx, i, &mut self.keys, &mut self.buf);
+        for (p, &kk) in self.keys.iter().enumerate() {
+            self.rho[index(kk)] = p as u32 + 1;
+        }
+        sort_row(&self.dy, i, &mut self.keys, &mut self.buf);
+        self.row_hist.fill(0);
+        for (p, &kk) in self.keys.iter().enumerate() {
+            let (a, b) = (self.rho[index(kk)] as usize, p + 1);
+            let m = a.max(b);
+            if m <= k_max {
+                self.row_hist[m] += 1;
+            }
+            let err = a.abs_diff(b) as u64;
+            if b <= k_max {
+                self.err_low[b] += err;
+            }
+            if a <= k_max {
+                self.err_high[a] += err;
+            }
+            // j is a false neighbour (in N^Y_K, not in N^X_K) for K in b..a, a missing one
+            // (in N^X_K, not in N^Y_K) for K in a..b; each adds (its other rank − K).
+            if b < a && b <= k_tnc {
+                span(&mut self.trust_sum, &mut self.trust_count, b, (a - 1).min(k_tnc), a);
+            } else if a < b && a <= k_tnc {
+                span(&mut self.cont_sum, &mut self.cont_count, a, (b - 1).min(k_tnc), b);
+            }
+        }
+        let mut c = 0u32;
+        for (h, total) in self.row_hist[1..].iter_mut().zip(&mut self.hist[1..]) {
+            *total += u64::from(*h);
+            c += *h;
+            *h = c;
+        }
+        &self.row_hist[1..]
+    }
+
+    fn merge(mut self, o: Tally) -> Tally {
+        fn add<T: Copy + std::ops::AddAssign>(a: &mut [T], b: &[T]) {
+            a.iter_mut().zip(b).for_each(|(x, &y)| *x += y);
+        }
+        add(&mut self.hist, &o.hist);
+        add(&mut self.trust_sum, &o.trust_sum);
+        add(&mut self.trust_count, &o.trust_count);
+        add(&mut self.cont_sum, &o.cont_sum);
+        add(&mut self.cont_count, &o.cont_count);
+        add(&mut self.err_low, &o.err_low);
+        add(&mut self.err_high, &o.err_high);
+        self
+    }
+
+    fn counts(self, rows: Vec<f64>) -> CoRankCounts {
+        let Shape { n, k_max, k_tnc } = self.s;
+        let joint = self.hist[1..]
+            .iter()
+            .scan(0u64, |c, &h| {
+                *c += h;
+                Some(*c)
+            })
+            .collect();
+        CoRankCounts {
+            n,
+            k_max,
+            k_tnc,
+            joint,
+            trust: numerators(&self.trust_sum, &self.trust_count, k_tnc),
+            cont: numerators(&self.cont_sum, &self.cont_count, k_tnc),
+            err_low: self.err_low[1..].to_vec(),
+            err_high: self.err_high[1..].to_vec(),
+            rows,
+        }
+    }
+}
+
+/// Adds `other` to `sum` and 1 to `count` over K = lo ..= hi (difference arrays).
+#[inline]
+fn span(sum: &mut [i64], count: &mut [i64], lo: usize, hi: usize, other: usize) {
+    sum[lo] += other as i64;
+    sum[hi + 1] -= other as i64;
+    count[lo] += 1;
+    count[hi + 1] -= 1;
+}
+
+/// `Σ (other − K)` for K = 1 ..= k from the difference arrays: prefix(sum) − K · prefix(count).
+fn numerators(sum: &[i64], count: &[i64], k: usize) -> Vec<u128> {
+    let (mut s, mut c) = (0i128, 0i128);
+    (1..=k)
+        .map(|kk| {
+            s += i128::from(sum[kk]);
+            c += i128::from(count[kk]);
+            u128::try_from(s - kk as i128 * c).expect("every term other − K is positive")
+        })
+        .collect()
+}
+
+/// Row i's neighbour order: the keys `(d(i, j), j)` of every j ≠ i, ascending (the keys are
+/// distinct, so the order is unique). `buf` is the radix sort's scratch.
+fn sort_row(dist: &[f64], i: usize, keys: &mut Vec<Key>, buf: &mut Vec<Key>) {
+    keys.clear();
+    keys.extend(dist.iter().enumerate().filter(|&(j, _)| j != i).map(|(j, &d)| key(d, j)));
+    buf.resize(keys.len(), 0);
+    super::radix::sort(keys, buf);
+}
+
+#[inline(always)]
+fn index(k: Key) -> usize {
+    (k & 0xFFFF_FFFF) as usize
+}

@@ -1,0 +1,275 @@
+//! The co-ranking family (`coranking`) against a dense oracle: both full rank matrices and the
+//! co-ranking matrix built by brute force, every curve from its definition. The integer-derived
+//! curves (Q_NX, R_NX, LCMC, T, C) are identical, MRRE within 1e-12; for several K the curves
+//! agree with `tnc:k=K`, `mrre:k=K`, `lcmc:k=K`; the result is the same bits for any thread
+//! count and block size.
+
+mod common;
+
+use approx::assert_relative_eq;
+use common::{Oracle, Rng, corpus, points, with_duplicates};
+use faithful::{Error, Evaluator, Options, Points, Score, Spec};
+
+/// The corpus, plus larger cases (n ≤ 400) with duplicates, an integer lattice and 1e-9 jitter.
+fn cases() -> Vec<(String, Points, Points)> {
+    let mut out = corpus();
+    out.push(("duplicates_300".into(), with_duplicates(300, 6, 11), with_duplicates(300, 2, 12)));
+    let mut jit = Rng(5);
+    out.push((
+        "lattice_jitter_400".into(),
+        points("lat", 400, 3, |i, c| ((i / 7usize.pow(c as u32)) % 7) as f64 + 1e-9 * (jit.uniform() - 0.5)),
+        points("latl", 400, 2, |i, c| ((i * (2 * c + 1)) % 13) as f64),
+    ));
+    out
+}
+
+fn coranking(high: &Points, low: &Points, spec: &str, opts: Options) -> Score {
+    let eval = Evaluator::new(high.clone(), opts);
+    eval.measure(low, None, &[spec.parse::<Spec>().unwrap()]).unwrap().remove(0)
+}
+
+/// Every curve and value from the definitions, on the oracle's full rank matrices.
+struct Dense {
+    n: usize,
+    /// q[(a-1)*(n-1) + (b-1)] = #{(i,j) : ρ_ij = a, r_ij = b}.
+    q: Vec<u64>,
+    ox: Oracle,
+    oy: Oracle,
+}
+
+impl Dense {
+    fn new(high: &Points, low: &Points) -> Self {
+        let (ox, oy) = (Oracle::new(high), Oracle::new(low));
+        let n = high.n();
+        let mut q = vec![0u64; (n - 1) * (n - 1)];
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                let (a, b) = (ox.r(i, j) as usize, oy.r(i, j) as usize);
+                q[(a - 1) * (n - 1) + (b - 1)] += 1;
+            }
+        }
+        Dense { n, q, ox, oy }
+    }
+    fn q(&self, a: usize, b: usize) -> u64 {
+        self.q[(a - 1) * (self.n - 1) + (b - 1)]
+    }
+    /// Q_NX(K) from the co-ranking matrix's upper-left K×K block.
+    fn qnx(&self, k: usize) -> f64 {
+        let s: u64 = (1..=k).flat_map(|a| (1..=k).map(move |b| (a, b))).map(|(a, b)| self.q(a, b)).sum();
+        s as f64 / (self.n * k) as f64
+    }
+    fn rnx(&self, k: usize) -> f64 {
+        let n = self.n;
+        ((n - 1) as f64 * self.qnx(k) - k as f64) / (n - 1 - k) as f64
+    }
+    /// ZADU's T(K) numerator Σ_i Σ_{j ∈ N^Y_K(i) ∖ N^X_K(i)} (ρ_ij − K), from the kNN sets;
+    /// checked against the co-ranking matrix's lower-left block.
+    fn excess(&self, k: usize, base: &Oracle, other: &Oracle, transpose: bool) -> u64 {
+        let n = self.n;
+        let mut s = 0u64;
+        for i in 0..n {
+            for &j in other.knn(i, k) {
+                if !base.knn(i, k).contains(&j) {
+                    s += (base.r(i, j as usize) as usize - k) as u64;
+                }
+            }
+        }
+        let mut from_q = 0u64;
+        for far in k + 1..n {
+            for near in 1..=k {
+                let c = if transpose { self.q(near, far) } else { self.q(far, near) };
+                from_q += c * (far - k) as u64;
+            }
+        }
+        assert_eq!(s, from_q, "T/C numerator from the kNN sets vs the co-ranking matrix, K={k}");
+        s
+    }
+    fn tnc(&self, k: usize) -> (f64, f64) {
+        let n = self.n;
+        let f = 2.0 / ((k * (2 * n - 3 * k - 1)) as f64);
+        let t = self.excess(k, &self.ox, &self.oy, false);
+        let c = self.excess(k, &self.oy, &self.ox, true);
+        (1.0 - t as f64 * f / n as f64, 1.0 - c as f64 * f / n as f64)
+    }
+    /// ZADU's MRRE at K: per point, then the mean.
+    fn mrre(&self, k: usize) -> (f64, f64) {
+        let n = self.n;
+        let c: f64 = (1..=k as i64).map(|r| (n as i64 - 2 * r + 1).abs() as f64 / r as f64).sum();
+        let (mut f, mut m) = (0.0, 0.0);
+        for i in 0..n {
+            let term = |j: u32, own: &Oracle| {
+                let (a, b) = (self.ox.r(i, j as usize) as f64, self.oy.r(i, j as usize) as f64);
+                (a - b).abs() / own.r(i, j as usize) as f64
+            };
+            f += 1.0 - self.oy.knn(i, k).iter().map(|&j| term(j, &self.oy)).sum::<f64>() / c;
+            m += 1.0 - self.ox.knn(i, k).iter().map(|&j| term(j, &self.ox)).sum::<f64>() / c;
+        }
+        (f / n as f64, m / n as f64)
+    }
+    /// Point i's own R_NX AUC.
+    fn local_auc(&self, i: usize, k_max: usize) -> f64 {
+        let n = self.n;
+        let (mut num, mut den) = (0.0, 0.0);
+        for k in 1..=k_max {
+            let both = self.ox.knn(i, k).iter().filter(|j| self.oy.knn(i, k).contains(j)).count();
+            let r = ((n - 1) as f64 * (both as f64 / k as f64) - k as f64) / (n - 1 - k) as f64;
+            num += r / k as f64;
+            den += 1.0 / k as f64;
+        }
+        num / den
+    }
+}
+
+fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn curves_match_the_dense_oracle() {
+    for (name, high, low) in cases() {
+        let n = high.n();
+        let d = Dense::new(&high, &low);
+        let score = coranking(&high, &low, "coranking", opts(None, None));
+        let k_max = n - 2;
+        let kt = (n - 1) / 2;
+        let curve = |key: &str| score.curve(key).unwrap_or_else(|| panic!("{name}: no curve {key}"));
+        let qnx: Vec<f64> = (1..=k_max).map(|k| d.qnx(k)).collect();
+        assert_eq!(bits(curve("qnx")), bits(&qnx), "{name}: Q_NX");
+        let rnx: Vec<f64> = (1..=k_max).map(|k| d.rnx(k)).collect();
+        assert_eq!(bits(curve("rnx")), bits(&rnx), "{name}: R_NX");
+        let lcmc: Vec<f64> = (1..=k_max).map(|k| qnx[k - 1] - k as f64 / (n - 1) as f64).collect();
+        assert_eq!(bits(curve("lcmc")), bits(&lcmc), "{name}: LCMC");
+        let (t, c): (Vec<f64>, Vec<f64>) = (1..=kt).map(|k| d.tnc(k)).unzip();
+        assert_eq!(bits(curve("trustworthiness")), bits(&t), "{name}: T");
+        assert_eq!(bits(curve("continuity")), bits(&c), "{name}: C");
+        for k in 1..=k_max {
+            let (f, m) = d.mrre(k);
+            assert_relative_eq!(curve("mrre_false")[k - 1], f, max_relative = 1e-12, epsilon = 1e-12);
+            assert_relative_eq!(curve("mrre_missing")[k - 1], m, max_relative = 1e-12, epsilon = 1e-12);
+        }
+        // Scalars from their definitions.
+        let auc =
+            (1..=k_max).map(|k| rnx[k - 1] / k as f64).sum::<f64>() / (1..=k_max).map(|k| 1.0 / k as f64).sum::<f64>();
+        assert_relative_eq!(score.value("auc_rnx").unwrap(), auc, max_relative = 1e-12, epsilon = 1e-12);
+        let best = (1..=k_max).fold(1, |b, k| if lcmc[k - 1] > lcmc[b - 1] { k } else { b });
+        assert_eq!(score.value("k_max_lcmc").unwrap(), best as f64, "{name}: K_max");
+        let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
+        assert_relative_eq!(score.value("q_local").unwrap(), mean(&qnx[..best]), max_relative = 1e-12);
+        assert_relative_eq!(score.value("q_global").unwrap(), mean(&qnx[best - 1..]), max_relative = 1e-12);
+        let local = score.local("local_auc_rnx").unwrap();
+        assert_eq!(local.len(), n);
+        for i in (0..n).step_by(if n > 100 { 37 } else { 1 }) {
+            assert_relative_eq!(local[i], d.local_auc(i, k_max), max_relative = 1e-12, epsilon = 1e-12);
+        }
+        // The global AUC is the mean of the points' own (R_NX is linear in the counts).
+        assert_relative_eq!(mean(local), auc, max_relative = 1e-10, epsilon = 1e-12);
+    }
+}
+
+/// For several K, the curves at K equal the separate measures at k = K.
+#[test]
+fn curves_agree_with_tnc_mrre_lcmc_at_each_k() {
+    for (name, high, low) in cases() {
+        let n = high.n();
+        let eval = Evaluator::new(high.clone(), Options::default());
+        let k_max = n - 2;
+        let score = eval.measure(&low, None, &["coranking".parse().unwrap()]).unwrap().remove(0);
+        let curve = |key: &str| score.curve(key).unwrap().to_vec();
+        let (t, c, mf, mm, lc) =
+            (curve("trustworthiness"), curve("continuity"), curve("mrre_false"), curve("mrre_missing"), curve("lcmc"));
+        assert_eq!(t.len(), (n - 1) / 2, "{name}: T up to the largest K < n/2");
+        assert_eq!((mf.len(), lc.len()), (k_max, k_max));
+        for k in [1, 2, 5, 20, (n - 1) / 2, n / 2 + 3, k_max].into_iter().filter(|&k| k >= 1 && k <= k_max) {
+            let mut specs: Vec<Spec> =
+                vec![format!("mrre:k={k}").parse().unwrap(), format!("lcmc:k={k}").parse().unwrap()];
+            if k <= (n - 1) / 2 {
+                specs.push(format!("tnc:k={k}").parse().unwrap());
+            }
+            let s = eval.measure(&low, None, &specs).unwrap();
+            let tag = format!("{name} K={k}");
+            let close = |a: f64, b: f64, what: &str| {
+                assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{tag} {what}: coranking {a}, measure {b}");
+            };
+            close(mf[k - 1], s[0].value("mrre_false").unwrap(), "mrre_false");
+            close(mm[k - 1], s[0].value("mrre_missing").unwrap(), "mrre_missing");
+            close(lc[k - 1], s[1].value("lcmc").unwrap(), "lcmc");
+            if k <= (n - 1) / 2 {
+                close(t[k - 1], s[2].value("trustworthiness").unwrap(), "trustworthiness");
+                close(c[k - 1], s[2].value("continuity").unwrap(), "continuity");
+            }
+        }
+    }
+}
+
+/// The same bits for 1 and 2 threads and several block sizes, values, curves and local values.
+#[test]
+fn bit_identical_for_threads_and_blocks() {
+    for (name, high, low) in
+        cases().into_iter().filter(|(n, _, _)| ["duplicates_300", "generic", "lattice"].contains(&n.as_str()))
+    {
+        let reference = coranking(&high, &low, "coranking", opts(Some(1), Some(1)));
+        for (threads, block_rows) in [(Some(2), 1), (Some(2), 7), (Some(1), 64), (Some(2), 1000), (None, 32)] {
+            let s = coranking(&high, &low, "coranking", opts(threads, Some(block_rows)));
+            let tag = format!("{name} threads={threads:?} block_rows={block_rows}");
+            assert_eq!(s.values.len(), 4);
+            for ((k, a), (_, b)) in s.values.iter().zip(&reference.values) {
+                assert_eq!(a.to_bits(), b.to_bits(), "{tag}: {k}");
+            }
+            assert_eq!(s.curves.len(), 7, "{tag}");
+            for ((k, a), (_, b)) in s.curves.iter().zip(&reference.curves) {
+                assert_eq!(bits(a), bits(b), "{tag}: curve {k}");
+            }
+            assert_eq!(
+                bits(s.local("local_auc_rnx").unwrap()),
+                bits(reference.local("local_auc_rnx").unwrap()),
+                "{tag}"
+            );
+        }
+    }
+}
+
+/// `k_max` cuts every curve at K = k_max (T and C at the smaller of k_max and the tnc limit)
+/// without changing the values below it.
+#[test]
+fn k_max_truncates_the_curves() {
+    let high = with_duplicates(80, 4, 3);
+    let low = with_duplicates(80, 2, 4);
+    let full = coranking(&high, &low, "coranking", Options::default());
+    for k_max in [1, 10, 39, 40, 78] {
+        let s = coranking(&high, &low, &format!("coranking:k_max={k_max}"), Options::default());
+        for (key, v) in &s.curves {
+            let want = if key == "trustworthiness" || key == "continuity" { k_max.min(39) } else { k_max };
+            assert_eq!(v.len(), want, "k_max={k_max} {key}");
+            assert_eq!(bits(v), bits(&full.curve(key).unwrap()[..want]), "k_max={k_max} {key}");
+        }
+    }
+}
+
+#[test]
+fn k_max_out_of_range_is_a_typed_error() {
+    let high = with_duplicates(10, 3, 1);
+    let low = with_duplicates(10, 2, 2);
+    let eval = Evaluator::new(high, Options::default());
+    for bad in ["coranking:k_max=9", "coranking:k_max=-1", "coranking:k_max=x"] {
+        let e = eval.measure(&low, None, &[bad.parse().unwrap()]).unwrap_err();
+        assert!(
+            matches!(&e, Error::BadParam { id, param, .. } if id == "coranking" && param == "k_max"),
+            "{bad}: {e:?}"
+        );
+    }
+    assert!(eval.measure(&low, None, &["coranking:k_max=8".parse().unwrap()]).is_ok());
+    let two = points("two", 2, 2, |i, c| (i + c) as f64);
+    let e = Evaluator::new(two.clone(), Options::default()).measure(&two, None, &["coranking".parse().unwrap()]);
+    assert!(matches!(e, Err(Error::BadParam { .. })), "{e:?}");
+}
+
+/// Options with per-point values, and the given threads and block rows.
+fn opts(threads: Option<usize>, block_rows: Option<usize>) -> Options {
+    let mut o = Options::default();
+    o.local = true;
+    o.threads = threads;
+    if let Some(b) = block_rows {
+        o.block_rows = b;
+    }
+    o
+}

@@ -1,0 +1,200 @@
+//! Every kernel's CPU twin (`src/gpu/twin/NAME.rs`) against the device's output of
+//! `shaders/NAME.wgsl`, one test per kernel, named after it. Where the kernel's outcome is exact
+//! (certified candidates and ranks) the comparison is exact; where it is raw f32 (s̃, ε, Fast
+//! sums) it is within the proven bound ε or, for the Fast sums, a relative tolerance (`approx`).
+//! Runs on lavapipe in CI (and on llvmpipe GL with `WGPU_BACKEND=gl`).
+
+mod common;
+#[path = "common/gpu.rs"]
+mod gpu_common;
+
+use approx::{abs_diff_eq, assert_abs_diff_eq, relative_eq};
+use common::{Oracle, corpus, points, uniform};
+use faithful::gpu::bound::Params;
+use faithful::gpu::prepare::prepare;
+use faithful::gpu::{GpuRequest, KernelSet, Tiles, gpu_row_pass, knn_candidates, sqdist, twin};
+use faithful::reference::{distance_pair, key};
+use faithful::resources::{Needs, row_pass};
+use faithful::{Numerics, Points};
+use gpu_common::{density_matches_twin, gpu, pair_stats_match_twin};
+
+/// The common corpus plus a case whose candidate lists overflow (identical points).
+fn kernel_corpus() -> Vec<(String, Points, Points)> {
+    let mut c = corpus();
+    c.push(("identical_300".into(), points("s", 300, 3, |_, _| 2.0), points("sl", 300, 2, |i, _| (i % 3) as f64)));
+    c
+}
+
+/// `distances.wgsl` (the classic kernel set): the device's s̃ and the twin's are both within ε
+/// of the reference's squared distance, so within 2ε of each other.
+#[test]
+fn distances() {
+    let Some(g) = gpu(GpuRequest { kernels: KernelSet::Classic, ..Default::default() }) else { return };
+    for (name, high, low) in kernel_corpus() {
+        for p in [&high, &low] {
+            let n = p.n();
+            let (prep, s, e) = sqdist::bounded_sqdist(&g, p, 0..n).unwrap();
+            for i in 0..n {
+                for j in 0..n {
+                    let (dev, tw, eps) = (s[i * n + j], twin::sqdist(&prep, i, j), e[i * n + j]);
+                    assert!(
+                        abs_diff_eq!(dev, tw, epsilon = 2.0 * eps),
+                        "{name} ({i},{j}): device {dev} twin {tw} ε {eps}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Device s̃ of the tiled kernel against the twin's tile walk, pair by pair, within the sum of
+/// both bounds (each is within ε of the reference); the twin's witness counts are those the
+/// host expects of a complete dispatch.
+fn tiled_matches_twin(req: GpuRequest, p: &Points, tag: &str) {
+    let Some(g) = gpu(req) else { return };
+    let n = p.n();
+    let (prep, s, e) = sqdist::bounded_sqdist(&g, p, 0..n).unwrap();
+    let (tw, trips) = twin::distances_tiled(&prep, g.tiles, 0, n);
+    let want = g.tiles.trips_per_coordinate(n) * p.dim() as u64;
+    assert!(trips.iter().all(|&t| u64::from(t) == want), "{tag}: twin witness");
+    for t in 0..n * n {
+        assert_abs_diff_eq!(s[t], tw[t], epsilon = 2.0 * e[t]);
+    }
+}
+
+/// `distances_tiled.wgsl` at WebGPU's floor tiles (what every adapter accepts) and at the
+/// adapter's own, with n and D not multiples of the tiles: partial row tiles, point tiles and
+/// coordinate sub-chunks.
+#[test]
+fn distances_tiled() {
+    for (n, d) in [(70, 37), (131, 50), (5, 3)] {
+        let p = uniform("u", n, d, n as u64);
+        let floor = GpuRequest { tiles: Some(Tiles::choose(&wgpu::Limits::default())), ..Default::default() };
+        tiled_matches_twin(floor, &p, &format!("floor tiles n={n} D={d}"));
+        tiled_matches_twin(GpuRequest::default(), &p, &format!("adapter tiles n={n} D={d}"));
+    }
+}
+
+/// `sqdist.wgsl`: the device's s̃ is the twin row's within 2ε, and the device's ε is the
+/// twin's ε of the device's s̃ (the same f32 operations; a driver may fuse them, so a few ulps
+/// apart). The twin's own bound is checked without a GPU in `gpu_parity`.
+#[test]
+fn sqdist() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    for (name, high, _) in kernel_corpus() {
+        let n = high.n();
+        let (prep, s, e) = sqdist::bounded_sqdist(&g, &high, 0..n).unwrap();
+        let params = Params::new(n, high.dim());
+        for i in 0..n {
+            let (ts, te) = twin::sqdist_row(&params, &prep, i);
+            for j in 0..n {
+                let (dev_s, dev_e) = (s[i * n + j], e[i * n + j]);
+                assert!(
+                    abs_diff_eq!(dev_s, ts[j], epsilon = 2.0 * te[j]),
+                    "{name} s̃({i},{j}): device {dev_s} twin {}",
+                    ts[j]
+                );
+                let want = params.eps_of(dev_s, prep.norms[i], prep.norms[j]);
+                assert!(
+                    relative_eq!(dev_e, want, max_relative = 1e-5),
+                    "{name} ε({i},{j}): device {dev_e} twin {want}"
+                );
+            }
+        }
+    }
+}
+
+/// `knn_candidates.wgsl`: both the device's and the twin's candidates hold every true
+/// neighbour (the certified outcome, exact), and the s̃ they report agree within 2ε.
+#[test]
+fn knn_candidates() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    for (name, high, _) in kernel_corpus() {
+        let (n, k) = (high.n(), 5);
+        let raw = knn_candidates::raw_candidates(&g, &high, k).unwrap();
+        let prep = prepare(&high);
+        let params = knn_candidates::knn_params(n, high.dim(), k);
+        let oracle = Oracle::new(&high);
+        for i in 0..n {
+            let (gc, gl) = &raw[i];
+            let (tc, tl) = twin::knn_candidates(&params, &prep, i);
+            if *gc as usize > gl.len() || tc as usize > tl.len() {
+                continue; // overflow: the row is recomputed on the CPU either way
+            }
+            for &j in oracle.knn(i, k) {
+                assert!(gl.iter().any(|&(c, _)| c == j), "{name} row {i}: device candidates miss true neighbour {j}");
+                assert!(tl.iter().any(|&(c, _)| c == j), "{name} row {i}: twin candidates miss true neighbour {j}");
+            }
+            for &(j, sg) in gl {
+                if let Some(&(_, st)) = tl.iter().find(|&&(c, _)| c == j) {
+                    let e = params.eps_of(st, prep.norms[i], prep.norms[j as usize]);
+                    assert!(abs_diff_eq!(sg, st, epsilon = 2.0 * e), "{name} ({i},{j}): device {sg} twin {st}, ε {e}");
+                }
+            }
+        }
+    }
+}
+
+/// `rank_counts.wgsl`: the twin's certain counts plus its overlaps decided in f64 (what the host
+/// does with the device's) are the reference's ranks, exactly, and equal the device's.
+#[test]
+fn rank_counts() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    for (name, high, low) in kernel_corpus() {
+        let (n, k) = (high.n(), 5);
+        let cpu = row_pass(&high, None, &[&low], Needs::cross(k), 16);
+        let (dev, _) = gpu_row_pass(&g, &high, None, &[&low], Needs::cross(k), Numerics::Exact).unwrap();
+        let (cl, dl) = (&cpu.lows[0], &dev.lows[0]);
+        let queries = &cl.knn.as_ref().unwrap().idx;
+        let want = &cl.cross.as_ref().unwrap().rank_high_of_low;
+        assert_eq!(&dl.cross.as_ref().unwrap().rank_high_of_low, want, "{name}: device ranks");
+        let prep = prepare(&high);
+        let mut params = Params::new(n, high.dim());
+        params.k = k as u32;
+        params.cap = u32::MAX;
+        let mut compared = 0;
+        for i in 0..n {
+            let qs = &queries[i * k..(i + 1) * k];
+            let row = twin::rank_counts(&params, &prep, i, qs);
+            assert_eq!(row.overlaps.len(), row.count as usize, "{name} row {i}: every overlap kept");
+            let qkey = |q: usize| key(distance_pair(&high, i, qs[q] as usize), qs[q] as usize);
+            for (q, &j) in qs.iter().enumerate() {
+                let decided = row
+                    .overlaps
+                    .iter()
+                    .filter(|&&(slot, l)| {
+                        slot as usize == q && key(distance_pair(&high, i, l as usize), l as usize) < qkey(q)
+                    })
+                    .count() as u32;
+                assert_eq!(1 + row.certain[q] + decided, want[i * k + q], "{name} row {i} query {j}");
+                // Fast counts only inside the undecided overlaps.
+                let open = row.overlaps.iter().filter(|&&(slot, _)| slot as usize == q).count() as u32;
+                assert!(row.fast[q] <= open, "{name} row {i} query {j}: fast {} of {open}", row.fast[q]);
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, n * k);
+    }
+}
+
+/// `pair_stats.wgsl`: the device's row sums and the twin's, both merged in f64, agree to a
+/// relative 1e-4 (f32 sums in different orders), or within 1e-6 of the sums' scale.
+#[test]
+fn pair_stats() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    for (name, high, low) in kernel_corpus() {
+        pair_stats_match_twin(&g, &name, &high, &low);
+    }
+}
+
+/// `density.wgsl`: the device's normalised densities and the twin's agree to a relative 1e-4.
+#[test]
+fn density() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    for (name, high, low) in kernel_corpus() {
+        let (hx, _) = pair_stats_match_twin(&g, &name, &high, &low);
+        if hx.max > 0.0 {
+            density_matches_twin(&g, &name, &high, hx.max, &[0.1, 1.0]);
+        }
+    }
+}
