@@ -37,6 +37,9 @@ pub struct GpuRequest {
     pub kernels: super::KernelSet,
     /// Tests only: these tile sizes instead of the ones chosen from the adapter's limits.
     pub tiles: Option<super::Tiles>,
+    /// Tests only: points per `rank_counts` dispatch instead of the adapter's choice
+    /// (`rank_counts::point_chunk`: one range on a hardware GPU, ranges of 6144 on software).
+    pub rank_chunk: Option<u32>,
 }
 
 /// One adapter as `faithful backends` shows it.

@@ -16,9 +16,22 @@ use crate::Numerics;
 use crate::data::Points;
 use crate::reference::{RankScratch, count_ranks, distance_pair, distance_row, key};
 
-/// Points l per dispatch: 24 tiles of 256, so an invocation makes at most about
-/// 24 · (4 + 2 + 2 · 256) loop trips, far inside driver loop budgets such as Mesa's 65535.
+/// Points l per dispatch on a software adapter: 24 tiles of 256, so an invocation makes at most
+/// about 24 · (4 + 2 + 2 · 256) loop trips, far inside driver loop budgets such as Mesa's 65535.
 pub const POINT_CHUNK: usize = 96 * WG;
+
+/// Points l per dispatch: [`POINT_CHUNK`] on software adapters (Mesa's loop-trip budget), all n
+/// on a hardware GPU, whose drivers have no such budget, so a row block costs one dispatch, not
+/// one per range (the H200 receipt: 1292 dispatches of 1.3 ms for n = 100 000). A driver that
+/// cut the loop anyway is caught by the witness. `GpuRequest::rank_chunk` overrides (tests).
+pub fn point_chunk(gpu: &Gpu, n: usize) -> usize {
+    let chunk = match gpu.request.rank_chunk {
+        Some(c) => c as usize,
+        None if gpu.report.hardware => n,
+        None => POINT_CHUNK,
+    };
+    chunk.clamp(1, n.max(1))
+}
 
 /// Tallies of certified rank counting.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -130,7 +143,7 @@ pub async fn certified_ranks(
     Ok((ranks, dists, stats))
 }
 
-/// One row block's counts over every l, summed over the point ranges of `POINT_CHUNK`.
+/// One row block's counts over every l, summed over its point ranges (`point_chunk`).
 struct Counted {
     certain: Vec<u32>,
     fast: Vec<u32>,
@@ -186,8 +199,9 @@ async fn start_block(
     outs.iter().for_each(|o| batch.clear(o));
     let mut p = *params;
     p.rows = rows as u32;
-    for lo in (0..n).step_by(POINT_CHUNK) {
-        (p.lo, p.hi) = (lo as u32, (lo + POINT_CHUNK).min(n) as u32);
+    let chunk = point_chunk(gpu, n);
+    for lo in (0..n).step_by(chunk) {
+        (p.lo, p.hi) = (lo as u32, (lo + chunk).min(n) as u32);
         let outputs = [&outs[0], &outs[1], &overlaps, &outs[2], &outs[3]];
         let bindings = Bindings { resident: &[&dist_buf], inputs: &[&q], outputs: &outputs };
         batch.dispatch(Kernel::RankCounts, &p, space, bindings, (rows as u32, 1), tally).await?;
@@ -217,7 +231,8 @@ async fn finish_block(gpu: &Gpu, s: Started, numerics: Numerics, tally: &mut Tal
     let ocount: Vec<u32> = bytemuck::cast_slice(&out[base + 1 + fast_read]).to_vec();
     let trips: &[[u32; 4]] = bytemuck::cast_slice(&out[base + 2 + fast_read]);
     let first: &[[u32; 2]] = bytemuck::cast_slice(&out[base + 3 + fast_read]);
-    let lens: Vec<usize> = (0..s.n).step_by(POINT_CHUNK).map(|lo| (lo + POINT_CHUNK).min(s.n) - lo).collect();
+    let chunk = point_chunk(gpu, s.n);
+    let lens: Vec<usize> = (0..s.n).step_by(chunk).map(|lo| (lo + chunk).min(s.n) - lo).collect();
     let mut short = s.dist.short(&out);
     for (r, sh) in short.iter_mut().enumerate() {
         *sh |= !rank_witness_complete(&lens, kq, &trips[r * WG..(r + 1) * WG]);
