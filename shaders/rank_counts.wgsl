@@ -5,7 +5,8 @@
 //   U_l < L_q                     → l is certainly before j_q: certain[q] += 1
 //   L_l > U_q                     → l is certainly after j_q
 //   anything else (NaN included)  → too close to call, unless l = j_q: (q, l) into the overlaps
-// The host runs every range of a row block in one batch: `certain`, `fast`, `ocount` and
+// The host runs every range of a row block (one range of all n on a hardware GPU, 6144 points
+// each on a software adapter, whose loop-trip budget they respect) in one batch: `certain`, `fast`, `ocount` and
 // `trips` accumulate over the ranges on the device (cleared once per block, read back once),
 // and the overlap list continues where the previous range left it. Overlap p of row r is at
 // overlaps[p·rows + r] (slot-major), so the host reads back only the first slots of every row. The host decides the
