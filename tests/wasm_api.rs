@@ -3,13 +3,18 @@
 //! reference with identical results, and bad requests are clear errors.
 #![cfg(target_arch = "wasm32")]
 
-use faithful::wasm::{evaluate, example_data, measures, version};
+use faithful::wasm::{evaluate_json, example_data, measures_json, version};
 use js_sys::{Array, Float64Array, Object, Reflect};
 use serde_json::Value;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+/// The JSON-text form of `evaluate`, which the comparisons below read with serde_json.
+async fn evaluate(req: JsValue) -> Result<String, JsValue> {
+    evaluate_json(req.unchecked_into()).await
+}
 
 fn with_backend(req: &JsValue, backend: &str) -> JsValue {
     let r = Object::assign(&Object::new(), &Object::from(req.clone()));
@@ -55,7 +60,7 @@ async fn bad_requests_are_clear_errors() {
 
 #[wasm_bindgen_test]
 fn registry_and_version_are_exposed() {
-    let list: Value = serde_json::from_str(&measures()).unwrap();
+    let list: Value = serde_json::from_str(&measures_json()).unwrap();
     assert!(list.as_array().unwrap().iter().any(|m| m["id"] == "tnc"));
     assert_eq!(version(), env!("CARGO_PKG_VERSION"));
 }

@@ -20,6 +20,7 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { FLAGS } from './flags.mjs';
 
 const BASE = process.env.FAITHFUL_URL;
 const CLI = process.env.FAITHFUL_CLI;
@@ -27,20 +28,6 @@ const OUT = process.env.FAITHFUL_OUT ?? 'out';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const CI = ['true', '1'].includes(String(process.env.CI).toLowerCase());
 const RUN_TIMEOUT_MS = 10 * 60 * 1000;
-
-// WebGPU in headless Chromium: --enable-unsafe-webgpu exposes navigator.gpu.requestAdapter() on
-// Linux (where WebGPU is otherwise off), and Dawn then finds SwiftShader's Vulkan (shipped with
-// Chromium) as a fallback adapter. The page must be a secure context: http://127.0.0.1 is.
-export const FLAGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--enable-unsafe-webgpu',
-  '--enable-features=Vulkan',
-  '--use-angle=swiftshader',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
 
 const RANK_BASED = new Set(['tnc', 'mrre', 'lcmc', 'nh']);
 
