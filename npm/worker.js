@@ -23,7 +23,8 @@ function abortError(signal) {
 }
 
 export class FaithfulWorker {
-  constructor(url = new URL('./worker-host.js', import.meta.url)) {
+  /** `url`: another worker script (one that imports worker-host.js); default the package's own. */
+  constructor(url) {
     this.url = url;
     this.generation = 0;
     this.pending = new Map();
@@ -33,7 +34,10 @@ export class FaithfulWorker {
 
   start() {
     this.generation += 1;
-    this.worker = new Worker(this.url, { type: 'module' });
+    // Written out in full so that bundlers (Vite, webpack) see the worker and bundle it.
+    this.worker = this.url
+      ? new Worker(this.url, { type: 'module' })
+      : new Worker(new URL('./worker-host.js', import.meta.url), { type: 'module' });
     this.worker.onmessage = ({ data }) => this.receive(data);
     this.worker.onerror = (e) => {
       e.preventDefault?.();

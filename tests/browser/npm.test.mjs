@@ -7,7 +7,7 @@
 //                         WebGPU adapter into a failure instead of a skip.
 //
 // The tarball is installed into a throw-away app in a temp folder (plain ES modules, an import
-// map, no copy step), served on a loopback port and driven in headless Chromium on WebGPU
+// map, no copy step; and the same app built by Vite), served on a loopback port and driven in headless Chromium on WebGPU
 // (SwiftShader) and on the wasm CPU: a Session's first and second measure (a different
 // projection each) equal `faithful measure --local --json` bit for bit, neighbours equal
 // `faithful knn`, an aborted measure rejects with an AbortError and leaves the session usable;
@@ -76,6 +76,9 @@ before(async () => {
       res.writeHead(404).end();
     }
   });
+  // The same app built by Vite (no copy step, no plugin): dist/ beside the plain one.
+  writeFileSync(path.join(app, 'vite.config.mjs'), "export default { base: './', logLevel: 'warn', worker: { format: 'es' }, build: { outDir: 'dist', target: 'esnext' } };\n");
+  execFileSync('node', [path.join(HERE, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], { cwd: app, stdio: 'inherit' });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${server.address().port}`;
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 120_000 });
@@ -87,12 +90,12 @@ after(async () => {
   if (app) rmSync(app, { recursive: true, force: true });
 });
 
-async function page() {
+async function page(at = 'index.html') {
   const p = await browser.newPage();
   const log = [];
   p.on('console', (m) => log.push(`[console.${m.type()}] ${m.text()}`));
   p.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
-  await p.goto(`${base}/index.html`);
+  await p.goto(`${base}/${at}`);
   try {
     await p.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: 120_000 });
   } catch (e) {
@@ -201,6 +204,25 @@ test('the worker client: measure, abort, neighbours, and a trap restarts the wor
   assert.equal(r.knnHigh.typed, 'Int32Array');
   assert.ok(r.knnIsInt32 && r.localIsF64, 'results lost their typed arrays on the way back');
   t.diagnostic(`worker client on ${backend}`);
+});
+
+test('Vite: the bundled app (wasm asset and worker emitted by Vite) equals the native CLI', async () => {
+  const { p, log } = await page('dist/index.html');
+  let r;
+  let w;
+  try {
+    r = await p.evaluate(() => window.checks('cpu'));
+    w = await p.evaluate(() => window.workerChecks('cpu'));
+  } catch (e) {
+    throw new Error(`${e.message}\n${log.join('\n')}`);
+  }
+  await p.close();
+  assert.ok(!log.some((l) => l.includes('node_modules')), `the built app still loads from node_modules:\n${log.join('\n')}`);
+  sameProjection(r.first.projections[0], native.projections[0], 'vite first measure');
+  sameProjection(r.second.projections[0], native.projections[1], 'vite second measure');
+  assert.equal(r.aborted?.name, 'AbortError');
+  sameProjection(w.first.projections[0], native.projections[0], 'vite worker measure');
+  assert.equal(w.crash?.name, 'WorkerCrashedError');
 });
 
 test('Node: the CPU entry equals the native CLI', () => {
