@@ -109,10 +109,12 @@ export class FaithfulWorker {
     return s;
   }
 
-  /** Ends the worker; its sessions go with it. */
+  /** Ends the worker (pending calls reject with a WorkerCrashedError); its sessions go with it. */
   terminate() {
-    this.crash('the worker was terminated');
+    const pending = [...this.pending.values()];
+    this.pending.clear();
     this.worker.terminate();
+    for (const p of pending) p.reject(new WorkerCrashedError('the worker was terminated'));
   }
 }
 

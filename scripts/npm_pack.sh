@@ -24,7 +24,7 @@ web/build.sh "$stage"
 rm -f "$stage/.gitignore" "$stage/package.json"
 # wasm-bindgen types the raw wasm exports (InitOutput) with `any`; the package's types have none.
 sed -E -i '/^ *(readonly|export const) [A-Za-z0-9_]+: \(/ s/\bany\b/unknown/g' "$stage/faithful.d.ts" "$stage/faithful_bg.wasm.d.ts"
-cp npm/node.js npm/worker.js npm/worker-host.js npm/worker.d.ts npm/README.md "$stage/"
+cp npm/node.js npm/README.md "$stage/" # web/build.sh copied the worker client
 
 version=$(cargo metadata --no-deps --format-version 1 --locked | node -e '
   let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () =>

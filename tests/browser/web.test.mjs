@@ -334,3 +334,22 @@ test('benchmark tab: the kernel suite on WebGPU and the wasm CPU, receipt in the
   console.log('# bench: ' + receipt.rows.map((r) => `${r.backend}/${r.kernel} cold ${r.cold_s.toFixed(3)} s warm ${r.warm_s.toFixed(3)} s ${r.parity}`).join('; '));
   await page.close();
 });
+
+test('Live tab: umap-js optimises the example and a resident Session scores it every 5 epochs', async () => {
+  const { page, log } = await openPage('?live=1&autorun=1&epochs=30&every=5&backend=cpu');
+  const status = await waitStatus(page, log, ['done', 'error']);
+  assert.equal(status, 'done', `the Live tab reports: ${await page.textContent('#live-error')}\n${log.join('\n')}`);
+  const records = JSON.parse(await page.textContent('#live-json'));
+  assert.deepEqual(records.map((r) => r.epoch), [5, 10, 15, 20, 25, 30]);
+  for (const r of records) {
+    assert.equal(r.backend, 'cpu');
+    for (const key of ['trustworthiness', 'continuity']) assert.ok(r[key] > 0 && r[key] <= 1, `epoch ${r.epoch}: ${key} ${r[key]}`);
+    assert.ok(r.ms > 0);
+  }
+  // UMAP improves the embedding: the last scores beat the first.
+  assert.ok(records.at(-1).trustworthiness > records[0].trustworthiness, JSON.stringify(records));
+  assert.match(await page.textContent('#live-info'), /epoch 30\/30 · served by CPU \(wasm\) · [\d.]+ evaluations\/s/);
+  mkdirSync(OUT, { recursive: true });
+  await page.screenshot({ path: path.join(OUT, 'web-live.png'), fullPage: true });
+  await page.close();
+});
