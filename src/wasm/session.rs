@@ -111,7 +111,7 @@ impl Session {
     }
 
     /// The backend that serves: "gpu" (WebGPU) or "cpu" (the wasm CPU reference).
-    #[wasm_bindgen(getter)]
+    #[wasm_bindgen(getter, unchecked_return_type = "\"gpu\" | \"cpu\"")]
     pub fn backend(&self) -> String {
         if self.inner.served.gpu.is_some() { "gpu" } else { "cpu" }.into()
     }
