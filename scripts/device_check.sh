@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The hardware GPU check (issue 10 / 18): on a machine with an NVIDIA GPU and this repository,
-# run the GPU parity and adversarial tests on the hardware adapter, then `faithful bench
-# --backend all` at n = 10 000, 50 000 and 100 000 (D = 50, k = 20), and write the receipt
-# (JSON + markdown) into OUT_DIR. Budget: under 8 minutes on a 16-core host.
+# run the GPU parity and adversarial tests on the hardware adapter (each test binary under a
+# time limit; a binary that hangs is rerun one test at a time to name the test, with a stack
+# dump where gdb exists), then `faithful bench` with the tiled and the classic kernel sets side
+# by side: n = 100 000 (D = 50, k = 20; one CPU reference per kernel, `--backend gpu`) and a
+# CPU/GPU crossover at n = 5 000 and 20 000; write the receipt (JSON + markdown, with where the
+# GPU time went per kernel and phase) into OUT_DIR. Budget: under 5 minutes on a 16-core host.
 #
 #   scripts/device_check.sh OUT_DIR              build (cargo, or rustup if none) and run
 #   scripts/device_check.sh --prepare BIN_DIR    build here and copy the binaries into BIN_DIR,
@@ -101,33 +104,94 @@ if [ -z "$smoke" ] && ! grep -q '"hardware": *true' "$out/backends.json"; then
 fi
 
 # Parity on the hardware adapter: CI=true turns a missing adapter into a failure, not a skip.
+# Each binary gets TEST_LIMIT seconds; on a timeout it is rerun one test at a time (each test
+# named in the log, 20 s each, until 110 s have passed), and a hung process's threads are dumped
+# (gdb) before it is killed. Worst case: 120 s of tests (each binary at most 40 s), then the
+# bench's 140 + 45 s: under 5 minutes.
 status=0
+limit=${TEST_LIMIT:-40}
+dump() { # pid file: what every thread of pid (and its children) waits on; stacks if gdb is there
+    local p t
+    for p in "$1" $(pgrep -P "$1" 2>/dev/null); do
+        for t in /proc/"$p"/task/*; do
+            echo "  task ${t##*/} $(cat "$t/comm" 2>/dev/null) state=$(awk '/^State/{print $2}' "$t/status" 2>/dev/null) wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1 "$t/syscall" 2>/dev/null)" >>"$2"
+        done
+        if command -v gdb >/dev/null 2>&1; then
+            timeout 20 gdb -p "$p" -batch -ex "thread apply all bt 12" >>"$2" 2>&1 || true
+        else
+            echo "  (no gdb: no user stacks)" >>"$2"
+        fi
+    done
+}
+run_limited() { # seconds log cmd...: runs cmd, dumps its stacks and kills it after the limit
+    local secs=$1 logf=$2
+    shift 2
+    env CI=true "$@" >>"$logf" 2>&1 &
+    local pid=$! waited=0
+    while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "$secs" ]; do
+        sleep 1
+        waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "TIMEOUT after ${secs}s; thread stacks:" >>"$logf"
+        dump "$pid" "$logf"
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        return 124
+    fi
+    wait "$pid"
+}
 for entry in "${tests[@]}"; do
     name=${entry%% *}
     exe=${entry#* }
-    say "test $name"
-    if CI=true RUST_TEST_THREADS=4 "$exe" >>"$log" 2>&1; then
-        echo "$name: passed" >>"$out/tests.txt"
-    else
-        echo "$name: FAILED" >>"$out/tests.txt"
+    left=$((120 - ($(date +%s) - start)))
+    if [ "$left" -lt 10 ]; then
+        echo "$name: not run (the test phase's 120 s are spent)" >>"$out/tests.txt"
         status=1
+        continue
     fi
+    say "test $name"
+    echo "=== $name" >>"$log"
+    run_limited "$((left < limit ? left : limit))" "$log" env RUST_TEST_THREADS=4 "$exe"
+    rc=$?
+    if [ $rc = 0 ]; then
+        echo "$name: passed" >>"$out/tests.txt"
+        continue
+    fi
+    status=1
+    if [ $rc != 124 ]; then
+        echo "$name: FAILED (exit $rc)" >>"$out/tests.txt"
+        continue
+    fi
+    echo "$name: TIMEOUT after ${limit}s; rerun one test at a time:" >>"$out/tests.txt"
+    say "test $name timed out; one test at a time"
+    for t in $("$exe" --list 2>/dev/null | sed -n 's/: test$//p'); do
+        [ $(($(date +%s) - start)) -gt 110 ] && { echo "  (out of time for reruns)" >>"$out/tests.txt"; break; }
+        echo "=== $name $t (alone)" >>"$log"
+        run_limited 20 "$log" env RUST_TEST_THREADS=1 "$exe" --exact "$t" --nocapture
+        r=$?
+        echo "  $t: $([ $r = 0 ] && echo passed || { [ $r = 124 ] && echo TIMEOUT || echo "FAILED (exit $r)"; })" >>"$out/tests.txt"
+    done
 done
 
-# The bench: 10k and 50k with 2 warm runs; 100k with 1 (the CPU reference dominates there).
-# `pairs` is served by the CPU on every backend, so it is left out at 100k.
+# The bench: the tiled and the classic kernel sets side by side on the hardware adapter.
+# n = 100 000: one CPU reference per kernel (`--backend gpu`; it dominates, tens of seconds),
+# 2 warm runs; the crossover (evaluation only) runs the CPU as its own rows.
 bench() {
-    local tag=$1
-    shift
+    local tag=$1 secs=$2
+    shift 2
     say "bench $tag: $*"
-    "$cli" bench --backend all --dims 50 --k 20 "$@" --json "$out/bench_$tag.json" >"$out/bench_$tag.txt" 2>>"$log" || status=1
+    timeout "$secs" "$cli" bench --dims 50 --k 20 --kernel-sets tiled,classic "$@" --json "$out/bench_$tag.json" \
+        >"$out/bench_$tag.txt" 2>>"$log" || { status=1; say "bench $tag failed or ran out of time (exit $?)"; }
 }
+gpu_filter=()
+[ -z "$smoke" ] && gpu_filter=(--adapter "${DEVICE_CHECK_ADAPTER:-nvidia}")
 if [ -n "$smoke" ]; then
-    bench small --sizes 300,600 --repeat 1
-    bench large --sizes 900 --repeat 1 --kernels distances,knn,ranks,evaluation
+    bench large 300 --backend gpu --sizes 900 --repeat 1 --kernels distances,knn,ranks,evaluation
+    bench crossover 300 --backend all --sizes 300,600 --repeat 1 --kernels evaluation
 else
-    bench small --sizes 10000,50000 --repeat 2
-    bench large --sizes 100000 --repeat 1 --kernels distances,knn,ranks,evaluation
+    bench large 140 --backend gpu "${gpu_filter[@]}" --sizes 100000 --repeat 2 --kernels distances,knn,ranks,evaluation
+    bench crossover 45 --backend all "${gpu_filter[@]}" --sizes 5000,20000 --repeat 2 --kernels evaluation
 fi
 
 {
@@ -147,7 +211,7 @@ fi
     echo '```'
     cat "$out/tests.txt"
     echo '```'
-    for tag in small large; do
+    for tag in large crossover; do
         echo
         echo "## Bench ($tag): [bench_$tag.json](bench_$tag.json)"
         echo

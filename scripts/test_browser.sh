@@ -3,7 +3,8 @@
 # the native CLI, serves web/ on a free loopback port and runs tests/browser (node:test +
 # playwright-core) in headless Debian Chromium: the bundled example on WebGPU (SwiftShader) and
 # on the wasm CPU, both bit-identical to `faithful measure --local --json --backend cpu`, bad-file
-# messages, and a screenshot in out/web-screenshot.png.
+# messages, and a screenshot in out/web-screenshot.png; then the npm package faithful-dr
+# (scripts/npm_pack.sh) installed into a throw-away app (tests/browser/npm.test.mjs).
 #
 # Installs what it needs: chromium (apt), node/npm (apt, if missing), the npm packages pinned by
 # tests/browser/package-lock.json (never a browser download), the wasm target and wasm-bindgen-cli.
@@ -78,5 +79,12 @@ for _ in $(seq 100); do
 done
 port=$(cat "$port_file")
 
+# The npm package: packed (the wasm is built above), installed into a throw-away app, checked
+# in the browser and in Node (tests/browser/npm.test.mjs).
+npm_dir=$(mktemp -d)
+trap 'kill "$server" 2>/dev/null || true; rm -f "$port_file"; rm -rf "$npm_dir"' EXIT
+tarball=$(scripts/npm_pack.sh "$npm_dir")
+
 FAITHFUL_URL="http://127.0.0.1:$port" FAITHFUL_CLI="$cli" FAITHFUL_OUT="$root/out" CHROMIUM="$CHROMIUM" \
-    node --test --test-reporter=spec tests/browser/web.test.mjs
+    FAITHFUL_NPM_TARBALL="$tarball" \
+    node --test --test-reporter=spec --test-concurrency=1 tests/browser/web.test.mjs tests/browser/npm.test.mjs

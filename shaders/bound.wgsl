@@ -21,7 +21,7 @@ struct Params {
     abs_e: f32,
     safety: f32,
     rel_margin: f32,
-    _pad2: f32,
+    rows: u32,       // rows of this block (distances_tiled)
     _pad3: f32,
 }
 

@@ -36,9 +36,13 @@ pub enum Numerics {
 }
 
 /// Work (pairs of points per space) below which `auto` stays on the CPU: device start-up and
-/// pipeline compilation cost more than the CPU's whole run below it. Provisional: set from the
-/// CPU benchmark alone until a hardware-GPU receipt exists.
-pub const AUTO_MIN_PAIRS: f64 = 4.0e8;
+/// pipeline compilation cost more than the CPU's whole run below it. From the H200 receipt
+/// (`docs/bench/h200_2026-11-30_tiled/bench_crossover.txt`: evaluation, D = 50, k = 20, against
+/// the same machine's 16 CPU cores): cold, as a one-shot run pays it, the GPU loses at n = 5 000
+/// (0.19 s vs 0.057 s) and wins at n = 20 000 (0.48 s vs 0.75 s); a line in n² through both
+/// crosses at ≈ 1.5·10⁸ pairs (n ≈ 12 300), and 2·10⁸ (n ≈ 14 100) leaves a margin for that
+/// interpolation. Warm, the GPU already wins at n = 5 000 (0.024 s vs 0.054 s).
+pub const AUTO_MIN_PAIRS: f64 = 2.0e8;
 
 /// The backend that will serve, with the reason when it is not the one asked for.
 pub enum Selected {

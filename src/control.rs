@@ -75,7 +75,9 @@ impl Cancel {
 /// What a pass needs to report and to stop: built from the options.
 #[derive(Debug, Clone, Default)]
 pub struct Control {
+    /// Called with each phase's progress.
     pub progress: Option<ProgressFn>,
+    /// Stops the pass at its next check.
     pub cancel: Option<Cancel>,
 }
 

@@ -232,6 +232,13 @@ impl Evaluator {
         &self.opts
     }
 
+    /// The options for later calls: the browser's `Session` sets `local`, `progress` and
+    /// `cancel` per call; the cached kNN, device and all-pairs statistics stay.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn options_mut(&mut self) -> &mut Options {
+        &mut self.opts
+    }
+
     /// An evaluator for the original space `high`.
     pub fn new(high: Points, opts: Options) -> Self {
         Evaluator {

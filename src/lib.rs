@@ -67,6 +67,9 @@ mod wasm_bench;
 pub use backend::{BackendChoice, Numerics};
 pub use catalog::{MeasureInfo, ParamInfo, measures};
 pub use control::{Cancel, Progress, ProgressFn};
+// For the Python bindings' ZADU resource provider, which drives hidden passes directly.
+#[doc(hidden)]
+pub use control::Control;
 pub use data::{Labels, NpyElement, Points, read_labels, read_points, write_npy};
 pub use error::{Error, FileProblem, GpuError, Result};
 pub use evaluate::{Evaluator, EvaluatorBuilder, MAX_THREADS, Options};

@@ -1,13 +1,16 @@
-//! The browser API (wasm-bindgen): evaluate specs on typed arrays and get the CLI's JSON.
+//! The browser API (wasm-bindgen), packaged for npm as `faithful-dr` (scripts/npm_pack.sh).
 //!
 //! ```js
-//! import init, { evaluate, exampleData, measures, version } from "./pkg/faithful.js";
+//! import init, { Session, evaluate, exampleData, measures, version } from "faithful-dr";
 //! await init();
-//! const json = await evaluate({ high: {data, rows, cols}, lows: [{name, data, rows, cols}],
-//!                               labels, specs: ["tnc:k=20"], local: true, backend: "webgpu" });
+//! const s = await Session.create({ high: {data, rows, cols}, labels, backend: "webgpu" });
+//! const r = await s.measure({ low: {data, rows, cols: 2}, specs: ["tnc:k=20"], local: true });
+//! const once = await evaluate({ high, lows: [{name, data, rows, cols}], labels, specs, local: true });
 //! ```
-//! `backend`: "webgpu" (default; falls back to the wasm CPU reference, and says why, when the
-//! browser has no WebGPU), "cpu", or "auto". `numerics`: "exact" (default) or "fast".
+//! Results are objects in the CLI's JSON schema with per-point values as Float64Array
+//! (`evaluateJson` returns the CLI's JSON text). The TypeScript types are in src/wasm/types.rs.
+//! `backend`: "webgpu" (default; falls back to the wasm CPU reference, and says why, when there
+//! is no WebGPU), "cpu", or "auto". `numerics`: "exact" (default) or "fast".
 
 use std::sync::Arc;
 
@@ -17,7 +20,14 @@ use wasm_bindgen::prelude::*;
 use crate::evaluate::default_specs;
 use crate::gpu::{Gpu, GpuRequest};
 use crate::measures::{ParamKind, REGISTRY};
+use crate::report::Evaluation;
 use crate::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec, example};
+
+mod session;
+mod types;
+
+pub use session::Session;
+pub use types::{BenchRequest, EvaluateRequest, ExampleData, MeasureList, PromiseEvaluation};
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -76,11 +86,123 @@ fn matrix(v: &JsValue, default_name: &str) -> Result<Points, JsValue> {
     Points::from_vec(name, rows, cols, data).map_err(fail)
 }
 
-/// Evaluates a request (see the module docs) and returns the result JSON, in the CLI's schema.
-#[wasm_bindgen]
-pub async fn evaluate(request: JsValue) -> Result<String, JsValue> {
-    let high = matrix(&get(&request, "high")?, "high")?;
-    let lows_js = get(&request, "lows")?;
+/// How a request's `backend` and `numerics` are served: the options, the started WebGPU device
+/// (if any) and why the wasm CPU serves instead of an asked-for GPU.
+struct Served {
+    requested: String,
+    opts: Options,
+    gpu: Option<Arc<Gpu>>,
+    fallback: Option<String>,
+}
+
+impl Served {
+    /// Reads `backend` and `numerics` from `request` and starts the device they ask for.
+    async fn start(request: &JsValue) -> Result<Served, JsValue> {
+        let requested = get(request, "backend")?.as_string().unwrap_or_else(|| "webgpu".into());
+        if !["webgpu", "cpu", "auto"].contains(&requested.as_str()) {
+            return Err(fail(format!("backend: expected \"webgpu\", \"cpu\" or \"auto\", got \"{requested}\"")));
+        }
+        let numerics = match get(request, "numerics")?.as_string().as_deref() {
+            None | Some("exact") => Numerics::Exact,
+            Some("fast") => Numerics::Fast,
+            Some(other) => return Err(fail(format!("numerics: expected \"exact\" or \"fast\", got \"{other}\""))),
+        };
+        let mut opts = Options { numerics, backend: BackendChoice::Cpu, ..Options::default() };
+        let (mut gpu, mut fallback) = (None, None);
+        if requested != "cpu" {
+            // Node and older browsers have no navigator.gpu; wgpu would fail less clearly.
+            let navigator = get(&js_sys::global(), "navigator")?;
+            let has_webgpu = navigator.is_object() && !get(&navigator, "gpu")?.is_undefined();
+            if !has_webgpu {
+                fallback = Some(
+                    "this JavaScript environment has no WebGPU (navigator.gpu); the wasm CPU reference served".into(),
+                );
+            } else {
+                match Gpu::new_async(&GpuRequest::default()).await {
+                    Ok(g) => {
+                        opts.backend = BackendChoice::Gpu;
+                        gpu = Some(Arc::new(g));
+                    }
+                    Err(e) => fallback = Some(format!("WebGPU unavailable ({e}); the wasm CPU reference served")),
+                }
+            }
+        }
+        Ok(Served { requested, opts, gpu, fallback })
+    }
+
+    /// An evaluator of `points` on this backend (sharing the started device).
+    fn evaluator(&self, points: Points) -> Evaluator {
+        match &self.gpu {
+            Some(g) => Evaluator::with_gpu(points, self.opts.clone(), g.clone()),
+            None => Evaluator::new(points, self.opts.clone()),
+        }
+    }
+
+    /// Says in the run report what was asked and why the CPU served.
+    fn stamp(&self, result: &mut Evaluation) {
+        result.run.backend_requested = self.requested.clone();
+        if self.fallback.is_some() {
+            result.run.fallback_reason = self.fallback.clone();
+        }
+    }
+}
+
+fn labels(request: &JsValue) -> Result<Option<Labels>, JsValue> {
+    let labels_js = get(request, "labels")?;
+    if labels_js.is_null() || labels_js.is_undefined() {
+        return Ok(None);
+    }
+    let raw = numbers(&labels_js, "labels")?;
+    // Integers a JavaScript number holds exactly; beyond, distinct labels would merge.
+    if let Some((i, v)) =
+        raw.iter().enumerate().find(|(_, v)| !v.is_finite() || v.fract() != 0.0 || v.abs() > MAX_SAFE_INTEGER)
+    {
+        return Err(fail(format!(
+            "labels: entry {i} ({v}) is not an integer within ±{MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER)"
+        )));
+    }
+    Ok(Some(Labels::new(raw.into_iter().map(|v| v as i64).collect())))
+}
+
+fn specs(request: &JsValue, with_labels: bool) -> Result<Vec<Spec>, JsValue> {
+    let specs_js = get(request, "specs")?;
+    if specs_js.is_null() || specs_js.is_undefined() {
+        return Ok(default_specs(with_labels));
+    }
+    if !Array::is_array(&specs_js) {
+        return Err(fail("specs: expected an array of strings such as \"tnc:k=20\""));
+    }
+    let list = Array::from(&specs_js);
+    if list.length() == 0 {
+        return Ok(default_specs(with_labels));
+    }
+    list.iter()
+        .map(|s| s.as_string().ok_or_else(|| fail("specs: expected strings"))?.parse::<Spec>().map_err(fail))
+        .collect()
+}
+
+/// The result as a JavaScript object in the CLI's JSON schema, per-point values as
+/// Float64Array (taken from the vectors themselves: the JSON text would turn NaN into null).
+fn evaluation_js(result: &Evaluation) -> Result<JsValue, JsValue> {
+    let obj = js_sys::JSON::parse(&serde_json::to_string(result).map_err(fail)?)?;
+    let projections = Array::from(&get(&obj, "projections")?);
+    for (p, proj) in result.projections.iter().enumerate() {
+        let scores = Array::from(&get(&projections.get(p as u32), "scores")?);
+        for (s, score) in proj.scores.iter().enumerate() {
+            if let Some(local) = &score.local {
+                let local_js = get(&scores.get(s as u32), "local")?;
+                for (key, values) in local {
+                    Reflect::set(&local_js, &key.into(), &Float64Array::from(values.as_slice()))?;
+                }
+            }
+        }
+    }
+    Ok(obj)
+}
+
+async fn evaluate_request(request: &JsValue) -> Result<Evaluation, JsValue> {
+    let high = matrix(&get(request, "high")?, "high")?;
+    let lows_js = get(request, "lows")?;
     if !Array::is_array(&lows_js) {
         return Err(fail("lows: expected an array of matrices"));
     }
@@ -89,58 +211,30 @@ pub async fn evaluate(request: JsValue) -> Result<String, JsValue> {
         .enumerate()
         .map(|(p, l)| matrix(&l, &format!("projection {p}")))
         .collect::<Result<Vec<Points>, _>>()?;
-    let labels_js = get(&request, "labels")?;
-    let labels = if labels_js.is_null() || labels_js.is_undefined() {
-        None
-    } else {
-        let raw = numbers(&labels_js, "labels")?;
-        // Integers a JavaScript number holds exactly; beyond, distinct labels would merge.
-        if let Some((i, v)) =
-            raw.iter().enumerate().find(|(_, v)| !v.is_finite() || v.fract() != 0.0 || v.abs() > MAX_SAFE_INTEGER)
-        {
-            return Err(fail(format!(
-                "labels: entry {i} ({v}) is not an integer within ±{MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER)"
-            )));
-        }
-        Some(Labels::new(raw.into_iter().map(|v| v as i64).collect()))
-    };
-    let specs_js = get(&request, "specs")?;
-    let specs: Vec<Spec> = if Array::is_array(&specs_js) && Array::from(&specs_js).length() > 0 {
-        Array::from(&specs_js)
-            .iter()
-            .map(|s| s.as_string().unwrap_or_default().parse::<Spec>().map_err(fail))
-            .collect::<Result<_, _>>()?
-    } else {
-        default_specs(labels.is_some())
-    };
-    let local = get(&request, "local")?.as_bool().unwrap_or(false);
-    let backend = get(&request, "backend")?.as_string().unwrap_or_else(|| "webgpu".into());
-    let numerics = match get(&request, "numerics")?.as_string().as_deref() {
-        Some("fast") => Numerics::Fast,
-        _ => Numerics::Exact,
-    };
-    let mut opts = Options { local, numerics, backend: BackendChoice::Cpu, ..Options::default() };
-    let mut fallback = None;
-    let mut gpu = None;
-    if backend != "cpu" {
-        match Gpu::new_async(&GpuRequest::default()).await {
-            Ok(g) => {
-                opts.backend = BackendChoice::Gpu;
-                gpu = Some(Arc::new(g));
-            }
-            Err(e) => fallback = Some(format!("WebGPU unavailable ({e}); the wasm CPU reference served")),
-        }
-    }
-    let eval = match gpu {
-        Some(g) => Evaluator::with_gpu(high, opts, g),
-        None => Evaluator::new(high, opts),
-    };
+    let labels = labels(request)?;
+    let specs = specs(request, labels.is_some())?;
+    let mut served = Served::start(request).await?;
+    served.opts.local = get(request, "local")?.as_bool().unwrap_or(false);
+    let eval = served.evaluator(high);
     let refs: Vec<&Points> = lows.iter().collect();
     let mut result = eval.measure_many_async(&refs, labels.as_ref(), &specs).await.map_err(fail)?;
-    result.run.backend_requested = backend;
-    if fallback.is_some() {
-        result.run.fallback_reason = fallback;
-    }
+    served.stamp(&mut result);
+    Ok(result)
+}
+
+/// Evaluates a request (see the module docs) with no resident state: the result as an object
+/// in the CLI's schema (`Evaluation`), per-point values as Float64Array.
+#[wasm_bindgen]
+pub fn evaluate(request: EvaluateRequest) -> PromiseEvaluation {
+    let request: JsValue = request.into();
+    wasm_bindgen_futures::future_to_promise(async move { evaluation_js(&evaluate_request(&request).await?) })
+        .unchecked_into()
+}
+
+/// [`evaluate`] returning the result as JSON text, exactly as `faithful measure --json` prints it.
+#[wasm_bindgen(js_name = evaluateJson)]
+pub async fn evaluate_json(request: EvaluateRequest) -> Result<String, JsValue> {
+    let result = evaluate_request(&request.into()).await?;
     serde_json::to_string(&result).map_err(fail)
 }
 
@@ -156,7 +250,7 @@ fn matrix_js(p: &Points) -> Result<JsValue, JsValue> {
 /// The bundled example (digits, its PCA and random projections, labels, default specs) in
 /// the shape `evaluate` takes: the same data `faithful measure` evaluates with no files.
 #[wasm_bindgen(js_name = exampleData)]
-pub fn example_data() -> Result<JsValue, JsValue> {
+pub fn example_data() -> Result<ExampleData, JsValue> {
     let ex = example::digits();
     let o = Object::new();
     Reflect::set(&o, &"high".into(), &matrix_js(&ex.high)?)?;
@@ -172,13 +266,19 @@ pub fn example_data() -> Result<JsValue, JsValue> {
         specs.push(&s.to_string().into());
     }
     Reflect::set(&o, &"specs".into(), &specs)?;
-    Ok(o.into())
+    Ok(JsValue::from(o).unchecked_into())
 }
 
 /// Every measure: id, ZADU id, parameters (name, kind, default, choices), keys, local keys,
-/// whether labels are needed, and a one-line description — as JSON.
+/// whether labels are needed, and a one-line description.
 #[wasm_bindgen]
-pub fn measures() -> String {
+pub fn measures() -> MeasureList {
+    js_sys::JSON::parse(&measures_json()).expect("serde_json writes valid JSON").unchecked_into()
+}
+
+/// [`measures`] as JSON text.
+#[wasm_bindgen(js_name = measuresJson)]
+pub fn measures_json() -> String {
     let list: Vec<serde_json::Value> = REGISTRY
         .iter()
         .map(|d| {

@@ -105,7 +105,8 @@ fn progress(cb: &Option<Function>, done: usize, total: usize, what: &str) {
 
 /// Runs the kernel suite (see the module docs) and returns the receipt JSON.
 #[wasm_bindgen]
-pub async fn bench(request: JsValue) -> Result<String, JsValue> {
+pub async fn bench(request: crate::wasm::BenchRequest) -> Result<String, JsValue> {
+    let request: JsValue = request.into();
     let sizes = counts(&get(&request, "sizes"), "sizes", 3.0, &[500, 1000])?;
     let dims = counts(&get(&request, "dims"), "dims", 2.0, &[20])?;
     let k = count(&get(&request, "k"), "k", 1.0)?.unwrap_or(20);

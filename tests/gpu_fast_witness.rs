@@ -9,18 +9,13 @@ mod common;
 mod gpu_common;
 
 use approx::relative_eq;
-use common::{Rng, points};
+use common::{points, uniform};
 use faithful::gpu::{Gpu, GpuRequest};
 use faithful::{BackendChoice, Evaluation, Evaluator, Numerics, Options, Points, Spec};
 use gpu_common::{density_matches_twin, gpu, pair_stats_match_twin};
 
 /// The pair-statistics and density measures (kl_div and dtm read the densities).
 const SPECS: [&str; 6] = ["stress", "sn_stress", "pr", "kl_div", "dtm", "kl_div:sigma=1"];
-
-fn uniform(name: &str, n: usize, d: usize, seed: u64) -> Points {
-    let mut rng = Rng(seed);
-    points(name, n, d, |_, _| rng.uniform())
-}
 
 /// Runs SPECS exactly on the CPU and in Fast on the GPU (with `req`); asserts the GPU served
 /// the pair reductions in Fast and every score is within the Fast tolerance; returns the GPU run.

@@ -8,11 +8,11 @@ mod common;
 #[path = "common/gpu.rs"]
 mod gpu_common;
 
-use approx::{abs_diff_eq, relative_eq};
-use common::{Oracle, corpus, points};
+use approx::{abs_diff_eq, assert_abs_diff_eq, relative_eq};
+use common::{Oracle, corpus, points, uniform};
 use faithful::gpu::bound::Params;
 use faithful::gpu::prepare::prepare;
-use faithful::gpu::{GpuRequest, gpu_row_pass, knn_candidates, sqdist, twin};
+use faithful::gpu::{GpuRequest, KernelSet, Tiles, gpu_row_pass, knn_candidates, sqdist, twin};
 use faithful::reference::{distance_pair, key};
 use faithful::resources::{Needs, row_pass};
 use faithful::{Numerics, Points};
@@ -25,11 +25,11 @@ fn kernel_corpus() -> Vec<(String, Points, Points)> {
     c
 }
 
-/// `distances.wgsl`: the device's s̃ and the twin's are both within ε of the reference's
-/// squared distance, so within 2ε of each other.
+/// `distances.wgsl` (the classic kernel set): the device's s̃ and the twin's are both within ε
+/// of the reference's squared distance, so within 2ε of each other.
 #[test]
 fn distances() {
-    let Some(g) = gpu(GpuRequest::default()) else { return };
+    let Some(g) = gpu(GpuRequest { kernels: KernelSet::Classic, ..Default::default() }) else { return };
     for (name, high, low) in kernel_corpus() {
         for p in [&high, &low] {
             let n = p.n();
@@ -44,6 +44,34 @@ fn distances() {
                 }
             }
         }
+    }
+}
+
+/// Device s̃ of the tiled kernel against the twin's tile walk, pair by pair, within the sum of
+/// both bounds (each is within ε of the reference); the twin's witness counts are those the
+/// host expects of a complete dispatch.
+fn tiled_matches_twin(req: GpuRequest, p: &Points, tag: &str) {
+    let Some(g) = gpu(req) else { return };
+    let n = p.n();
+    let (prep, s, e) = sqdist::bounded_sqdist(&g, p, 0..n).unwrap();
+    let (tw, trips) = twin::distances_tiled(&prep, g.tiles, 0, n);
+    let want = g.tiles.trips_per_coordinate(n) * p.dim() as u64;
+    assert!(trips.iter().all(|&t| u64::from(t) == want), "{tag}: twin witness");
+    for t in 0..n * n {
+        assert_abs_diff_eq!(s[t], tw[t], epsilon = 2.0 * e[t]);
+    }
+}
+
+/// `distances_tiled.wgsl` at WebGPU's floor tiles (what every adapter accepts) and at the
+/// adapter's own, with n and D not multiples of the tiles: partial row tiles, point tiles and
+/// coordinate sub-chunks.
+#[test]
+fn distances_tiled() {
+    for (n, d) in [(70, 37), (131, 50), (5, 3)] {
+        let p = uniform("u", n, d, n as u64);
+        let floor = GpuRequest { tiles: Some(Tiles::choose(&wgpu::Limits::default())), ..Default::default() };
+        tiled_matches_twin(floor, &p, &format!("floor tiles n={n} D={d}"));
+        tiled_matches_twin(GpuRequest::default(), &p, &format!("adapter tiles n={n} D={d}"));
     }
 }
 

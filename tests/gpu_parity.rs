@@ -58,6 +58,10 @@ fn resources_identical_to_cpu_in_several_block_plans() {
         GpuRequest::default(),
         GpuRequest { max_rows_per_dispatch: Some(7), ..Default::default() },
         GpuRequest { max_rows_per_dispatch: Some(64), max_buffer_bytes: Some(4096), ..Default::default() },
+        // rank_counts in ranges of 100 points (partial tiles, counts and overlaps accumulated
+        // over several dispatches per block; lavapipe's default here is one range, as a
+        // hardware GPU's always is).
+        GpuRequest { rank_chunk: Some(100), max_rows_per_dispatch: Some(7), ..Default::default() },
     ];
     for plan in plans {
         let Some(g) = gpu(plan.clone()) else { return };

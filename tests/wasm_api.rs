@@ -3,13 +3,18 @@
 //! reference with identical results, and bad requests are clear errors.
 #![cfg(target_arch = "wasm32")]
 
-use faithful::wasm::{evaluate, example_data, measures, version};
+use faithful::wasm::{Session, evaluate_json, example_data, measures_json, version};
 use js_sys::{Array, Float64Array, Object, Reflect};
 use serde_json::Value;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+/// The JSON-text form of `evaluate`, which the comparisons below read with serde_json.
+async fn evaluate(req: JsValue) -> Result<String, JsValue> {
+    evaluate_json(req.unchecked_into()).await
+}
 
 fn with_backend(req: &JsValue, backend: &str) -> JsValue {
     let r = Object::assign(&Object::new(), &Object::from(req.clone()));
@@ -55,7 +60,7 @@ async fn bad_requests_are_clear_errors() {
 
 #[wasm_bindgen_test]
 fn registry_and_version_are_exposed() {
-    let list: Value = serde_json::from_str(&measures()).unwrap();
+    let list: Value = serde_json::from_str(&measures_json()).unwrap();
     assert!(list.as_array().unwrap().iter().any(|m| m["id"] == "tnc"));
     assert_eq!(version(), env!("CARGO_PKG_VERSION"));
 }
@@ -149,4 +154,57 @@ async fn the_browser_plans_its_memory_instead_of_trapping() {
     let json = evaluate(request(&m, &m, &["srho"]).into()).await.unwrap();
     let v: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["run"]["plan"]["pairwise"]["order"]["path"], "in_memory");
+}
+
+fn field(v: &JsValue, path: &[&str]) -> JsValue {
+    path.iter().fold(v.clone(), |o, k| Reflect::get(&o, &(*k).into()).unwrap())
+}
+
+#[wasm_bindgen_test]
+async fn a_session_measures_two_projections_like_evaluate_and_survives_an_abort() {
+    let ex: JsValue = example_data().unwrap().into();
+    let once = js_sys::JSON::parse(&evaluate(with_backend(&ex, "cpu")).await.unwrap()).unwrap();
+    let opts = Object::new();
+    Reflect::set(&opts, &"high".into(), &field(&ex, &["high"])).unwrap();
+    Reflect::set(&opts, &"labels".into(), &field(&ex, &["labels"])).unwrap();
+    Reflect::set(&opts, &"backend".into(), &"cpu".into()).unwrap();
+    let s = Session::create(opts.unchecked_into()).await.unwrap();
+    assert_eq!((s.rows(), s.backend()), (1797, "cpu".to_string()));
+    let lows = Array::from(&field(&ex, &["lows"]));
+    let measure = |p: u32, signal: Option<JsValue>| {
+        let req = Object::new();
+        Reflect::set(&req, &"low".into(), &lows.get(p)).unwrap();
+        Reflect::set(&req, &"local".into(), &true.into()).unwrap();
+        if let Some(sig) = signal {
+            Reflect::set(&req, &"signal".into(), &sig).unwrap();
+        }
+        wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(JsValue::from(s.measure(req.unchecked_into()))))
+    };
+    // An already aborted signal: an AbortError, and the session goes on.
+    let ctl = web_abort_controller();
+    field(&ctl, &["abort"]).unchecked_into::<js_sys::Function>().call0(&ctl).unwrap();
+    let err = measure(1, Some(field(&ctl, &["signal"]))).await.unwrap_err();
+    assert_eq!(field(&err, &["name"]).as_string().as_deref(), Some("AbortError"));
+    for p in 0..2 {
+        let r = measure(p, None).await.unwrap();
+        let tnc = field(&r, &["projections", "0", "scores", "0"]);
+        // The JSON text read by JSON.parse (exact; serde_json's default float parser is not).
+        let want = field(&once, &["projections", &p.to_string(), "scores", "0"]);
+        let t = field(&tnc, &["values", "trustworthiness"]).as_f64().unwrap();
+        assert_eq!(t.to_bits(), field(&want, &["values", "trustworthiness"]).as_f64().unwrap().to_bits());
+        let local = field(&tnc, &["local", "local_trustworthiness"]).dyn_into::<Float64Array>().unwrap().to_vec();
+        let want_local = Float64Array::new(&field(&want, &["local", "local_trustworthiness"])).to_vec();
+        assert_eq!(local.len(), 1797);
+        assert!(
+            local.iter().zip(&want_local).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "projection {p}: local values differ"
+        );
+        // The original space's kNN is built once and kept.
+        assert_eq!(field(&r, &["run", "plan", "knn_high_reused"]).as_bool(), Some(p == 1));
+    }
+}
+
+fn web_abort_controller() -> JsValue {
+    let ctor: js_sys::Function = field(&js_sys::global(), &["AbortController"]).unchecked_into();
+    Reflect::construct(&ctor, &Array::new()).unwrap().into()
 }

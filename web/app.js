@@ -35,6 +35,8 @@ const state = {
 };
 
 function setStatus(s) {
+  // The Live tab (live.js) owns the status when the address opens it.
+  if (params.get('live') === '1') return;
   document.body.dataset.status = s;
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the wasm package the page loads: web/pkg/faithful.js + faithful_bg.wasm.
+# Builds the wasm package the page loads: web/pkg/faithful.js + faithful_bg.wasm
+# (`web/build.sh DIR` writes them into DIR instead: scripts/npm_pack.sh does).
 # Installs what it needs: the wasm32-unknown-unknown target and wasm-bindgen-cli at the version
 # Cargo.lock pins (the CLI and the crate must match exactly).
 #
@@ -25,5 +26,12 @@ fi
 target_dir=${FAITHFUL_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-target}}
 # The page needs the GPU backend and the bundled data, not the command line (Cargo.toml features).
 CARGO_TARGET_DIR="$target_dir" cargo rustc --locked --lib --release --target wasm32-unknown-unknown --no-default-features --features gpu,example-data --crate-type cdylib
-wasm-bindgen --target web --out-dir web/pkg "$target_dir/wasm32-unknown-unknown/release/faithful.wasm"
-echo "web/build.sh: built web/pkg ($(du -h web/pkg/faithful_bg.wasm | cut -f1) wasm)" >&2
+out_dir=${1:-web/pkg}
+wasm-bindgen --target web --out-dir "$out_dir" "$target_dir/wasm32-unknown-unknown/release/faithful.wasm"
+# The package's worker client (faithful-dr/worker): the Live tab scores through it.
+cp npm/worker.js npm/worker-host.js npm/worker.d.ts "$out_dir/"
+# The page's own npm dependencies (umap-js for the Live tab), pinned by web/package-lock.json.
+if [ "$out_dir" = web/pkg ] && [ ! -f web/node_modules/umap-js/lib/umap-js.min.js ]; then
+    (cd web && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "web/build.sh: built $out_dir ($(du -h "$out_dir/faithful_bg.wasm" | cut -f1) wasm)" >&2

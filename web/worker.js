@@ -42,7 +42,7 @@ async function handle({ id, op, request }) {
       const example = m.exampleData();
       const transfer = [example.high.data.buffer, ...example.lows.map((l) => l.data.buffer), example.labels.buffer];
       const adapter = await adapterInfo();
-      const value = { version: m.version(), measures: JSON.parse(m.measures()), example, webgpu: adapter !== null, adapter };
+      const value = { version: m.version(), measures: m.measures(), example, webgpu: adapter !== null, adapter };
       self.postMessage({ id, ok: true, value, ms: performance.now() - t0 }, transfer);
     } else if (op === 'bench') {
       const a = await adapterInfo();
@@ -51,7 +51,7 @@ async function handle({ id, op, request }) {
       const value = await m.bench({ ...request, adapterLabel, progress });
       self.postMessage({ id, ok: true, value, ms: performance.now() - t0 });
     } else if (op === 'evaluate') {
-      const value = await m.evaluate(request);
+      const value = await m.evaluateJson(request);
       self.postMessage({ id, ok: true, value, ms: performance.now() - t0 });
     } else {
       throw new Error(`unknown operation ${op}`);

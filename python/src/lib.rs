@@ -13,11 +13,13 @@ mod errors;
 mod evaluator;
 mod interrupt;
 mod specs;
+mod zadu_resources;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<evaluator::Evaluator>()?;
     m.add_class::<evaluator::Evaluation>()?;
+    zadu_resources::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

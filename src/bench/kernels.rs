@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::Blobs;
 use crate::error::Result;
-use crate::gpu::{Gpu, GpuRequest, gpu_row_pass_async, sqdist::bounded_sqdist_tally_async};
+use crate::gpu::{Gpu, GpuRequest, GpuStats, KernelSet, gpu_row_pass_async, sqdist::bounded_sqdist_tally_async};
 use crate::reference::distance_row;
 use crate::resources::{Needs, Neighbours, ProjectionResources, row_pass};
 use crate::{BackendChoice, Evaluator, Numerics, Options, Points, Spec};
@@ -106,7 +106,11 @@ pub enum Backend {
 impl Backend {
     /// A GPU backend for the adapter whose name contains `adapter` (not started yet).
     pub fn gpu(adapter: Option<String>) -> Self {
-        Backend::Gpu { request: GpuRequest { adapter, ..Default::default() }, device: None }
+        Self::gpu_with(adapter, KernelSet::default())
+    }
+    /// [`Backend::gpu`] with the given squared-distance kernel set.
+    pub fn gpu_with(adapter: Option<String>, kernels: KernelSet) -> Self {
+        Backend::Gpu { request: GpuRequest { adapter, kernels, ..Default::default() }, device: None }
     }
     pub fn is_gpu(&self) -> bool {
         matches!(self, Backend::Gpu { .. })
@@ -144,11 +148,19 @@ pub struct Outcome {
     pub device_start_s: Option<f64>,
     /// Kernel time on the device from timestamp queries, when the adapter has them.
     pub device_kernel_s: Option<f64>,
+    /// Where a GPU run's time went: per-kernel device times, submits, waits, readbacks, host
+    /// refinement (the GPU stats of the run report).
+    pub gpu: Option<GpuStats>,
 }
 
-/// The device kernel time of a run report, when timestamp queries measured it.
-fn device_time(run: &crate::RunReport) -> Option<f64> {
-    run.gpu.as_ref().map(|g| g.stats.transfers.kernel_gpu_s).filter(|&s| s > 0.0)
+/// The device kernel time of GPU stats, when timestamp queries measured it.
+fn device_time(stats: Option<&GpuStats>) -> Option<f64> {
+    stats.map(|g| g.transfers.kernel_gpu_s).filter(|&s| s > 0.0)
+}
+
+/// The GPU stats of a run report.
+fn run_stats(run: &crate::RunReport) -> Option<GpuStats> {
+    run.gpu.as_ref().map(|g| g.stats.clone())
 }
 
 /// One data set with what the kernels share: the original space's kNN for `ranks`.
@@ -262,7 +274,7 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
     let copy = matches!(kernel, Kernel::Knn | Kernel::Pairs | Kernel::Evaluation).then(|| high.clone());
     let t0 = Instant::now();
     let gpu_name = if backend.is_gpu() { "gpu" } else { "cpu" };
-    let mut device_kernel_s = None;
+    let mut stats: Option<GpuStats> = None;
     let (check, served, start, t1) = match kernel {
         Kernel::Distances => {
             let rows = distance_rows(high.n());
@@ -271,7 +283,7 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
                 let mut tally = crate::gpu::dispatch_tally();
                 let (prep, s, e) = bounded_sqdist_tally_async(&g, high, 0..rows, &mut tally).await?;
                 let t1 = Instant::now();
-                device_kernel_s = Some(tally.kernel_gpu_s).filter(|&s| s > 0.0);
+                stats = Some(GpuStats { transfers: tally, ..GpuStats::for_gpu(&g) });
                 (Check::Verdict(within_bound(high, prep.scale, &s, &e)), gpu_name.to_string(), start, t1)
             } else {
                 (0..rows).into_par_iter().for_each_init(
@@ -288,7 +300,7 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
             let (eval, start) = evaluator(backend, copy.expect("copied")).await?;
             let (nb, run) = eval.knn_async(k).await?;
             let t1 = Instant::now();
-            device_kernel_s = device_time(&run);
+            stats = run_stats(&run);
             (Check::Digest(neighbours_digest(&nb)), served_from(&run, "knn_high"), start, t1)
         }
         Kernel::Ranks => {
@@ -296,9 +308,9 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
             let cached = Some(case.high_knn());
             if backend.is_gpu() {
                 let (g, start) = device(backend).await?;
-                let (pass, stats) = gpu_row_pass_async(&g, high, cached, &[low], needs, Numerics::Exact).await?;
+                let (pass, s) = gpu_row_pass_async(&g, high, cached, &[low], needs, Numerics::Exact).await?;
                 let t1 = Instant::now();
-                device_kernel_s = Some(stats.transfers.kernel_gpu_s).filter(|&s| s > 0.0);
+                stats = Some(s);
                 (Check::Digest(resources_digest(&pass.lows[0])), gpu_name.to_string(), start, t1)
             } else {
                 let pass = row_pass(high, cached, &[low], needs, 32);
@@ -315,12 +327,19 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
             let (eval, start) = evaluator(backend, copy.expect("copied")).await?;
             let ev = eval.measure_many_async(&[low], None, &specs).await?;
             let t1 = Instant::now();
-            device_kernel_s = device_time(&ev.run);
+            stats = run_stats(&ev.run);
             let output = if kernel == Kernel::Pairs { "pairwise" } else { "cross_ranks" };
             (Check::Digest(scores_digest(&ev.projections[0].scores)), served_from(&ev.run, output), start, t1)
         }
     };
-    Ok(Outcome { seconds: (t1 - t0).as_secs_f64(), check, served, device_start_s: start, device_kernel_s })
+    Ok(Outcome {
+        seconds: (t1 - t0).as_secs_f64(),
+        check,
+        served,
+        device_start_s: start,
+        device_kernel_s: device_time(stats.as_ref()),
+        gpu: stats,
+    })
 }
 
 /// Whether every GPU squared distance s̃ (of the prepared space, scaled by `scale`) lies within

@@ -37,6 +37,9 @@ pub struct Row {
     pub backend: &'static str,
     pub adapter: String,
     pub api: Option<String>,
+    /// GPU rows: the squared-distance kernel set (tiled or classic) and its tile sizes.
+    pub kernel_set: Option<&'static str>,
+    pub tiles: Option<crate::gpu::Tiles>,
     pub kernel: &'static str,
     pub n: usize,
     pub d: usize,
@@ -48,10 +51,13 @@ pub struct Row {
     pub device_start_s: Option<f64>,
     pub pairs: Option<f64>,
     pub flops: Option<f64>,
+    /// Warm (median) rates; the `_cold` ones from the cold run.
     pub pairs_per_s: Option<f64>,
+    pub pairs_per_s_cold: Option<f64>,
     pub gflops: Option<f64>,
     pub peak_tflops: Option<f64>,
     pub peak_share: Option<f64>,
+    pub peak_share_cold: Option<f64>,
     pub parity: String,
     pub served: Option<String>,
     /// Device kernel time from timestamp queries (cold run; median of the warm runs), where the
@@ -62,6 +68,10 @@ pub struct Row {
     /// Whether the peak RSS was reset before this row (else it is the process's peak so far).
     pub peak_rss_per_row: bool,
     pub error: Option<String>,
+    /// GPU rows: where the time went in the cold run and in the last warm run (per-kernel
+    /// device times from timestamp queries, submits, waits, readbacks, host refinement).
+    pub gpu_cold: Option<crate::gpu::GpuStats>,
+    pub gpu_warm: Option<crate::gpu::GpuStats>,
 }
 
 impl Row {
@@ -80,6 +90,8 @@ impl Row {
             backend,
             adapter: adapter.to_string(),
             api,
+            kernel_set: None,
+            tiles: None,
             kernel: kernel.name(),
             n,
             d,
@@ -92,9 +104,11 @@ impl Row {
             pairs: None,
             flops: None,
             pairs_per_s: None,
+            pairs_per_s_cold: None,
             gflops: None,
             peak_tflops: None,
             peak_share: None,
+            peak_share_cold: None,
             parity: String::new(),
             served: None,
             device_kernel_cold_s: None,
@@ -102,6 +116,8 @@ impl Row {
             peak_rss_bytes: None,
             peak_rss_per_row: false,
             error: None,
+            gpu_cold: None,
+            gpu_warm: None,
         }
     }
 
@@ -123,9 +139,11 @@ impl Row {
         self.pairs = Some(w.pairs);
         self.flops = Some(w.flops);
         self.pairs_per_s = Some(w.pairs / warm);
+        self.pairs_per_s_cold = Some(w.pairs / cold);
         let gflops = w.flops / warm / 1e9;
         self.gflops = Some(gflops);
         self.peak_share = self.peak_tflops.map(|p| gflops / (p * 1e3));
+        self.peak_share_cold = self.peak_tflops.map(|p| w.flops / cold / (p * 1e12));
         self.parity = parity.to_string();
         self.served = Some(served);
     }
@@ -158,6 +176,12 @@ impl Row {
             outs[0].served.clone(),
         );
         self.device_times(&outs.iter().map(|o| o.device_kernel_s).collect::<Vec<_>>());
+        self.gpu_cold = outs[0].gpu.clone();
+        self.gpu_warm = outs.last().filter(|_| outs.len() > 1).and_then(|o| o.gpu.clone());
+        if let Some(g) = &self.gpu_cold {
+            self.kernel_set = Some(g.kernel_set.name());
+            self.tiles = g.tiles;
+        }
     }
 }
 
@@ -226,9 +250,9 @@ impl Receipt {
         );
         let _ = writeln!(
             s,
-            "| backend | adapter | kernel | n | D | k | cold s | warm s | Mpairs/s | GFLOP/s | % of f32 peak | peak RSS MiB | parity | served |"
+            "| backend | adapter | kernel | set | n | D | k | cold s | warm s | Mpairs/s cold | Mpairs/s warm | GFLOP/s | % of f32 peak cold | % warm | peak RSS MiB | parity | served |"
         );
-        let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|");
+        let _ = writeln!(s, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|");
         for r in &self.rows {
             let f = |v: Option<f64>, p: usize| v.map_or("–".into(), |v| format!("{v:.p$}"));
             let adapter = match &r.api {
@@ -237,21 +261,76 @@ impl Receipt {
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 r.backend,
                 adapter,
                 r.kernel,
+                r.kernel_set.unwrap_or("–"),
                 r.n,
                 r.d,
                 r.k,
                 f(r.cold_s, 4),
                 f(r.warm_s, 4),
+                f(r.pairs_per_s_cold.map(|p| p / 1e6), 1),
                 f(r.pairs_per_s.map(|p| p / 1e6), 1),
                 f(r.gflops, 2),
+                f(r.peak_share_cold.map(|p| p * 100.0), 1),
                 f(r.peak_share.map(|p| p * 100.0), 1),
                 r.peak_rss_bytes.map_or("–".into(), |b| format!("{:.0}", b as f64 / (1u64 << 20) as f64)),
                 r.parity,
                 r.error.as_deref().map_or_else(|| r.served.clone().unwrap_or_default(), |e| format!("error: {e}")),
+            );
+        }
+        s.push_str(&self.phases_table());
+        s
+    }
+
+    /// Where the GPU rows' time went (last warm run, else the cold run): device time per kernel
+    /// (timestamp queries), host time blocked on the device, recording, readback copies, host
+    /// refinement, submits and bytes read back.
+    fn phases_table(&self) -> String {
+        let mut s = String::new();
+        let rows: Vec<(&Row, &crate::gpu::GpuStats)> =
+            self.rows.iter().filter_map(|r| r.gpu_warm.as_ref().or(r.gpu_cold.as_ref()).map(|g| (r, g))).collect();
+        if rows.is_empty() {
+            return s;
+        }
+        let _ = writeln!(
+            s,
+            "\nWhere the GPU time went (last warm run; device times from timestamp queries where the adapter has them):\n"
+        );
+        let _ = writeln!(
+            s,
+            "| adapter | kernel | set | n | wall s | device s per kernel | wait s | encode s | readback s | upload s | refine s | submits | MiB read back | tiles |"
+        );
+        let _ = writeln!(s, "|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|");
+        for (r, g) in rows {
+            let t = &g.transfers;
+            let kernels: Vec<String> =
+                t.kernels.iter().map(|(k, v)| format!("{k} {:.4} ({}×)", v.gpu_s, v.dispatches)).collect();
+            let wall = r.warm_runs_s.last().copied().or(r.cold_s);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {:.1} | {} |",
+                r.adapter,
+                r.kernel,
+                r.kernel_set.unwrap_or("–"),
+                r.n,
+                wall.map_or("–".into(), |w| format!("{w:.4}")),
+                kernels.join(", "),
+                t.wait_s,
+                t.encode_s,
+                t.readback_s,
+                t.upload_s,
+                g.refine_s,
+                t.submits,
+                t.bytes_read_back as f64 / (1u64 << 20) as f64,
+                g.tiles.map_or("–".into(), |t| format!(
+                    "{}×{} rows×points, {} coords",
+                    t.rows(),
+                    t.points(),
+                    t.coords
+                )),
             );
         }
         s

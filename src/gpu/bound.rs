@@ -46,7 +46,8 @@ pub struct Params {
     pub abs_e: f32,
     pub safety: f32,
     pub rel_margin: f32,
-    pub pad2: f32,
+    /// Rows of this block (`distances_tiled`: the tile rows in range).
+    pub rows: u32,
     pub pad3: f32,
 }
 
@@ -89,7 +90,7 @@ impl Params {
             abs_e: f32_up((6.0 * d + 16.0) * MIN_NORMAL32),
             safety: 2.0,
             rel_margin: (1.0f64 / 1_048_576.0) as f32, // 2^-20
-            pad2: 0.0,
+            rows: 0,
             pad3: 0.0,
         }
     }

@@ -10,6 +10,11 @@ use serde::Serialize;
 use super::GpuError;
 use super::shaders::Kernel;
 
+/// Largest block of distances (rows × n f32) per buffer: 1 GiB, so that a block covers
+/// thousands of rows at n = 100 000 (few submits) while two in flight stay small next to a
+/// discrete GPU's memory; adapters with smaller binding limits get their limit.
+pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
+
 /// What the caller asks of the GPU.
 #[derive(Debug, Clone, Default)]
 pub struct GpuRequest {
@@ -28,6 +33,13 @@ pub struct GpuRequest {
     /// Tests only: a NaN in the bound's constants after the domain checks, so that every ε is
     /// NaN; the kernels must then decide nothing and the host refine everything.
     pub poison_bound: bool,
+    /// The squared-distance kernel: tiled (default) or the classic one.
+    pub kernels: super::KernelSet,
+    /// Tests only: these tile sizes instead of the ones chosen from the adapter's limits.
+    pub tiles: Option<super::Tiles>,
+    /// Tests only: points per `rank_counts` dispatch instead of the adapter's choice
+    /// (`rank_counts::point_chunk`: one range on a hardware GPU, ranges of 6144 on software).
+    pub rank_chunk: Option<u32>,
 }
 
 /// One adapter as `faithful backends` shows it.
@@ -131,6 +143,8 @@ pub struct Gpu {
     shrink: AtomicU32,
     /// Seconds spent starting the device.
     pub start_s: f64,
+    /// Tile sizes of `distances_tiled` (from the limits, or `GpuRequest::tiles`).
+    pub tiles: super::Tiles,
 }
 
 impl Gpu {
@@ -170,7 +184,7 @@ impl Gpu {
             .map_err(|e| GpuError::Device(e.to_string()))?;
         Ok(Gpu {
             report,
-            limits,
+            limits: limits.clone(),
             request: req.clone(),
             device,
             queue,
@@ -180,6 +194,7 @@ impl Gpu {
             dispatched: AtomicU32::new(0),
             shrink: AtomicU32::new(0),
             start_s: t0.elapsed().as_secs_f64(),
+            tiles: req.tiles.unwrap_or_else(|| super::Tiles::choose(&limits)),
         })
     }
 
@@ -215,9 +230,10 @@ impl Gpu {
         Ok(p)
     }
 
-    /// Largest single output buffer to allocate.
+    /// Largest single output buffer to allocate: the adapter's binding limit, at most
+    /// [`MAX_BLOCK_BYTES`] (two blocks are in flight at a time).
     pub(super) fn max_output_bytes(&self) -> u64 {
-        let lim = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(256 << 20);
+        let lim = self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size).min(MAX_BLOCK_BYTES);
         let lim = self.request.max_buffer_bytes.map_or(lim, |m| m.min(lim)).max(4);
         // A power of two: pooled buffers are rounded up to one and must stay within the limit.
         1 << (63 - lim.leading_zeros())

@@ -6,10 +6,11 @@ use bytemuck::{Pod, Zeroable};
 
 use super::bound::{Params, short_rows, strided_trips};
 use super::context::Gpu;
-use super::dispatch::{Space, Tally};
 use super::distances::{block_rows, distances_block};
+use super::prepare::Space;
 use super::prepare::prepare;
 use super::shaders::{Kernel, MAX_SIGMAS, WG};
+use super::tally::Tally;
 use super::{GpuError, twin};
 use crate::data::Points;
 use crate::sum::pairwise_sum;

@@ -3,16 +3,28 @@
 //! Each chunk's completeness witness (coordinate trips per row) is checked here.
 
 use super::GpuError;
+use super::batch::{Batch, Bindings};
 use super::bound::{DIM_CHUNK, Params};
 use super::context::Gpu;
-use super::dispatch::{Space, Tally};
+use super::distances_tiled::KernelSet;
+use super::prepare::Space;
 use super::shaders::{Kernel, WG};
+use super::tally::Tally;
 
 /// Coordinates per dispatch: at most [`DIM_CHUNK`] (or the test override), and few enough that
-/// a row's witness total n·chunk fits a u32.
+/// a row's witness total (`trips_per_coordinate` · chunk) fits a u32.
 pub fn dim_chunk(gpu: &Gpu, n: usize) -> usize {
     let want = gpu.request.dim_chunk.map_or(DIM_CHUNK, |c| c as usize);
-    want.min((1usize << 31) / n.max(1)).max(1)
+    want.min(((1u64 << 31) / trips_per_coordinate(gpu, n).max(1)) as usize).max(1)
+}
+
+/// What a complete dispatch adds to each row's witness counter per coordinate: n for the
+/// classic kernel (one count per pair), the tiled kernel's per-workgroup sums otherwise.
+fn trips_per_coordinate(gpu: &Gpu, n: usize) -> u64 {
+    match gpu.request.kernels {
+        KernelSet::Classic => n as u64,
+        KernelSet::Tiled => gpu.tiles.trips_per_coordinate(n),
+    }
 }
 
 /// The bound's constants for a certified kernel on n points in `dim` dimensions, after the
@@ -46,7 +58,7 @@ pub struct Block {
 }
 
 /// s̃(row0 + r, j) for r < rows and every j, at `buf[r·n + j]` (the same sequential sum as one
-/// loop over all D: each chunk continues the previous chunk's partial sums).
+/// loop over all D: each chunk continues the previous chunk's partial sums), in one batch.
 pub async fn distances_block(
     gpu: &Gpu,
     space: &Space,
@@ -55,35 +67,81 @@ pub async fn distances_block(
     rows: usize,
     tally: &mut Tally,
 ) -> Result<Block, GpuError> {
+    let buf = gpu.scratch((rows * space.prep.n * 4) as u64, tally);
+    let mut batch = gpu.batch();
+    let out = match record_distances(gpu, &mut batch, space, params, row0, rows, &buf, tally).await {
+        Ok(rec) => match batch.submit(tally).await {
+            Ok(sub) => sub.wait(gpu, tally).await.map(|out| rec.short(&out)),
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    };
+    match out {
+        Ok(short) => Ok(Block { buf, short }),
+        Err(e) => {
+            gpu.give_back(buf);
+            Err(e)
+        }
+    }
+}
+
+/// A block's distance dispatches, recorded in a batch: where each chunk's witness is read back
+/// and what a complete chunk counts per row.
+pub(super) struct Recorded {
+    rows: usize,
+    chunks: Vec<(usize, u64)>,
+}
+
+impl Recorded {
+    /// `short[r]`: the witness of some chunk of row `row0 + r` came back short.
+    pub fn short(&self, out: &[Vec<u8>]) -> Vec<bool> {
+        let mut short = vec![false; self.rows];
+        for &(read, want) in &self.chunks {
+            let trips: &[u32] = bytemuck::cast_slice(&out[read]);
+            for (s, &t) in short.iter_mut().zip(trips) {
+                *s |= u64::from(t) != want;
+            }
+        }
+        short
+    }
+}
+
+/// Records the chunked distance dispatches of rows `row0..row0 + rows` into `buf` (chosen
+/// kernel set; each chunk a pass of its own, so it sees the previous chunk's sums).
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn record_distances(
+    gpu: &Gpu,
+    batch: &mut Batch<'_>,
+    space: &Space,
+    params: &Params,
+    row0: usize,
+    rows: usize,
+    buf: &wgpu::Buffer,
+    tally: &mut Tally,
+) -> Result<Recorded, GpuError> {
     let (n, dim) = (space.prep.n, space.prep.dim);
-    let buf = gpu.scratch((rows * n * 4) as u64, tally);
     let chunk = dim_chunk(gpu, n);
-    let mut short = vec![false; rows];
     let mut p = *params;
     p.row0 = row0 as u32;
-    let tiles = n.div_ceil(WG) as u32;
+    p.rows = rows as u32;
+    let (kernel, groups) = match gpu.request.kernels {
+        KernelSet::Classic => (Kernel::Distances, (rows as u32, n.div_ceil(WG) as u32)),
+        KernelSet::Tiled => (Kernel::DistancesTiled(gpu.tiles), gpu.tiles.groups(rows, n)),
+    };
+    let per_coordinate = trips_per_coordinate(gpu, n);
+    let mut rec = Recorded { rows, chunks: Vec::new() };
     let mut lo = 0;
     loop {
         let hi = (lo + chunk).min(dim);
         (p.lo, p.hi) = (lo as u32, hi as u32);
-        let out = match gpu
-            .run(Kernel::Distances, &p, space, &[&buf], &[], &[(rows * 4) as u64], (rows as u32, tiles), tally)
-            .await
-        {
-            Ok(out) => out,
-            Err(e) => {
-                gpu.give_back(buf);
-                return Err(e);
-            }
-        };
-        let trips: &[u32] = bytemuck::cast_slice(&out[0]);
-        let want = (n * (hi - lo)) as u64;
-        for (s, &t) in short.iter_mut().zip(trips) {
-            *s |= u64::from(t) != want;
-        }
+        let trips = gpu.output(batch, (rows * 4) as u64, tally);
+        batch.clear(&trips);
+        let bindings = Bindings { resident: &[buf], inputs: &[], outputs: &[&trips] };
+        batch.dispatch(kernel, &p, space, bindings, groups, tally).await?;
+        rec.chunks.push((batch.read(&trips, (rows * 4) as u64, tally), per_coordinate * (hi - lo) as u64));
         lo = hi;
         if lo >= dim {
-            return Ok(Block { buf, short });
+            return Ok(rec);
         }
     }
 }

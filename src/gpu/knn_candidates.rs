@@ -5,11 +5,13 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::GpuError;
+use super::batch::{Bindings, Submitted};
 use super::bound::{Params, strided_trips};
 use super::context::Gpu;
-use super::dispatch::{Space, Tally};
-use super::distances::{block_rows, certified_params, distances_block};
+use super::distances::{Recorded, block_rows, certified_params, record_distances};
+use super::prepare::Space;
 use super::shaders::{KT_MAX, Kernel, POOL, WG};
+use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
 use crate::reference::{distance_pair, distance_row, key, select_knn};
@@ -115,7 +117,9 @@ pub async fn certified_knn(
 
 /// Runs `distances` and `knn_candidates` over all rows in blocks that fit the adapter's
 /// limits, handing each block's (first row, rows, (count, pool size) per row, candidates, rows
-/// whose witness came back short) to `f`; returns the rows per dispatch.
+/// whose witness came back short) to `f`; returns the rows per dispatch. Each block is one
+/// batch, submitted before the previous block's results are read and refined (`f`), so the
+/// device works on block b + 1 while the host handles block b.
 async fn for_each_block(
     gpu: &Gpu,
     space: &Space,
@@ -126,22 +130,43 @@ async fn for_each_block(
     let (n, cap) = (space.prep.n, cap(k));
     let per = block_rows(gpu, n, cap as u64 * 8);
     let mut params = with_knn(certified_params(gpu, n, space.prep.dim)?, k);
-    for row0 in (0..n).step_by(per) {
-        let rows = per.min(n - row0);
-        params.row0 = row0 as u32;
-        let block = distances_block(gpu, space, &params, row0, rows, tally).await?;
-        let sizes = [rows as u64 * 8, (rows * cap) as u64 * 8, (rows * WG) as u64 * 8];
-        let out =
-            gpu.run(Kernel::KnnCandidates, &params, space, &[&block.buf], &[], &sizes, (rows as u32, 1), tally).await;
-        gpu.give_back(block.buf);
-        let out = out?;
-        let counts: &[[u32; 2]] = bytemuck::cast_slice(&out[0]);
-        let trips: &[[u32; 2]] = bytemuck::cast_slice(&out[2]);
-        let mut short = block.short;
-        for (r, s) in short.iter_mut().enumerate() {
-            *s |= !knn_witness_complete(n, counts[r][1] as usize, &trips[r * WG..(r + 1) * WG]);
+    let mut pending: Option<(usize, usize, Submitted, Recorded, wgpu::Buffer)> = None;
+    let mut row0 = 0;
+    while row0 < n || pending.is_some() {
+        let next = if row0 < n {
+            let rows = per.min(n - row0);
+            params.row0 = row0 as u32;
+            let dist = gpu.scratch((rows * n * 4) as u64, tally);
+            let mut batch = gpu.batch();
+            let rec = record_distances(gpu, &mut batch, space, &params, row0, rows, &dist, tally).await?;
+            let sizes = [rows as u64 * 8, (rows * cap) as u64 * 8, (rows * WG) as u64 * 8];
+            let outs: Vec<wgpu::Buffer> = sizes.iter().map(|&s| gpu.output(&mut batch, s, tally)).collect();
+            outs.iter().for_each(|o| batch.clear(o));
+            let bindings = Bindings { resident: &[&dist], inputs: &[], outputs: &[&outs[0], &outs[1], &outs[2]] };
+            batch.dispatch(Kernel::KnnCandidates, &params, space, bindings, (rows as u32, 1), tally).await?;
+            for (o, &s) in outs.iter().zip(&sizes) {
+                batch.read(o, s, tally);
+            }
+            let sub = batch.submit(tally).await?;
+            let started = (row0, rows, sub, rec, dist);
+            row0 += rows;
+            Some(started)
+        } else {
+            None
+        };
+        if let Some((b0, rows, sub, rec, dist)) = pending.take() {
+            let out = sub.wait(gpu, tally).await?;
+            gpu.give_back(dist);
+            let base = out.len() - 3;
+            let counts: &[[u32; 2]] = bytemuck::cast_slice(&out[base]);
+            let trips: &[[u32; 2]] = bytemuck::cast_slice(&out[base + 2]);
+            let mut short = rec.short(&out);
+            for (r, s) in short.iter_mut().enumerate() {
+                *s |= !knn_witness_complete(n, counts[r][1] as usize, &trips[r * WG..(r + 1) * WG]);
+            }
+            f(b0, rows, counts, bytemuck::cast_slice(&out[base + 1]), &short);
         }
-        f(row0, rows, counts, bytemuck::cast_slice(&out[1]), &short);
+        pending = next;
     }
     Ok(per as u32)
 }

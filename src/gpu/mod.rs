@@ -6,11 +6,13 @@
 //! outside this module touches wgpu. Each kernel has a CPU twin in [`twin`] with the same
 //! inputs and outputs.
 
+mod batch;
 pub mod bound;
 pub mod context;
 pub mod density;
 pub mod dispatch;
 pub mod distances;
+pub mod distances_tiled;
 pub mod domain;
 pub mod knn_candidates;
 pub mod pair_stats;
@@ -21,16 +23,18 @@ mod quiet;
 pub mod rank_counts;
 mod shaders;
 pub mod sqdist;
+pub mod tally;
 pub mod twin;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use context::adapters_report;
 pub use context::{AdapterReport, Gpu, GpuRequest, adapters_report_async};
+pub use distances_tiled::{KernelSet, Tiles};
 pub use pair_stats::fast_pairwise_async;
 
 /// A fresh transfer tally (for callers of the host-side kernel functions).
-pub fn dispatch_tally() -> dispatch::Tally {
-    dispatch::Tally::default()
+pub fn dispatch_tally() -> tally::Tally {
+    tally::Tally::default()
 }
 #[cfg(not(target_arch = "wasm32"))]
 pub use pass::gpu_row_pass;

@@ -5,10 +5,11 @@ use serde::Serialize;
 
 use super::GpuError;
 use super::context::Gpu;
-use super::dispatch::{Space, Tally};
 use super::knn_candidates::{KnnStats, certified_knn};
+use super::prepare::Space;
 use super::prepare::prepare_checked;
 use super::rank_counts::{RankStats, certified_ranks};
+use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
 use crate::resources::{CrossRanks, Needs, Neighbours, PassOutput, PassStats, ProjectionResources};
@@ -16,6 +17,9 @@ use crate::resources::{CrossRanks, Needs, Neighbours, PassOutput, PassStats, Pro
 /// What the GPU did, for the run report.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct GpuStats {
+    /// The squared-distance kernel that served, and its tile sizes (tiled only).
+    pub kernel_set: super::KernelSet,
+    pub tiles: Option<super::Tiles>,
     pub knn: KnnStats,
     pub ranks: RankStats,
     pub transfers: Tally,
@@ -24,6 +28,15 @@ pub struct GpuStats {
 }
 
 impl GpuStats {
+    /// Empty stats naming `gpu`'s kernel set and tiles.
+    pub fn for_gpu(gpu: &Gpu) -> Self {
+        let kernel_set = gpu.request.kernels;
+        GpuStats {
+            kernel_set,
+            tiles: (kernel_set == super::KernelSet::Tiled).then_some(gpu.tiles),
+            ..Default::default()
+        }
+    }
     fn add_knn(&mut self, s: &KnnStats) {
         self.knn.rows += s.rows;
         self.knn.candidates += s.candidates;
@@ -60,7 +73,7 @@ pub async fn gpu_row_pass_async(
     let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
     let kc = if lows.is_empty() { 0 } else { needs.cross };
     let cached = cached_high.filter(|c| kh > 0 && c.k >= kh);
-    let mut stats = GpuStats::default();
+    let mut stats = GpuStats::for_gpu(gpu);
     let mut tally = Tally::default();
     let need_high_space = kc > 0 || (kh > 0 && cached.is_none());
     let high_space: Option<Space> =

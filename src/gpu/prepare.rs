@@ -65,3 +65,10 @@ pub fn prepare_checked(points: &Points) -> Result<Prepared, GpuError> {
     check_prepared(&prep)?;
     Ok(prep)
 }
+
+/// A prepared space resident on the device.
+pub struct Space {
+    pub prep: Prepared,
+    pub(super) pts: wgpu::Buffer,
+    pub(super) norms: wgpu::Buffer,
+}

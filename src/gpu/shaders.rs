@@ -7,6 +7,8 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kernel {
     Distances,
+    /// `distances_tiled.wgsl`, compiled with these tile sizes.
+    DistancesTiled(super::distances_tiled::Tiles),
     SqDist,
     KnnCandidates,
     RankCounts,
@@ -21,6 +23,9 @@ pub const KT_MAX: usize = 8;
 pub const POOL: usize = 1024;
 /// `rank_counts`: most queries per row in workgroup memory.
 pub const KQ_MAX: usize = 128;
+/// `rank_counts`: points l per tile in workgroup memory (4 per invocation: a quarter of the
+/// barriers of one per invocation).
+pub const RANK_TILE: usize = 4 * WG;
 /// `pair_stats`: values per row (Σx, Σy, Σx², Σy², Σxy, Σ(x−y)², the scaled residual, the
 /// three centred moments, and the extremes of both spaces).
 pub const ROW_VALUES: usize = 14;
@@ -64,7 +69,7 @@ const DENSITY: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, Read
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
     format!(
-        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\n"
+        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_TILE: u32 = {RANK_TILE}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\n"
     )
 }
 
@@ -75,6 +80,7 @@ impl Kernel {
     pub fn name(self) -> &'static str {
         match self {
             Kernel::Distances => "distances",
+            Kernel::DistancesTiled(_) => "distances_tiled",
             Kernel::SqDist => "sqdist",
             Kernel::KnnCandidates => "knn_candidates",
             Kernel::RankCounts => "rank_counts",
@@ -85,7 +91,7 @@ impl Kernel {
     /// The kernel's bindings of group 0, in binding order: (binding, access).
     pub fn bindings(self) -> &'static [(u32, Access)] {
         match self {
-            Kernel::Distances => DISTANCES,
+            Kernel::Distances | Kernel::DistancesTiled(_) => DISTANCES,
             Kernel::SqDist => SQDIST,
             Kernel::KnnCandidates => KNN_CANDIDATES,
             Kernel::RankCounts => RANK_COUNTS,
@@ -123,6 +129,14 @@ impl Kernel {
     pub fn source(self) -> String {
         let body = match self {
             Kernel::Distances => include_str!("../../shaders/distances.wgsl"),
+            Kernel::DistancesTiled(t) => {
+                return format!(
+                    "{}{}{PRELUDE}\n{}",
+                    constants(),
+                    t.wgsl_constants(),
+                    include_str!("../../shaders/distances_tiled.wgsl")
+                );
+            }
             Kernel::SqDist => include_str!("../../shaders/sqdist.wgsl"),
             Kernel::KnnCandidates => include_str!("../../shaders/knn_candidates.wgsl"),
             Kernel::RankCounts => include_str!("../../shaders/rank_counts.wgsl"),
@@ -137,14 +151,22 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    const ALL: [Kernel; 6] = [
-        Kernel::Distances,
-        Kernel::SqDist,
-        Kernel::KnnCandidates,
-        Kernel::RankCounts,
-        Kernel::PairStats,
-        Kernel::Density,
-    ];
+    /// Every kernel, the tiled one at WebGPU's floor tiles and at the tiles of an adapter with
+    /// 48 KiB of workgroup memory.
+    fn all() -> Vec<Kernel> {
+        let tiled = |l: &wgpu::Limits| Kernel::DistancesTiled(super::super::distances_tiled::Tiles::choose(l));
+        let large = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..Default::default() };
+        vec![
+            Kernel::Distances,
+            tiled(&wgpu::Limits::default()),
+            tiled(&large),
+            Kernel::SqDist,
+            Kernel::KnnCandidates,
+            Kernel::RankCounts,
+            Kernel::PairStats,
+            Kernel::Density,
+        ]
+    }
 
     /// The kernel's final source, parsed and validated by naga (what wgpu does before compiling).
     fn module(k: Kernel) -> (naga::Module, naga::valid::ModuleInfo) {
@@ -187,7 +209,7 @@ mod tests {
     /// Every kernel parses and validates with naga.
     #[test]
     fn kernels_validate() {
-        for k in ALL {
+        for k in all() {
             module(k);
         }
     }
@@ -195,7 +217,7 @@ mod tests {
     /// The host's binding table of every kernel is what its WGSL declares and uses.
     #[test]
     fn binding_tables_match_the_wgsl() {
-        for k in ALL {
+        for k in all() {
             assert_eq!(k.bindings(), reflected(k).as_slice(), "{}: host table vs WGSL", k.name());
         }
     }
@@ -230,6 +252,7 @@ mod tests {
         let bodies = [
             ("bound", PRELUDE),
             ("distances", include_str!("../../shaders/distances.wgsl")),
+            ("distances_tiled", include_str!("../../shaders/distances_tiled.wgsl")),
             ("sqdist", include_str!("../../shaders/sqdist.wgsl")),
             ("knn_candidates", include_str!("../../shaders/knn_candidates.wgsl")),
             ("rank_counts", include_str!("../../shaders/rank_counts.wgsl")),
@@ -237,12 +260,15 @@ mod tests {
             ("density", include_str!("../../shaders/density.wgsl")),
         ];
         for (name, body) in bodies {
-            assert!(body.contains("@workgroup_size(WG)") || name == "bound", "{name}: @workgroup_size(WG)");
-            for c in ["WG", "KT_MAX", "POOL", "KQ_MAX", "ROW_VALUES", "MAX_SIGMAS"] {
+            // The tiled kernel's workgroup is its tiles' (TW_P × TW_R, injected from `Tiles`).
+            let size = if name == "distances_tiled" { "@workgroup_size(TW_P, TW_R)" } else { "@workgroup_size(WG)" };
+            assert!(body.contains(size) || name == "bound", "{name}: {size}");
+            for c in ["WG", "KT_MAX", "POOL", "KQ_MAX", "RANK_TILE", "ROW_VALUES", "MAX_SIGMAS", "TW_P", "TW_R", "TKC"]
+            {
                 assert!(!body.contains(&format!("const {c}:")), "{name} declares {c}");
             }
         }
-        for k in ALL {
+        for k in all() {
             assert!(k.source().starts_with(&constants()), "{}", k.name());
         }
     }

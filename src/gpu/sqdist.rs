@@ -2,10 +2,10 @@
 
 use super::GpuError;
 use super::context::Gpu;
-use super::dispatch::Tally;
 use super::distances::{certified_params, distances_block, max_block_rows};
 use super::prepare::{Prepared, prepare_checked};
 use super::shaders::{Kernel, WG};
+use super::tally::Tally;
 use crate::data::Points;
 
 /// For rows `rows` of `points`: the prepared space, and s̃(i, j), ε(i, j) for every j

@@ -29,6 +29,7 @@ pub mod workspace;
 
 pub use coranking::{CoRankCounts, coranking_pass, tnc_limit};
 pub use cross::CrossRanks;
+pub use density::densities;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};
 pub use needs::Needs;
 pub use neighbours::Neighbours;
@@ -38,3 +39,4 @@ pub use pairwise::{
     plan_order,
 };
 pub use pass::{Extents, PassOutput, PassStats, ProjectionResources, row_pass};
+pub use radix::sort as radix_sort;

@@ -20,6 +20,7 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { FLAGS } from './flags.mjs';
 
 const BASE = process.env.FAITHFUL_URL;
 const CLI = process.env.FAITHFUL_CLI;
@@ -27,20 +28,6 @@ const OUT = process.env.FAITHFUL_OUT ?? 'out';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const CI = ['true', '1'].includes(String(process.env.CI).toLowerCase());
 const RUN_TIMEOUT_MS = 10 * 60 * 1000;
-
-// WebGPU in headless Chromium: --enable-unsafe-webgpu exposes navigator.gpu.requestAdapter() on
-// Linux (where WebGPU is otherwise off), and Dawn then finds SwiftShader's Vulkan (shipped with
-// Chromium) as a fallback adapter. The page must be a secure context: http://127.0.0.1 is.
-export const FLAGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--enable-unsafe-webgpu',
-  '--enable-features=Vulkan',
-  '--use-angle=swiftshader',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-];
 
 const RANK_BASED = new Set(['tnc', 'mrre', 'lcmc', 'nh']);
 
@@ -345,5 +332,24 @@ test('benchmark tab: the kernel suite on WebGPU and the wasm CPU, receipt in the
   mkdirSync(OUT, { recursive: true });
   await page.screenshot({ path: path.join(OUT, 'web-bench-screenshot.png'), fullPage: true });
   console.log('# bench: ' + receipt.rows.map((r) => `${r.backend}/${r.kernel} cold ${r.cold_s.toFixed(3)} s warm ${r.warm_s.toFixed(3)} s ${r.parity}`).join('; '));
+  await page.close();
+});
+
+test('Live tab: umap-js optimises the example and a resident Session scores it every 5 epochs', async () => {
+  const { page, log } = await openPage('?live=1&autorun=1&epochs=30&every=5&backend=cpu');
+  const status = await waitStatus(page, log, ['done', 'error']);
+  assert.equal(status, 'done', `the Live tab reports: ${await page.textContent('#live-error')}\n${log.join('\n')}`);
+  const records = JSON.parse(await page.textContent('#live-json'));
+  assert.deepEqual(records.map((r) => r.epoch), [5, 10, 15, 20, 25, 30]);
+  for (const r of records) {
+    assert.equal(r.backend, 'cpu');
+    for (const key of ['trustworthiness', 'continuity']) assert.ok(r[key] > 0 && r[key] <= 1, `epoch ${r.epoch}: ${key} ${r[key]}`);
+    assert.ok(r.ms > 0);
+  }
+  // UMAP improves the embedding: the last scores beat the first.
+  assert.ok(records.at(-1).trustworthiness > records[0].trustworthiness, JSON.stringify(records));
+  assert.match(await page.textContent('#live-info'), /epoch 30\/30 · served by CPU \(wasm\) · [\d.]+ evaluations\/s/);
+  mkdirSync(OUT, { recursive: true });
+  await page.screenshot({ path: path.join(OUT, 'web-live.png'), fullPage: true });
   await page.close();
 });

@@ -15,6 +15,12 @@ pub fn points(name: &str, n: usize, d: usize, f: impl FnMut(usize, usize) -> f64
     Points::from_vec(name, n, d, v).unwrap()
 }
 
+/// n points uniform in the unit cube of dimension d.
+pub fn uniform(name: &str, n: usize, d: usize, seed: u64) -> Points {
+    let mut rng = Rng(seed);
+    points(name, n, d, |_, _| rng.uniform())
+}
+
 /// Every 4th row a copy of an earlier row.
 pub fn with_duplicates(n: usize, d: usize, seed: u64) -> Points {
     let mut rng = Rng(seed);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use faithful::bench::kernels::{self, Backend, Case, Check, Kernel, Outcome};
 use faithful::bench::{blobs, machine, peaks};
-use faithful::gpu::{GpuError, adapters_report};
+use faithful::gpu::{GpuError, KernelSet, adapters_report};
 use faithful::{Error, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -34,6 +34,24 @@ pub enum KernelArg {
     Pairs,
     /// A whole tnc + mrre + lcmc evaluation.
     Evaluation,
+}
+
+/// `--kernel-sets`: the command line's names for [`KernelSet`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KernelSetArg {
+    /// `distances_tiled.wgsl`: tiles of rows and points staged in workgroup memory.
+    Tiled,
+    /// `distances.wgsl`: one invocation per (row, point).
+    Classic,
+}
+
+impl From<KernelSetArg> for KernelSet {
+    fn from(k: KernelSetArg) -> KernelSet {
+        match k {
+            KernelSetArg::Tiled => KernelSet::Tiled,
+            KernelSetArg::Classic => KernelSet::Classic,
+        }
+    }
 }
 
 impl From<KernelArg> for Kernel {
@@ -74,6 +92,10 @@ pub struct Args {
     /// Seed of the blobs data.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// GPU squared-distance kernel sets to run, comma-separated: tiled (the default), classic
+    /// (the one-invocation-per-pair kernel), or both side by side.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "tiled")]
+    kernel_sets: Vec<KernelSetArg>,
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -147,13 +169,16 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     let cpu_label = machine.cpu_model.clone().unwrap_or_else(|| "cpu".into());
-    // (label, adapter name for the request) per backend; the CPU first, so it is the reference.
-    let mut targets: Vec<(String, Option<String>, Option<f64>)> = Vec::new();
+    // (label, adapter name for the request, peak, kernel set) per backend; the CPU first, so
+    // it is the reference; each adapter once per kernel set.
+    let mut targets: Vec<(String, Option<String>, Option<f64>, KernelSet)> = Vec::new();
     if args.backend != Which::Gpu {
-        targets.push((cpu_label.clone(), None, None));
+        targets.push((cpu_label.clone(), None, None, KernelSet::default()));
     }
     for a in &gpus {
-        targets.push((a.report.name.clone(), Some(a.report.name.clone()), a.known_peak_tflops));
+        for &set in &args.kernel_sets {
+            targets.push((a.report.name.clone(), Some(a.report.name.clone()), a.known_peak_tflops, set.into()));
+        }
     }
     let steps = (args.sizes.len() * args.dims.len() * kernel_list.len() * targets.len()) as u64 * (args.repeat + 1);
     let bar = progress(steps);
@@ -168,12 +193,12 @@ pub fn run(args: Args) -> Result<()> {
                 if args.backend == Which::Gpu && kernel != Kernel::Distances {
                     reference = Some(kernels::run(kernel, &mut Backend::Cpu, &case)?.check);
                 }
-                for (label, adapter, peak) in &targets {
+                for (label, adapter, peak, set) in &targets {
                     let gpu = adapter.is_some();
                     if let Some(b) = &bar {
                         b.set_message(format!("{} {} n={n} D={dim}", if gpu { "gpu" } else { "cpu" }, kernel.name()));
                     }
-                    let mut backend = if gpu { Backend::gpu(adapter.clone()) } else { Backend::Cpu };
+                    let mut backend = if gpu { Backend::gpu_with(adapter.clone(), *set) } else { Backend::Cpu };
                     let rss_reset = machine::reset_peak_rss();
                     let result = runs(kernel, &mut backend, &case, args.repeat, bar.as_ref());
                     let peak_rss = machine::peak_rss_bytes();
@@ -192,6 +217,9 @@ pub fn run(args: Args) -> Result<()> {
                     row.peak_rss_bytes = peak_rss;
                     row.peak_rss_per_row = rss_reset;
                     row.peak_tflops = *peak;
+                    if gpu {
+                        row.kernel_set = Some(set.name());
+                    }
                     match result {
                         Ok(outs) => {
                             row.record(&outs, gpu, &mut reference, kernel, data.low.dim());

@@ -8,6 +8,7 @@
 
 mod density;
 mod distances;
+mod distances_tiled;
 mod knn_candidates;
 mod pair_stats;
 mod rank_counts;
@@ -15,6 +16,7 @@ mod sqdist;
 
 pub use density::density_row;
 pub use distances::sqdist;
+pub use distances_tiled::distances_tiled;
 pub use knn_candidates::knn_candidates;
 pub use pair_stats::pair_stats_row;
 pub use rank_counts::{RankRow, rank_counts};

@@ -1,0 +1,103 @@
+// Benchmark of the npm package's resident Session against a cold evaluate(), in Node (the wasm
+// CPU reference, one thread) or, with --browser, in headless Chromium on WebGPU (SwiftShader)
+// and the wasm CPU. Prints the receipt JSON (docs/bench/npm_session_*.json).
+//
+//   node benches/npm_session.mjs PACKAGE_DIR [--sizes 2000,5000] [--live-n 5000] [--live-evals 20]
+//
+// PACKAGE_DIR: an unpacked faithful-dr (e.g. `tar xzf faithful-dr-*.tgz`, its package/ folder).
+// Data: blobs in 50 dimensions; projections: two coordinates plus noise, a new one every call
+// (as an optimiser moves points). Spec: T&C at k = 20, exact. Cold = evaluate() with nothing
+// resident (it builds the original space's kNN); warm = Session.measure after the first.
+import path from 'node:path';
+import os from 'node:os';
+import { pathToFileURL } from 'node:url';
+
+const args = process.argv.slice(2);
+const dir = path.resolve(args[0] ?? '.');
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i < 0 ? dflt : args[i + 1];
+};
+const sizes = opt('sizes', '2000,5000').split(',').map(Number);
+const liveN = Number(opt('live-n', '5000'));
+const liveEvals = Number(opt('live-evals', '20'));
+const REPEAT = 5;
+const SPEC = ['tnc:k=20'];
+
+const pkg = await import(pathToFileURL(path.join(dir, 'node.js')).href);
+await pkg.default();
+
+function rng(seed) {
+  let s = BigInt(seed);
+  return () => {
+    s = (s + 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn;
+    let z = s;
+    z = ((z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n) & 0xffffffffffffffffn;
+    z = ((z ^ (z >> 27n)) * 0x94d049bb133111ebn) & 0xffffffffffffffffn;
+    return Number((z ^ (z >> 31n)) >> 11n) / 2 ** 53;
+  };
+}
+
+function blobs(n, d, seed) {
+  const r = rng(seed);
+  const centres = Array.from({ length: 10 }, () => Array.from({ length: d }, () => r() * 20));
+  const data = new Float64Array(n * d);
+  for (let i = 0; i < n; i++) for (let j = 0; j < d; j++) data[i * d + j] = centres[i % 10][j] + r() - 0.5;
+  return { data, rows: n, cols: d };
+}
+
+function projection(high, seed) {
+  const r = rng(seed);
+  const n = high.rows;
+  const data = new Float64Array(n * 2);
+  for (let i = 0; i < n; i++) for (let j = 0; j < 2; j++) data[i * 2 + j] = high.data[i * high.cols + j] + r() * 4;
+  return { data, rows: n, cols: 2 };
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const time = async (f) => {
+  const t0 = performance.now();
+  await f();
+  return (performance.now() - t0) / 1000;
+};
+
+const rows = [];
+for (const n of sizes) {
+  const high = blobs(n, 50, n);
+  const cold = [];
+  for (let i = 0; i < REPEAT; i++) {
+    cold.push(await time(() => pkg.evaluate({ high, lows: [projection(high, 100 + i)], specs: SPEC, backend: 'cpu' })));
+  }
+  const s = await pkg.Session.create({ high, backend: 'cpu' });
+  const first = await time(() => s.measure({ low: projection(high, 1), specs: SPEC }));
+  const warm = [];
+  let reused = true;
+  for (let i = 0; i < REPEAT; i++) {
+    let r;
+    warm.push(await time(async () => (r = await s.measure({ low: projection(high, 200 + i), specs: SPEC }))));
+    reused &&= r.run.plan.knn_high_reused;
+  }
+  s.free();
+  rows.push({ n, dim: 50, spec: SPEC[0], backend: 'wasm-cpu', cold_evaluate_s: median(cold), session_first_s: first, session_warm_s: median(warm), knn_high_reused: reused, speedup: median(cold) / median(warm) });
+}
+
+// The live loop: a changing projection scored as fast as the session allows.
+const high = blobs(liveN, 50, 7);
+const s = await pkg.Session.create({ high, backend: 'cpu' });
+await s.measure({ low: projection(high, 0), specs: SPEC });
+const t0 = performance.now();
+for (let e = 1; e <= liveEvals; e++) await s.measure({ low: projection(high, e), specs: SPEC });
+const liveS = (performance.now() - t0) / 1000;
+s.free();
+
+console.log(JSON.stringify({
+  what: 'faithful-dr Session.measure (warm) vs evaluate (cold), T&C k=20, exact',
+  package_version: pkg.version(),
+  runtime: `node ${process.version} (V8 wasm, one thread)`,
+  cpu: os.cpus()[0]?.model ?? 'unknown',
+  cores: os.cpus().length,
+  load_average_1m_at_end: os.loadavg()[0],
+  timing: 'performance.now() around each call; median of 5; data generated outside the clock',
+  rows,
+  live: { n: liveN, evaluations: liveEvals, seconds: liveS, evaluations_per_s: liveEvals / liveS, target_per_s: 5 },
+}, null, 2));

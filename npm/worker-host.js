@@ -1,0 +1,80 @@
+// The worker side of faithful-dr/worker (worker.js starts it as a module worker). Messages:
+//   {id, op: 'create', options}            → {id, ok, value: {session, rows, backend, fallbackReason}}
+//   {id, op: 'measure'|'neighbours', session, request} → {id, ok, value} (buffers transferred)
+//   {id, op: 'evaluate', request}          → {id, ok, value}
+//   {id, op: 'free', session}              → {id, ok}
+//   {op: 'abort', target}                  aborts call `target`
+// while a measure runs: {id, progress}. Failures: {id, ok: false, error: {name, message}, fatal}
+// where fatal = a wasm trap (the module is unusable: the client starts a fresh worker).
+import init, { Session, evaluate, version } from './faithful.js';
+
+const ready = init();
+const sessions = new Map();
+const aborts = new Map();
+let nextSession = 1;
+
+/** Every ArrayBuffer under a result (its Float64Array and Int32Array values), to transfer. */
+function buffers(value, out = []) {
+  if (ArrayBuffer.isView(value)) out.push(value.buffer);
+  else if (Array.isArray(value)) value.forEach((v) => buffers(v, out));
+  else if (value && typeof value === 'object') Object.values(value).forEach((v) => buffers(v, out));
+  return out;
+}
+
+function session(id) {
+  const s = sessions.get(id);
+  if (!s) throw new Error(`no session ${id} in this worker (freed, or lost when the worker restarted)`);
+  return s;
+}
+
+async function handle({ id, op, session: sid, request, options }) {
+  await ready;
+  switch (op) {
+    case 'version':
+      return version();
+    case 'create': {
+      const s = await Session.create(options);
+      const handle = nextSession++;
+      sessions.set(handle, s);
+      return { session: handle, rows: s.rows, backend: s.backend, fallbackReason: s.fallbackReason ?? null };
+    }
+    case 'measure': {
+      const controller = new AbortController();
+      aborts.set(id, controller);
+      try {
+        const onProgress = request.progress ? (progress) => self.postMessage({ id, progress }) : undefined;
+        return await session(sid).measure({ ...request, progress: undefined, signal: controller.signal, onProgress });
+      } finally {
+        aborts.delete(id);
+      }
+    }
+    case 'neighbours':
+      return session(sid).neighbours(request);
+    case 'evaluate':
+      return evaluate(request);
+    case 'free':
+      session(sid).free();
+      sessions.delete(sid);
+      return null;
+    case '__trap':
+      // For the package's tests only: the client's restart path, as a real trap would take it.
+      throw new WebAssembly.RuntimeError('unreachable (simulated by the __trap test operation)');
+    default:
+      throw new Error(`unknown operation ${op}`);
+  }
+}
+
+self.onmessage = async ({ data }) => {
+  if (data.op === 'abort') {
+    aborts.get(data.target)?.abort();
+    return;
+  }
+  try {
+    const value = await handle(data);
+    self.postMessage({ id: data.id, ok: true, value }, buffers(value));
+  } catch (e) {
+    const fatal = e instanceof WebAssembly.RuntimeError;
+    const name = e?.name ?? 'Error';
+    self.postMessage({ id: data.id, ok: false, fatal, error: { name, message: e?.message ?? String(e) } });
+  }
+};

@@ -1,0 +1,130 @@
+// Certified kernels' squared distances, tiled in the manner of a GEMM without the norm trick:
+// a workgroup of TW_P × TW_R invocations owns a tile of TR = 4·TW_R rows of the block and
+// TP = 4·TW_P points; it walks the dispatch's coordinates [P.lo, P.hi) in sub-chunks of TKC,
+// staging both the rows' and the points' coordinates of the sub-chunk in workgroup memory, and
+// each invocation keeps a 4 × 4 register block of (row, point) sums. TW_R, TW_P and TKC are
+// chosen on the host from the adapter's limits (src/gpu/distances_tiled.rs, `Tiles::choose`)
+// and written in front of this source as constants.
+//
+// Summation order: every accumulator acc_a[b] gets its terms t·t, t = y_ic − y_jc, for
+// c = P.lo, P.lo + 1, …, P.hi − 1 in increasing order, one term per trip of the c loop, starting
+// from the previous dispatch's partial sum (or 0). That is the sequential difference form of
+// distances.wgsl (and of the CPU twin `twin::sqdist`) term for term; the tiles only change which
+// invocation computes a pair and where the coordinates are read from, never the order or the
+// operations of one pair's sum. So the proven bound (docs/exactness.md, Step 3: any order, fused
+// or not, ≤ D roundings per term, one flush per chunk boundary) covers it unchanged.
+//
+// Completeness witness: each invocation counts the trips of its c loop (the last loop of every
+// sub-chunk, so a budget exhausted in a staging loop shows in it too); the workgroup sums all
+// its invocations' trips, whether or not their rows and points are in range (every invocation
+// stages coordinates for the others), and adds the sum into each of its rows' `trips[r]`. The
+// host checks ⌈n/TP⌉·NT·(P.hi − P.lo) per row (`distances_tiled::trips_per_coordinate`) and sends
+// any short row to the CPU reference: a short invocation anywhere in a workgroup that touched
+// row r, or a workgroup that never ran, leaves row r short.
+// CPU twin: src/gpu/twin.rs::distances_tiled.
+
+@group(0) @binding(1) var<storage, read> pts: array<f32>;
+@group(0) @binding(3) var<storage, read_write> s_out: array<f32>;
+@group(0) @binding(4) var<storage, read_write> trips: array<atomic<u32>>;
+
+const TR: u32 = 4u * TW_R;
+const TP: u32 = 4u * TW_P;
+const NT: u32 = TW_R * TW_P;
+
+// Coordinate c of the tile's rows 4q..4q+3 at xs[c·TW_R + q] (points likewise in ys): one
+// vec4 read gives an invocation's four rows (or points) of coordinate c.
+var<workgroup> xs: array<vec4<f32>, TKC * TW_R>;
+var<workgroup> ys: array<vec4<f32>, TKC * TW_P>;
+// Zero-initialised at the start of every workgroup (WGSL workgroup memory).
+var<workgroup> wg_trips: atomic<u32>;
+
+// Coordinate c of row (or point) `p`, 0 beyond the last one.
+fn coord(p: u32, last: u32, c: u32) -> f32 {
+    if (p < last) { return pts[p * P.dim + c]; }
+    return 0.0;
+}
+
+// s̃ of block row r for points j..j+3 (those in range).
+fn store_row(r: u32, j: u32, v: vec4<f32>) {
+    if (r >= P.rows) { return; }
+    let o = r * P.n;
+    if (j < P.n) { s_out[o + j] = v.x; }
+    if (j + 1u < P.n) { s_out[o + j + 1u] = v.y; }
+    if (j + 2u < P.n) { s_out[o + j + 2u] = v.z; }
+    if (j + 3u < P.n) { s_out[o + j + 3u] = v.w; }
+}
+
+@compute @workgroup_size(TW_P, TW_R)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+    let r0 = wg.y * TR;          // first row of the tile, within the block
+    let p0 = wg.x * TP;          // first point of the tile
+    let rr = r0 + 4u * lid.y;    // this invocation's rows rr..rr+3 (block rows)
+    let pp = p0 + 4u * lid.x;    // and points pp..pp+3
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
+    if (P.lo > 0u) {
+        // Continue the previous chunk's partial sums.
+        for (var b = 0u; b < 4u; b++) {
+            let j = pp + b;
+            if (j < P.n) {
+                if (rr < P.rows) { acc0[b] = s_out[rr * P.n + j]; }
+                if (rr + 1u < P.rows) { acc1[b] = s_out[(rr + 1u) * P.n + j]; }
+                if (rr + 2u < P.rows) { acc2[b] = s_out[(rr + 2u) * P.n + j]; }
+                if (rr + 3u < P.rows) { acc3[b] = s_out[(rr + 3u) * P.n + j]; }
+            }
+        }
+    }
+    var done = 0u;
+    for (var c0 = P.lo; c0 < P.hi; c0 += TKC) {
+        let cn = min(TKC, P.hi - c0);
+        // Stage coordinates c0..c0+cn of the tile's rows and points (consecutive invocations
+        // read consecutive coordinates of one row: coalesced).
+        for (var e = tid; e < TKC * TW_R; e += NT) {
+            let c = e % TKC;
+            let q = e / TKC;
+            if (c < cn) {
+                let g = P.row0 + r0 + 4u * q;
+                let last = P.row0 + P.rows;
+                xs[c * TW_R + q] = vec4<f32>(coord(g, last, c0 + c), coord(g + 1u, last, c0 + c),
+                                             coord(g + 2u, last, c0 + c), coord(g + 3u, last, c0 + c));
+            }
+        }
+        for (var e = tid; e < TKC * TW_P; e += NT) {
+            let c = e % TKC;
+            let q = e / TKC;
+            if (c < cn) {
+                let g = p0 + 4u * q;
+                ys[c * TW_P + q] = vec4<f32>(coord(g, P.n, c0 + c), coord(g + 1u, P.n, c0 + c),
+                                             coord(g + 2u, P.n, c0 + c), coord(g + 3u, P.n, c0 + c));
+            }
+        }
+        workgroupBarrier();
+        for (var c = 0u; c < cn; c++) {
+            done += 1u;
+            let x = xs[c * TW_R + lid.y];
+            let y = ys[c * TW_P + lid.x];
+            let t0 = vec4<f32>(x.x) - y;
+            acc0 = acc0 + t0 * t0;
+            let t1 = vec4<f32>(x.y) - y;
+            acc1 = acc1 + t1 * t1;
+            let t2 = vec4<f32>(x.z) - y;
+            acc2 = acc2 + t2 * t2;
+            let t3 = vec4<f32>(x.w) - y;
+            acc3 = acc3 + t3 * t3;
+        }
+        workgroupBarrier();
+    }
+    // Written out, not looped: no loop may follow the witnessed one but the last, 1-trip one.
+    store_row(rr, pp, acc0);
+    store_row(rr + 1u, pp, acc1);
+    store_row(rr + 2u, pp, acc2);
+    store_row(rr + 3u, pp, acc3);
+    atomicAdd(&wg_trips, done);
+    workgroupBarrier();
+    for (var q = tid; q < TR; q += NT) {
+        if (r0 + q < P.rows) { atomicAdd(&trips[r0 + q], atomicLoad(&wg_trips)); }
+    }
+}

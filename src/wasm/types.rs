@@ -1,0 +1,129 @@
+//! The TypeScript types of the browser API, written once here: wasm-bindgen copies this section
+//! into the package's `.d.ts`, and the extern types below make the exported functions' signatures
+//! name them (no `any`). The result types follow the CLI's JSON schema (src/report.rs).
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Any JSON value (used for the run report's detailed, release-dependent parts). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+/** Numbers of a matrix, row-major. Float32 and Int32 values are widened to float64 exactly. */
+export type Numbers = Float64Array | Float32Array | Int32Array | number[];
+/** An n×D matrix, row-major: `data.length === rows * cols`. */
+export interface Matrix { data: Numbers; rows: number; cols: number; name?: string; }
+/** Where the kNN and ranks are built: the browser's WebGPU (default; falls back to the wasm CPU, and says why), the wasm CPU reference, or auto. */
+export type BackendName = "webgpu" | "cpu" | "auto";
+/** Exact (default): the CPU reference's bits on every backend. Fast: f32 GPU reductions where a measure allows. */
+export type NumericsName = "exact" | "fast";
+/** Class labels, one integer per point (within ±Number.MAX_SAFE_INTEGER). */
+export type LabelValues = Int32Array | Float64Array | number[];
+/** How far a long all-pairs phase has come. */
+export interface Progress { phase: string; done: number; total: number; }
+/** `Session.create`: the original space stays resident with its kNN and the GPU device. */
+export interface SessionOptions { high: Matrix; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; }
+/** `Session.measure`: one projection of the session's points. `specs` as the CLI's `--measure` (default tnc, mrre, lcmc, and nh with labels). */
+export interface MeasureRequest {
+  low: Matrix;
+  specs?: string[];
+  local?: boolean;
+  /** Aborting rejects the call with an AbortError; the session stays usable. */
+  signal?: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+}
+/** `Session.neighbours`: the exact k nearest neighbours (ties by index, self excluded) of the original space or of a projection `low`. */
+export interface NeighboursRequest { space: "high" | "low"; k: number; low?: Matrix; }
+/** `evaluate`: one-shot evaluation of several projections (no resident state). */
+export interface EvaluateRequest {
+  high: Matrix;
+  lows: Matrix[];
+  labels?: LabelValues;
+  specs?: string[];
+  local?: boolean;
+  backend?: BackendName;
+  numerics?: NumericsName;
+}
+/** `exampleData()`: the bundled UCI digits with its PCA and random projections, labels and the default specs. */
+export interface ExampleData { high: Matrix & { data: Float64Array; name: string }; lows: (Matrix & { data: Float64Array; name: string })[]; labels: Int32Array; specs: string[]; }
+/** A measure's scores on one projection: `values` in ZADU's key order, per-point `local` values when asked. */
+export interface Score {
+  id: string;
+  params: { [name: string]: number | string };
+  values: { [key: string]: number };
+  local?: { [key: string]: Float64Array };
+  curves?: { [key: string]: number[] };
+}
+export interface ProjectionScores { name: string; scores: Score[]; }
+/** Which backend served each output. */
+export interface ServedOutput { output: string; backend: "cpu" | "gpu"; numerics: "exact" | "fast"; }
+/** The resources a run needed (neighbour counts, all-pairs statistics). */
+export interface Needs { knn_high: number; knn_low: number; cross: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean; }
+export interface BlockPlan { needs: Needs; knn_high_reused: boolean; block_rows: number; blocks: number; scratch_bytes_per_worker: number; resource_bytes: number; pairwise: { [key: string]: JsonValue } | null; }
+export interface Timings { validate_s: number; resources_s: number; measures_s: number; total_s: number; }
+export interface AdapterReport {
+  name: string; backend: string; device_type: string; driver: string; driver_info: string; vendor: number; device: number; hardware: boolean;
+  max_storage_buffer_binding_size: number; max_buffer_size: number; max_compute_workgroup_storage_size: number;
+  max_compute_invocations_per_workgroup: number; max_compute_workgroups_per_dimension: number; features: string[];
+}
+/** What ran and how (the CLI's `run` object). */
+export interface RunReport {
+  faithful_version: string;
+  backend_requested: string;
+  backend: "cpu" | "gpu";
+  numerics: "exact" | "fast";
+  fallback_reason: string | null;
+  adapter: AdapterReport | null;
+  gpu: { device_start_s: number; stats: { [key: string]: JsonValue } } | null;
+  threads: number;
+  n: number;
+  dim_high: number;
+  dims_low: number[];
+  served: ServedOutput[];
+  plan: BlockPlan;
+  work: { [key: string]: JsonValue };
+  timings: Timings;
+}
+/** A result in the CLI's JSON schema (`faithful measure --json`), per-point values as Float64Array. */
+export interface Evaluation { projections: ProjectionScores[]; run: RunReport; }
+/** `bench`: the kernel suite of `faithful bench` on the wasm CPU and WebGPU (every key optional). */
+export interface BenchRequest {
+  sizes?: number[]; dims?: number[]; k?: number; repeat?: number; seed?: number;
+  backends?: ("cpu" | "webgpu")[]; kernels?: string[]; adapterLabel?: string;
+  progress?: (done: number, total: number, what: string) => void;
+}
+/** A measure's parameter as `measures()` lists it. */
+export interface MeasureParam { name: string; kind: "int" | "float" | "choice"; default: string; choices: string[]; }
+/** A measure as `measures()` lists it. */
+export interface MeasureInfo { id: string; zadu_id: string; params: MeasureParam[]; keys: string[]; local_keys: string[]; labels: boolean; about: string; }
+"#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `SessionOptions` in TypeScript.
+    #[wasm_bindgen(typescript_type = "SessionOptions")]
+    pub type SessionOptions;
+    /// `MeasureRequest` in TypeScript.
+    #[wasm_bindgen(typescript_type = "MeasureRequest")]
+    pub type MeasureRequest;
+    /// `NeighboursRequest` in TypeScript.
+    #[wasm_bindgen(typescript_type = "NeighboursRequest")]
+    pub type NeighboursRequest;
+    /// `EvaluateRequest` in TypeScript.
+    #[wasm_bindgen(typescript_type = "EvaluateRequest")]
+    pub type EvaluateRequest;
+    /// `ExampleData` in TypeScript.
+    #[wasm_bindgen(typescript_type = "ExampleData")]
+    pub type ExampleData;
+    /// `BenchRequest` in TypeScript.
+    #[wasm_bindgen(typescript_type = "BenchRequest")]
+    pub type BenchRequest;
+    /// `Promise<Evaluation>` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Promise<Evaluation>")]
+    pub type PromiseEvaluation;
+    /// `Promise<Int32Array>` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Promise<Int32Array>")]
+    pub type PromiseNeighbours;
+    /// `MeasureInfo[]` in TypeScript.
+    #[wasm_bindgen(typescript_type = "MeasureInfo[]")]
+    pub type MeasureList;
+}

@@ -1,0 +1,245 @@
+// End-to-end test of the npm package faithful-dr (run by scripts/test_npm.sh, which packs it with
+// scripts/npm_pack.sh and builds the native CLI):
+//
+//   FAITHFUL_NPM_TARBALL  the packed faithful-dr-<version>.tgz
+//   FAITHFUL_CLI          the native CLI (target/release/faithful)
+//   CHROMIUM              the browser (default /usr/bin/chromium); CI=true turns a missing
+//                         WebGPU adapter into a failure instead of a skip.
+//
+// The tarball is installed into a throw-away app in a temp folder (plain ES modules, an import
+// map, no copy step; and the same app built by Vite), served on a loopback port and driven in headless Chromium on WebGPU
+// (SwiftShader) and on the wasm CPU: a Session's first and second measure (a different
+// projection each) equal `faithful measure --local --json` bit for bit, neighbours equal
+// `faithful knn`, an aborted measure rejects with an AbortError and leaves the session usable;
+// the worker client does the same and survives a trap; Node runs the CPU entry.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { FLAGS } from './flags.mjs';
+
+const TARBALL = process.env.FAITHFUL_NPM_TARBALL;
+const CLI = process.env.FAITHFUL_CLI;
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const CI = ['true', '1'].includes(String(process.env.CI).toLowerCase());
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.ts': 'text/plain' };
+
+let app; // the throw-away app folder
+let server;
+let base;
+let browser;
+let native; // the CLI's result on the bundled example
+
+const cli = (args) => JSON.parse(execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 1 << 28 }));
+
+/** Typed arrays came back as {typed, values}: checks the type and returns the plain values. */
+function untyped(v, where, wanted) {
+  if (Array.isArray(v)) return v.map((x, i) => untyped(x, `${where}[${i}]`, wanted));
+  if (v && typeof v === 'object') {
+    if ('typed' in v && 'values' in v) {
+      if (wanted) assert.equal(v.typed, wanted, `${where}: ${v.typed}, not ${wanted}`);
+      return v.values;
+    }
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, untyped(x, `${where}.${k}`, wanted)]));
+  }
+  return v;
+}
+
+/** Every score, parameter and local value equal to the CLI's (deepStrictEqual: Object.is on numbers). */
+function sameProjection(got, want, label) {
+  const locals = got.scores.filter((s) => s.local).length;
+  assert.ok(locals >= 3, `${label}: only ${locals} measures returned local values`);
+  assert.deepStrictEqual(untyped(got, label, 'Float64Array'), want, `${label}: differs from faithful measure --local --json`);
+}
+
+before(async () => {
+  assert.ok(TARBALL && CLI, 'FAITHFUL_NPM_TARBALL and FAITHFUL_CLI must be set (run scripts/test_npm.sh)');
+  native = cli(['measure', '--local', '--json', '--backend', 'cpu']);
+  app = mkdtempSync(path.join(os.tmpdir(), 'faithful-npm-app-'));
+  cpSync(path.join(HERE, 'npm_app'), app, { recursive: true });
+  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'throwaway-app', private: true, type: 'module', dependencies: { 'faithful-dr': `file:${TARBALL}` } }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--loglevel=error'], { cwd: app, stdio: 'inherit' });
+  server = createServer((req, res) => {
+    const file = path.join(app, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (!file.startsWith(app)) return res.writeHead(403).end();
+    try {
+      const body = readFileSync(file.endsWith(path.sep) ? path.join(file, 'index.html') : file);
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  // The same app built by Vite (no copy step, no plugin): dist/ beside the plain one.
+  writeFileSync(path.join(app, 'vite.config.mjs'), "export default { base: './', logLevel: 'warn', worker: { format: 'es' }, build: { outDir: 'dist', target: 'esnext' } };\n");
+  execFileSync('node', [path.join(HERE, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], { cwd: app, stdio: 'inherit' });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 120_000 });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+  if (app) rmSync(app, { recursive: true, force: true });
+});
+
+async function page(at = 'index.html') {
+  const p = await browser.newPage();
+  const log = [];
+  p.on('console', (m) => log.push(`[console.${m.type()}] ${m.text()}`));
+  p.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
+  await p.goto(`${base}/${at}`);
+  try {
+    await p.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: 120_000 });
+  } catch (e) {
+    throw new Error(`the app did not load the package: ${e.message}\n${log.join('\n')}`);
+  }
+  return { p, log };
+}
+
+async function hasWebGpu(t) {
+  const { p } = await page();
+  const ok = await p.evaluate(async () => !!(navigator.gpu && (await navigator.gpu.requestAdapter())));
+  await p.close();
+  if (!ok) {
+    const msg = 'headless Chromium has no WebGPU adapter';
+    if (CI) assert.fail(`${msg}; under CI=true this is a failure`);
+    console.warn(`# SKIP (loud): ${msg}`);
+    t.skip(msg);
+  }
+  return ok;
+}
+
+test('the package: ES module, exports, the crate version, types without any', () => {
+  const dir = path.join(app, 'node_modules', 'faithful-dr');
+  const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+  assert.equal(pkg.name, 'faithful-dr');
+  assert.equal(pkg.type, 'module');
+  assert.equal(pkg.version, native.run.faithful_version);
+  assert.deepEqual(Object.keys(pkg.exports), ['.', './worker', './faithful_bg.wasm', './package.json']);
+  assert.equal(pkg.exports['.'].types, './faithful.d.ts');
+  assert.equal(pkg.exports['.'].import, './faithful.js');
+  const dts = readFileSync(path.join(dir, 'faithful.d.ts'), 'utf8') + readFileSync(path.join(dir, 'worker.d.ts'), 'utf8');
+  assert.doesNotMatch(dts, /\bany\b/, 'the types say `any` somewhere');
+  assert.match(dts, /static create\(options: SessionOptions\): Promise<Session>/);
+  assert.match(dts, /measure\(request: MeasureRequest\): Promise<Evaluation>/);
+  assert.match(dts, /neighbours\(request: NeighboursRequest\): Promise<Int32Array>/);
+  assert.match(dts, /export function evaluate\(request: EvaluateRequest\): Promise<Evaluation>/);
+  assert.match(readFileSync(path.join(dir, 'faithful.js'), 'utf8'), /new URL\('faithful_bg\.wasm', import\.meta\.url\)/);
+});
+
+for (const backend of ['webgpu', 'cpu']) {
+  test(`${backend}: Session measure ×2, neighbours and abort equal the native CLI`, async (t) => {
+    if (backend === 'webgpu' && !(await hasWebGpu(t))) return;
+    const { p, log } = await page();
+    let r;
+    try {
+      r = await p.evaluate((b) => window.checks(b), backend);
+    } catch (e) {
+      throw new Error(`${e.message}\n${log.join('\n')}`);
+    }
+    await p.close();
+    const served = backend === 'webgpu' ? 'gpu' : 'cpu';
+    assert.equal(r.info.backend, served, `served by ${r.info.backend}: ${r.info.fallbackReason}`);
+    for (const [name, res] of [['first', r.first], ['second', r.second], ['third', r.third]]) {
+      assert.equal(res.run.backend, served, `${name}: ${res.run.fallback_reason}`);
+      assert.equal(res.run.fallback_reason, null);
+      assert.equal(res.run.backend_requested, backend);
+    }
+    sameProjection(r.first.projections[0], native.projections[0], `${backend} first measure (pca)`);
+    sameProjection(r.second.projections[0], native.projections[1], `${backend} second measure (random_projection)`);
+    sameProjection(r.third.projections[0], native.projections[0], `${backend} measure after the abort (pca)`);
+    // The resident session built the original space's kNN once.
+    assert.equal(r.first.run.plan.knn_high_reused, false);
+    assert.equal(r.second.run.plan.knn_high_reused, true);
+    assert.equal(r.aborted?.name, 'AbortError', `the aborted measure: ${JSON.stringify(r.aborted)}`);
+    // One-shot evaluate returns the same object.
+    r.once.projections.forEach((proj, i) => sameProjection(proj, native.projections[i], `${backend} evaluate ${proj.name}`));
+    assert.ok(r.measureIds.includes('tnc'));
+    assert.equal(r.version, native.run.faithful_version);
+
+    // neighbours equals `faithful knn` on the same points (written as CSV: shortest round-trip numbers).
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'faithful-npm-knn-'));
+    try {
+      for (const [space, m, got] of [['high', r.high, r.knnHigh], ['low', r.pca, r.knnLow]]) {
+        const values = untyped(m.data);
+        const rows = Array.from({ length: m.rows }, (_, i) => values.slice(i * m.cols, (i + 1) * m.cols).join(','));
+        const file = path.join(dir, `${space}.csv`);
+        writeFileSync(file, rows.join('\n') + '\n');
+        const want = cli(['knn', '--data', file, '--k', '10', '--json', '--backend', 'cpu']).indices.flat();
+        assert.equal(got.typed, 'Int32Array');
+        assert.equal(got.values.length, m.rows * 10);
+        assert.deepStrictEqual(got.values, want, `${backend}: neighbours of ${space} differ from faithful knn`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    console.log(`# ${backend}: two measures, the abort, evaluate and both neighbour graphs equal the native CLI`);
+  });
+}
+
+test('the worker client: measure, abort, neighbours, and a trap restarts the worker', async (t) => {
+  // The wasm CPU: the client's logic does not depend on the backend, and SwiftShader is slow.
+  const backend = 'cpu';
+  const { p, log } = await page();
+  let r;
+  try {
+    r = await p.evaluate((b) => window.workerChecks(b), backend);
+  } catch (e) {
+    throw new Error(`${e.message}\n${log.join('\n')}`);
+  }
+  await p.close();
+  sameProjection(r.first.projections[0], native.projections[0], `worker (${backend}) first measure`);
+  sameProjection(r.second.projections[0], native.projections[1], `worker (${backend}) second measure`);
+  sameProjection(r.afterCrash.projections[0], native.projections[0], `worker (${backend}) measure after the restart`);
+  assert.equal(r.aborted?.name, 'AbortError', JSON.stringify(r.aborted));
+  assert.equal(r.crash?.name, 'WorkerCrashedError', JSON.stringify(r.crash));
+  assert.equal(r.knnHigh.typed, 'Int32Array');
+  assert.ok(r.knnIsInt32 && r.localIsF64, 'results lost their typed arrays on the way back');
+  t.diagnostic(`worker client on ${backend}`);
+});
+
+test('Vite: the bundled app (wasm asset and worker emitted by Vite) equals the native CLI', async () => {
+  const { p, log } = await page('dist/index.html');
+  let r;
+  let w;
+  try {
+    r = await p.evaluate(() => window.checks('cpu'));
+    w = await p.evaluate(() => window.workerChecks('cpu'));
+  } catch (e) {
+    throw new Error(`${e.message}\n${log.join('\n')}`);
+  }
+  await p.close();
+  assert.ok(!log.some((l) => l.includes('node_modules')), `the built app still loads from node_modules:\n${log.join('\n')}`);
+  sameProjection(r.first.projections[0], native.projections[0], 'vite first measure');
+  sameProjection(r.second.projections[0], native.projections[1], 'vite second measure');
+  assert.equal(r.aborted?.name, 'AbortError');
+  sameProjection(w.first.projections[0], native.projections[0], 'vite worker measure');
+  assert.equal(w.crash?.name, 'WorkerCrashedError');
+});
+
+test('Node: the CPU entry equals the native CLI', () => {
+  const code = `
+    import init, { Session, exampleData } from 'faithful-dr';
+    await init();
+    const ex = exampleData();
+    const s = await Session.create({ high: ex.high, labels: ex.labels });
+    const r = await s.measure({ low: ex.lows[0], local: true });
+    const nn = await s.neighbours({ space: 'high', k: 5 });
+    const plain = (v) => JSON.stringify(v, (_, x) => (ArrayBuffer.isView(x) ? { typed: x.constructor.name, values: Array.from(x) } : x));
+    process.stdout.write(plain({ r, nn, backend: s.backend, reason: s.fallbackReason }));`;
+  const out = JSON.parse(execFileSync('node', ['--input-type=module', '-e', code], { cwd: app, encoding: 'utf8', maxBuffer: 1 << 28 }));
+  assert.equal(out.backend, 'cpu');
+  assert.match(out.reason, /no WebGPU/);
+  assert.equal(out.r.run.backend, 'cpu');
+  sameProjection(out.r.projections[0], native.projections[0], 'node (pca)');
+  assert.equal(out.nn.typed, 'Int32Array');
+  assert.equal(out.nn.values.length, native.run.n * 5);
+});

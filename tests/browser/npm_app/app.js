@@ -1,0 +1,61 @@
+// What tests/browser/npm.test.mjs runs in the page: window.checks(backend) uses the package the
+// way an app would and returns plain JSON (typed arrays as arrays) for the test to compare with
+// the native CLI.
+import init, { Session, evaluate, exampleData, measures, version } from 'faithful-dr';
+import { FaithfulWorker, WorkerCrashedError } from 'faithful-dr/worker';
+
+const plain = (v) => JSON.parse(JSON.stringify(v, (_, x) => (ArrayBuffer.isView(x) ? { typed: x.constructor.name, values: Array.from(x) } : x)));
+
+async function rejection(promise) {
+  try {
+    await promise;
+    return null;
+  } catch (e) {
+    return { name: e.name, message: e.message };
+  }
+}
+
+window.checks = async (backend) => {
+  const ex = exampleData();
+  const [pca, random] = ex.lows;
+  const s = await Session.create({ high: ex.high, labels: ex.labels, backend });
+  const first = await s.measure({ low: pca, local: true });
+  // A second, different projection on the same resident session: the kNN of high is reused.
+  const second = await s.measure({ low: random, local: true });
+  const knnHigh = await s.neighbours({ space: 'high', k: 10 });
+  const knnLow = await s.neighbours({ space: 'low', k: 10, low: pca });
+  // Aborted right after the call: rejects with an AbortError; the session stays usable.
+  const controller = new AbortController();
+  const pending = s.measure({ low: random, local: true, signal: controller.signal });
+  controller.abort();
+  const aborted = await rejection(pending);
+  const third = await s.measure({ low: pca, local: true });
+  const info = { rows: s.rows, backend: s.backend, fallbackReason: s.fallbackReason ?? null };
+  s.free();
+  const once = await evaluate({ ...ex, local: true, backend });
+  return plain({ version: version(), measureIds: measures().map((m) => m.id), info, first, second, third, aborted, knnHigh, knnLow, once, high: ex.high, pca });
+};
+
+window.workerChecks = async (backend) => {
+  const ex = exampleData();
+  const w = new FaithfulWorker();
+  const s = await w.createSession({ high: ex.high, labels: ex.labels, backend });
+  const progress = [];
+  const first = await s.measure({ low: ex.lows[0], local: true, onProgress: (p) => progress.push(p) });
+  const controller = new AbortController();
+  const pending = s.measure({ low: ex.lows[1], local: true, signal: controller.signal });
+  controller.abort();
+  const aborted = await rejection(pending);
+  const second = await s.measure({ low: ex.lows[1], local: true });
+  const knnHigh = await s.neighbours({ space: 'high', k: 10 });
+  // A trap restarts the worker and rejects the pending call with a typed error; the session
+  // re-creates itself in the fresh worker.
+  const crash = await rejection(w.call({ op: '__trap' }));
+  const afterCrash = await s.measure({ low: ex.lows[0], local: true });
+  s.free();
+  w.terminate();
+  return plain({ first, second, aborted, knnHigh, crash, crashTyped: WorkerCrashedError.name, afterCrash, knnIsInt32: knnHigh instanceof Int32Array, localIsF64: first.projections[0].scores[0].local.local_trustworthiness instanceof Float64Array });
+};
+
+await init();
+document.body.dataset.status = 'ready';
