@@ -295,6 +295,8 @@ pub fn topographic_product<'py>(
             cross: proj.cross.as_ref(),
             pairwise: None,
             block_rows: block_rows(),
+            // ZADU's resources carry the per-point values.
+            local: true,
         };
         ks.iter()
             .map(|kk| run_measure(&format!("topo:k={kk}"), &ctx).map(|o| o.values[0]))
@@ -334,6 +336,8 @@ pub fn neighbor_statistics<'py>(
             cross: None,
             pairwise: None,
             block_rows: block_rows(),
+            // ZADU's resources carry the per-point values.
+            local: true,
         };
         let local = lcmc_ks
             .iter()
