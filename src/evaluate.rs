@@ -518,6 +518,7 @@ impl Evaluator {
                 cross: res.cross.as_ref(),
                 pairwise: Some(pw),
                 block_rows: self.opts.block_rows,
+                ctl: &ctl,
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {

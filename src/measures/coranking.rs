@@ -41,7 +41,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let km = k_max(r, n);
     // A point's own Q_NX(K) is its count over K.
     let own_auc = |cum: &[u32]| log_auc(cum.len(), |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64));
-    let counts = coranking_pass(ctx.high, ctx.low, km, ctx.block_rows, &own_auc);
+    let counts = coranking_pass(ctx.high, ctx.low, km, ctx.block_rows, ctx.ctl, &own_auc)?;
     let curves = curves(&counts);
     let (qnx, lcmc) = (&curves[0].1, &curves[2].1);
     let auc = log_auc(km, |k| curves[1].1[k - 1]);

@@ -33,6 +33,7 @@ mod topo;
 pub use def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved};
 pub use registry::{REGISTRY, ZADU_PENDING, find};
 
+use crate::control::Control;
 use crate::data::{Labels, Points};
 use crate::resources::{CrossRanks, Neighbours, Pairwise};
 
@@ -48,6 +49,8 @@ pub struct Ctx<'a> {
     pub pairwise: Option<&'a Pairwise>,
     /// Rows per task of a measure's own pass over rows (coranking); results do not depend on it.
     pub block_rows: usize,
+    /// Progress and cancellation for a measure's own pass (coranking).
+    pub ctl: &'a Control,
 }
 
 impl Ctx<'_> {
