@@ -3,7 +3,8 @@
 //! A library user passes a [`ProgressFn`] and/or a [`Cancel`] flag in [`crate::Options`]. The
 //! all-pairs passes, the co-ranking pass and the external sort report their phase and how far
 //! they are, and stop at the next check once the flag is set, with
-//! [`crate::Error::Interrupted`]; temporary files are removed on the way out. The command line sets the same flag from its Ctrl-C handler.
+//! [`crate::Error::Interrupted`]; temporary files are removed on the way out. The command line
+//! sets the same flag from its Ctrl-C handler.
 
 use std::fmt;
 use std::sync::Arc;
