@@ -1,9 +1,10 @@
 //! Progress reporting and cancellation of long runs.
 //!
 //! A library user passes a [`ProgressFn`] and/or a [`Cancel`] flag in [`crate::Options`]. The
-//! all-pairs passes and the external sort report their phase and how far they are, and stop at
-//! the next check once the flag is set, with [`crate::Error::Interrupted`]; temporary files are
-//! removed on the way out. The command line sets the same flag from its Ctrl-C handler.
+//! all-pairs passes, the co-ranking pass and the external sort report their phase and how far
+//! they are, and stop at the next check once the flag is set, with
+//! [`crate::Error::Interrupted`]; temporary files are removed on the way out. The command line
+//! sets the same flag from its Ctrl-C handler.
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use crate::error::{Error, Result};
 /// How far a phase of a run has come: `done` of `total` units (rows or pairs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
-    /// What is running, e.g. "pair sums", "densities", "pair order: sort", "pair order: merge".
+    /// What is running, e.g. "pair sums", "densities", "pair order: sort", "pair order: merge",
+    /// "co-ranking".
     pub phase: &'static str,
     /// Units done so far.
     pub done: u64,

@@ -527,6 +527,7 @@ impl Evaluator {
                 pairwise: Some(pw),
                 block_rows: self.opts.block_rows,
                 local: self.opts.local,
+                ctl: &ctl,
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {

@@ -8,7 +8,11 @@ mod common;
 
 use approx::assert_relative_eq;
 use common::{Oracle, Rng, corpus, points, with_duplicates};
-use faithful::{Error, Evaluator, Options, Points, Score, Spec};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use faithful::{Cancel, Error, Evaluator, Options, Points, ProgressFn, Score, Spec};
 
 /// The corpus, plus larger cases (n ≤ 400) with duplicates, an integer lattice and 1e-9 jitter.
 fn cases() -> Vec<(String, Points, Points)> {
@@ -261,6 +265,43 @@ fn k_max_out_of_range_is_a_typed_error() {
     let two = points("two", 2, 2, |i, c| (i + c) as f64);
     let e = Evaluator::new(two.clone(), Options::default()).measure(&two, None, &["coranking".parse().unwrap()]);
     assert!(matches!(e, Err(Error::BadParam { .. })), "{e:?}");
+}
+
+/// The pass reports its rows; a stop asked after the first block of a long run ends it with
+/// the typed error at the next row (at most one row per worker later), not after every row.
+#[test]
+fn a_cancelled_coranking_run_stops_promptly() {
+    let n = 3000;
+    let mut r = Rng(17);
+    let high = points("h", n, 8, |_, _| r.uniform());
+    let low = points("l", n, 2, |i, c| high.row(i)[c] + 0.1 * r.uniform());
+    let run = |cancel_after_first: bool| {
+        let (cancel, seen) = (Cancel::new(), Arc::new(AtomicU64::new(0)));
+        let (c, s) = (cancel.clone(), seen.clone());
+        let mut o = opts(Some(2), Some(4));
+        o.progress = Some(ProgressFn::new(move |p| {
+            if p.phase == "co-ranking" {
+                assert_eq!(p.total, n as u64);
+                s.fetch_max(p.done, Ordering::SeqCst);
+                if cancel_after_first {
+                    c.request();
+                }
+            }
+        }));
+        o.cancel = Some(cancel);
+        let t0 = Instant::now();
+        let out = Evaluator::new(high.clone(), o).measure(&low, None, &["coranking".parse::<Spec>().unwrap()]);
+        (out, seen.load(Ordering::SeqCst), t0.elapsed())
+    };
+    let (out, done, _) = run(false);
+    assert!(out.is_ok(), "{:?}", out.err());
+    assert_eq!(done, n as u64, "the progress reaches every row");
+    let (out, done, took) = run(true);
+    assert!(matches!(out, Err(Error::Interrupted)), "{:?}", out.map(|_| ()));
+    // Stopped after the first block: with 2 workers, at most a few 4-row blocks were reported.
+    assert!((4..=16).contains(&done), "{done} rows reported after the stop");
+    // A hang bound, not a speed test: the whole run takes seconds, the stop milliseconds.
+    assert!(took < Duration::from_secs(60), "{took:?}");
 }
 
 /// Options with per-point values, and the given threads and block rows.

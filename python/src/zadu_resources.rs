@@ -297,6 +297,7 @@ pub fn topographic_product<'py>(
             block_rows: block_rows(),
             // ZADU's resources carry the per-point values.
             local: true,
+            ctl: &Control::default(),
         };
         ks.iter()
             .map(|kk| run_measure(&format!("topo:k={kk}"), &ctx).map(|o| o.values[0]))
@@ -338,6 +339,7 @@ pub fn neighbor_statistics<'py>(
             block_rows: block_rows(),
             // ZADU's resources carry the per-point values.
             local: true,
+            ctl: &Control::default(),
         };
         let local = lcmc_ks
             .iter()

@@ -33,15 +33,30 @@ pub fn rnx(n: usize, k: usize, q: f64) -> f64 {
 /// The area under `curve(K)` (K = 1 ..= len) on a log-K axis: `(Σ curve(K)/K) / (Σ 1/K)`,
 /// both sums in NumPy's pairwise order.
 pub fn log_auc(len: usize, curve: impl Fn(usize) -> f64) -> f64 {
-    pairwise_sum_by(len, &|t| curve(t + 1) / (t + 1) as f64) / pairwise_sum_by(len, &|t| 1.0 / (t + 1) as f64)
+    log_weighted_sum(len, curve) / log_weight(len)
+}
+
+/// `Σ curve(K)/K` for K = 1 ..= len, [`log_auc`]'s numerator.
+fn log_weighted_sum(len: usize, curve: impl Fn(usize) -> f64) -> f64 {
+    pairwise_sum_by(len, &|t| curve(t + 1) / (t + 1) as f64)
+}
+
+/// `Σ 1/K` for K = 1 ..= len, [`log_auc`]'s denominator.
+fn log_weight(len: usize) -> f64 {
+    pairwise_sum_by(len, &|t| 1.0 / (t + 1) as f64)
 }
 
 pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let n = ctx.n();
     let km = k_max(r, n);
-    // A point's own Q_NX(K) is its count over K.
-    let own_auc = |cum: &[u32]| log_auc(cum.len(), |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64));
-    let counts = coranking_pass(ctx.high, ctx.low, km, ctx.block_rows, &own_auc);
+    // A point's own Q_NX(K) is its count over K; every row has k_max counts, so [`log_auc`]'s
+    // denominator is computed once (the same bits).
+    let weight = log_weight(km);
+    let own_auc = |cum: &[u32]| {
+        debug_assert_eq!(cum.len(), km);
+        log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight
+    };
+    let counts = coranking_pass(ctx.high, ctx.low, km, ctx.block_rows, ctx.ctl, &own_auc)?;
     let curves = curves(&counts);
     let (qnx, lcmc) = (&curves[0].1, &curves[2].1);
     let auc = log_auc(km, |k| curves[1].1[k - 1]);

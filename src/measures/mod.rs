@@ -34,6 +34,7 @@ mod topo;
 pub use def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved};
 pub use registry::{REGISTRY, ZADU_PENDING, find};
 
+use crate::control::Control;
 use crate::data::{Labels, Points};
 use crate::resources::{CrossRanks, Neighbours, Pairwise};
 
@@ -52,6 +53,8 @@ pub struct Ctx<'a> {
     /// Whether local values are returned; a measure whose local values cost extra work (snc)
     /// may then leave them empty.
     pub local: bool,
+    /// Progress and cancellation for a measure's own pass (coranking).
+    pub ctl: &'a Control,
 }
 
 impl Ctx<'_> {

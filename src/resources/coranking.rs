@@ -2,7 +2,7 @@
 //! which the whole co-ranking family (Q_NX, R_NX, T, C, MRRE, LCMC for every K) follows.
 //!
 //! For each row i both distance rows are computed and fully sorted by `(d(i,j), j)` (the
-//! reference's order: ties by index, self excluded), which gives `ρ_ij` (original space) and
+//! reference's order: ties by index, self excluded; `row_order`'s bucket sort), which gives `ρ_ij` (original space) and
 //! `r_ij` (projection) for every j in O(n log n). Each pair then adds O(1) to integer
 //! tallies: a histogram of `max(ρ, r)` (Q_NX), difference arrays for the T and C numerators,
 //! and the MRRE numerators grouped by their denominator's rank. The co-ranking matrix is
@@ -11,11 +11,15 @@
 //! computed from that row alone and stored in row order.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use super::row_order::RowOrder;
+use crate::control::Control;
 use crate::data::Points;
-use crate::reference::{Key, distance_row, key};
+use crate::error::Result;
+use crate::reference::distance_row;
 
 /// The integer tallies of the co-ranking matrix `Q[a][b] = #{(i, j) : ρ_ij = a, r_ij = b}` that
 /// the curves need, for K = 1 ..= `k_max` (index K − 1).
@@ -47,14 +51,16 @@ pub fn tnc_limit(n: usize) -> usize {
 
 /// Runs the pass. `k_max` must be in `1 ..= n − 2`. `row_summary` receives, for each row i,
 /// its cumulative counts `#{j : max(ρ_ij, r_ij) ≤ K}` for K = 1 ..= k_max and returns the
-/// row's own value (it must depend on nothing else).
+/// row's own value (it must depend on nothing else). Reports progress per block of rows and
+/// checks for a stop before every row (a row takes milliseconds at n = 50 000).
 pub fn coranking_pass(
     high: &Points,
     low: &Points,
     k_max: usize,
     block_rows: usize,
+    ctl: &Control,
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
-) -> CoRankCounts {
+) -> Result<CoRankCounts> {
     let n = high.n();
     assert!(n >= 3 && (1..=n - 2).contains(&k_max), "k_max {k_max} out of range for n {n}");
     assert_eq!(low.n(), n, "both spaces have the same rows");
@@ -64,15 +70,27 @@ pub fn coranking_pass(
     // One tally per concurrently running task (at most the thread count), reused across blocks.
     let pool: Mutex<Vec<Tally>> = Mutex::new(Vec::new());
     let mut rows = vec![0.0; n];
-    rows.par_chunks_mut(block_rows).enumerate().for_each(|(b, out)| {
+    let done = AtomicU64::new(0);
+    rows.par_chunks_mut(block_rows).enumerate().try_for_each(|(b, out)| {
         let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape));
+        let mut result = Ok(());
         for (r, o) in out.iter_mut().enumerate() {
+            result = ctl.check();
+            if result.is_err() {
+                break;
+            }
             *o = row_summary(t.row(high, low, b * block_rows + r));
         }
+        // The tally goes back either way: a stopped run drops them all.
         pool.lock().expect("tally pool").push(t);
-    });
+        if result.is_ok() {
+            let d = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
+            ctl.report("co-ranking", d, n as u64);
+        }
+        result
+    })?;
     let total = pool.into_inner().expect("tally pool").into_iter().reduce(Tally::merge).expect("n >= 3 rows ran");
-    total.counts(rows)
+    Ok(total.counts(rows))
 }
 
 #[derive(Clone, Copy)]
@@ -88,8 +106,8 @@ struct Tally {
     s: Shape,
     dx: Vec<f64>,
     dy: Vec<f64>,
-    keys: Vec<Key>,
-    buf: Vec<Key>,
+    order: Vec<u32>,
+    sorter: RowOrder,
     rho: Vec<u32>,
     row_hist: Vec<u32>,
     hist: Vec<u64>,
@@ -109,8 +127,8 @@ impl Tally {
             s,
             dx: vec![0.0; n],
             dy: vec![0.0; n],
-            keys: Vec::with_capacity(n),
-            buf: Vec::with_capacity(n),
+            order: Vec::with_capacity(n),
+            sorter: RowOrder::default(),
             rho: vec![0; n],
             row_hist: vec![0; k + 1],
             hist: vec![0; k + 1],
@@ -128,14 +146,14 @@ impl Tally {
         let Shape { k_max, k_tnc, .. } = self.s;
         distance_row(high, i, &mut self.dx);
         distance_row(low, i, &mut self.dy);
-        sort_row(&self.dx, i, &mut self.keys, &mut self.buf);
-        for (p, &kk) in self.keys.iter().enumerate() {
-            self.rho[index(kk)] = p as u32 + 1;
+        self.sorter.sort(&self.dx, i, &mut self.order);
+        for (p, &j) in self.order.iter().enumerate() {
+            self.rho[j as usize] = p as u32 + 1;
         }
-        sort_row(&self.dy, i, &mut self.keys, &mut self.buf);
+        self.sorter.sort(&self.dy, i, &mut self.order);
         self.row_hist.fill(0);
-        for (p, &kk) in self.keys.iter().enumerate() {
-            let (a, b) = (self.rho[index(kk)] as usize, p + 1);
+        for (p, &j) in self.order.iter().enumerate() {
+            let (a, b) = (self.rho[j as usize] as usize, p + 1);
             let m = a.max(b);
             if m <= k_max {
                 self.row_hist[m] += 1;
@@ -220,18 +238,4 @@ fn numerators(sum: &[i64], count: &[i64], k: usize) -> Vec<u128> {
             u128::try_from(s - kk as i128 * c).expect("every term other − K is positive")
         })
         .collect()
-}
-
-/// Row i's neighbour order: the keys `(d(i, j), j)` of every j ≠ i, ascending (the keys are
-/// distinct, so the order is unique). `buf` is the radix sort's scratch.
-fn sort_row(dist: &[f64], i: usize, keys: &mut Vec<Key>, buf: &mut Vec<Key>) {
-    keys.clear();
-    keys.extend(dist.iter().enumerate().filter(|&(j, _)| j != i).map(|(j, &d)| key(d, j)));
-    buf.resize(keys.len(), 0);
-    super::radix::sort(keys, buf);
-}
-
-#[inline(always)]
-fn index(k: Key) -> usize {
-    (k & 0xFFFF_FFFF) as usize
 }

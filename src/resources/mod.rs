@@ -5,7 +5,8 @@
 //!
 //! What lives where, in import order (a module imports only those before it; the test
 //! `tests/module_graph.rs` fails on any cycle):
-//! 1. helpers with no imports here: `radix` (the u128 sort), `scratch_pool`, `workspace`
+//! 1. helpers with no imports here: `radix` (the u128 sort), `row_order` (one row's
+//!    neighbour order), `scratch_pool`, `workspace`
 //!    (temporary files), `density` (kernel density sums), `needs`, `neighbours`, `cross`;
 //! 2. `pairs`: everything about all pairs i < j, from the record encoding up to the in-memory
 //!    driver of the pair order (its own map in `pairs/mod.rs`);
@@ -24,6 +25,7 @@ mod pairs;
 mod pairwise;
 mod pass;
 mod radix;
+mod row_order;
 mod scratch_pool;
 pub mod workspace;
 

@@ -47,8 +47,9 @@ after(async () => {
   await browser?.close();
 });
 
-async function openPage(query) {
+async function openPage(query, initScript) {
   const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  if (initScript) await page.addInitScript(initScript);
   const log = [];
   page.on('console', (m) => log.push(`[console.${m.type()}] ${m.text()}`));
   page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
@@ -204,6 +205,67 @@ test('CPU (wasm): autorun on the bundled example equals the native CLI bit for b
   assertSameScores(web, native, 'cpu');
   assert.match(await web.page.textContent('#run-info'), /CPU \(WebAssembly\)/);
   await web.page.close();
+});
+
+// Records, before the page's scripts run, every request posted to the worker and every text
+// drawn on the "Across k" canvas (its axis labels and ticks).
+function recordCurveCalls() {
+  window.__posted = [];
+  window.__curveTexts = [];
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (msg, ...rest) {
+    if (msg && msg.op) window.__posted.push({ op: msg.op, specs: msg.request?.specs ?? null });
+    return post.call(this, msg, ...rest);
+  };
+  const fillText = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (text, ...rest) {
+    if (this.canvas?.id === 'curve') window.__curveTexts.push(String(text));
+    return fillText.call(this, text, ...rest);
+  };
+}
+
+test('Across k: one coranking evaluation, R_NX on a log-K axis, its AUC in the legend equal to the CLI', async () => {
+  const { page, log } = await openPage('?example=default&autorun=1&backend=cpu', recordCurveCalls);
+  const status = await waitStatus(page, log, ['done', 'error']);
+  assert.equal(status, 'done', `${await page.textContent('#error')}\n${log.join('\n')}`);
+  assert.equal(await page.inputValue('#curve-measure'), 'coranking', 'the curve defaults to the co-ranking family');
+  await page.waitForFunction(() => ['done', 'error', 'cancelled'].includes(document.body.dataset.curve), null, { timeout: RUN_TIMEOUT_MS, polling: 200 });
+  assert.equal(await page.evaluate(() => document.body.dataset.curve), 'done', await page.textContent('#curve-status'));
+
+  // The chart came from a single evaluation with the single spec coranking:k_max=K (not one run per K).
+  const posted = await page.evaluate(() => window.__posted);
+  const evaluations = posted.filter((m) => m.op === 'evaluate');
+  const curveRuns = evaluations.filter((m) => m.specs.some((s) => s.startsWith('coranking')));
+  assert.equal(curveRuns.length, 1, `co-ranking evaluations: ${JSON.stringify(evaluations)}`);
+  assert.equal(evaluations.length, 2, `the page run and the curve run only: ${JSON.stringify(evaluations)}`);
+  const specs = curveRuns[0].specs;
+  assert.equal(specs.length, 1, `one spec for every K: ${JSON.stringify(specs)}`);
+  assert.match(specs[0], /^coranking:k_max=\d+$/);
+  const kMax = Number(specs[0].split('=')[1]);
+  assert.ok(kMax >= 50, `k_max ${kMax}: the page's default K range is 5 to 50`);
+
+  // A log-K axis: its label and 1-2-5 ticks were drawn (a linear axis over 5..50 would tick 30 and 40).
+  const texts = await page.evaluate(() => window.__curveTexts);
+  const shown = JSON.stringify(texts.slice(0, 40));
+  assert.ok(texts.includes('K (log scale)'), `x label not drawn: ${shown}`);
+  for (const tick of ['10', '20', '50']) assert.ok(texts.includes(tick), `no log tick ${tick}: ${shown}`);
+  for (const tick of ['30', '40']) assert.ok(!texts.includes(tick), `linear tick ${tick} drawn: ${shown}`);
+
+  // The legend: per projection R_NX with its AUC (the CLI's value for the same spec), T and C.
+  const nat = JSON.parse(execFileSync(CLI, ['measure', '--json', '--backend', 'cpu', '--spec', specs[0]], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  const legend = await page.textContent('#curve-legend');
+  for (const p of nat.projections) {
+    const auc = p.scores[0].values.auc_rnx;
+    assert.ok(auc > 0 && auc < 1, `${p.name}: AUC ${auc}`);
+    assert.ok(legend.includes(`${p.name} · R_NX (AUC ${auc.toFixed(4)}, K ≤ ${kMax})`), `${p.name}: AUC ${auc.toFixed(4)} not in the legend: ${legend}`);
+    assert.ok(legend.includes(`${p.name} · trustworthiness`) && legend.includes(`${p.name} · continuity`), `${p.name}: T or C missing: ${legend}`);
+  }
+  mkdirSync(OUT, { recursive: true });
+  const shot = path.join(OUT, 'web-across-k.png');
+  await page.locator('#curve-card').screenshot({ path: shot });
+  assert.ok(statSync(shot).size > 10_000, `screenshot ${shot} is only ${statSync(shot).size} bytes`);
+  console.log(`# Across k: ${specs[0]} in one evaluation; legend: ${legend}; screenshot ${shot}`);
+  await page.close();
 });
 
 test('bad files get clear messages', async () => {
