@@ -12,13 +12,16 @@ from . import _inputs, _native
 @dataclass(frozen=True)
 class Score:
     """One measure on one projection: ZADU's id, every parameter (defaults included), the
-    output values in ZADU's key order, and per-point values when `local=True` asked for them."""
+    output values in ZADU's key order, per-point values when `local=True` asked for them, and
+    curves over K for measures that have them (``coranking``)."""
 
     id: str
     params: dict
     values: dict
     local: dict | None = None
     projection: str = "low"
+    #: Curves over the neighbourhood size K (``coranking``: qnx, rnx, lcmc, ...), index K − 1.
+    curves: dict = field(default_factory=dict)
 
     @property
     def spec(self):

@@ -177,6 +177,12 @@ fn score<'py>(py: Python<'py>, s: &Score) -> PyResult<Bound<'py, PyDict>> {
         }
         None => d.set_item("local", py.None())?,
     }
+    // Curves over K (coranking): one array per curve, index K − 1.
+    let curves = PyDict::new(py);
+    for (k, v) in &s.curves {
+        curves.set_item(k, numpy::PyArray1::from_slice(py, v))?;
+    }
+    d.set_item("curves", curves)?;
     Ok(d)
 }
 

@@ -63,3 +63,21 @@ def test_measure_equals_measure_many_and_reuses_the_knn():
     assert first.scores[0].values == again.scores[0].values
     assert again.run["plan"]["knn_high_reused"] is True
     assert first.scores[0].local is None
+
+
+def test_coranking_curves_equal_the_cli(cli, tmp_path):
+    high, low, _ = blobs(n=150, d=5, seed=11)
+    for name, a in {"hd": high, "ld": low}.items():
+        np.save(tmp_path / f"{name}.npy", a)
+    out = subprocess.run([cli, "measure", "--high", str(tmp_path / "hd.npy"), "--low", str(tmp_path / "ld.npy"),
+                          "--spec", "coranking:k_max=40", "--json", "--backend", "cpu"],
+                         check=True, capture_output=True, text=True).stdout
+    want = json.loads(out)["projections"][0]["scores"][0]
+    s = faithful_dr.Evaluator(high, backend="cpu").measure(low, ["coranking:k_max=40"]).projections["low"][0]
+    assert s.values == want["values"]
+    assert set(s.curves) == set(want["curves"]) >= {"qnx", "rnx", "lcmc", "trustworthiness", "continuity"}
+    for key, curve in want["curves"].items():
+        assert s.curves[key].dtype == np.float64 and s.curves[key].tolist() == curve
+    assert len(s.curves["rnx"]) == 40
+    # A measure without curves has an empty dict.
+    assert faithful_dr.Evaluator(high).measure(low, ["tnc:k=5"]).projections["low"][0].curves == {}
