@@ -1,5 +1,5 @@
 //! [`Gpu`]: the one place that owns wgpu — instance (honouring `WGPU_BACKEND`), adapter choice
-//! (by name substring), device with the adapter's real limits, pipeline cache and readback.
+//! (one listed by `adapters.rs`, by name substring, or wgpu's default), device with the adapter's real limits, pipeline cache and readback.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,6 +15,8 @@ use super::shaders::Kernel;
 pub struct GpuRequest {
     /// Use the first adapter whose name contains this (case-insensitive).
     pub adapter: Option<String>,
+    /// Use exactly this adapter of [`super::gpu_adapters`] (before `adapter`).
+    pub chosen: Option<super::AdapterInfo>,
     /// Cap on rows per dispatch (tests force small block plans with it).
     pub max_rows_per_dispatch: Option<u32>,
     /// Cap on the bytes of one output buffer (tests force small block plans with it).
@@ -71,7 +73,7 @@ impl AdapterReport {
 }
 
 /// An instance over `backends`, unless `WGPU_BACKEND` names others (the user's choice wins).
-fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+pub(super) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
     if std::env::var_os("WGPU_BACKEND").is_none() {
         desc.backends = backends;
@@ -134,14 +136,16 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Picks an adapter (by name substring, else wgpu's high-performance choice) and starts a
+    /// Picks an adapter (the one chosen from the listing, by name substring, else wgpu's
+    /// high-performance choice) and starts a
     /// device with the adapter's own limits.
     pub async fn new_async(req: &GpuRequest) -> Result<Gpu, GpuError> {
         let t0 = web_time::Instant::now();
         // Drivers may print while they are probed (see `quiet`); declared first, dropped last.
         let _quiet = super::quiet::Quiet::new();
-        let adapter = match &req.adapter {
-            Some(sub) => {
+        let adapter = match (&req.chosen, &req.adapter) {
+            (Some(chosen), _) => super::adapters::reopen(chosen).await?,
+            (None, Some(sub)) => {
                 let all = instance(wgpu::Backends::all()).enumerate_adapters(wgpu::Backends::all()).await;
                 let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
                 let want = sub.to_lowercase();
@@ -152,7 +156,7 @@ impl Gpu {
                     ))
                 })?
             }
-            None => default_adapter().await?,
+            (None, None) => default_adapter().await?,
         };
         let limits = adapter.limits();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
