@@ -3,7 +3,6 @@
 //! evaluation (`EvaluatorBuilder::gpu_adapter`).
 
 use super::GpuError;
-use super::context::instance;
 use super::shaders::{WG, WORKGROUP_BYTES, storage_buffers};
 
 /// One GPU adapter, as [`gpu_adapters`] lists it. Pass it to
@@ -46,6 +45,21 @@ impl AdapterInfo {
             index,
         }
     }
+}
+
+/// An instance over `backends`, unless `WGPU_BACKEND` names others (the user's choice wins).
+pub(super) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    if std::env::var_os("WGPU_BACKEND").is_none() {
+        desc.backends = backends;
+    }
+    wgpu::Instance::new(desc)
+}
+
+/// Every adapter wgpu sees (after `WGPU_BACKEND`), in wgpu's order: the one enumeration the
+/// listing, the reopening and the choice by name share.
+pub(super) async fn all_adapters() -> Vec<wgpu::Adapter> {
+    instance(wgpu::Backends::all()).enumerate_adapters(wgpu::Backends::all()).await
 }
 
 /// Why faithful's kernels cannot run on `adapter`, or `None`.
@@ -94,16 +108,14 @@ fn unmet(compute_shaders: bool, limits: &wgpu::Limits) -> Option<String> {
 pub fn gpu_adapters() -> Vec<AdapterInfo> {
     super::block_on(async {
         let _quiet = super::quiet::Quiet::new();
-        let all = instance(wgpu::Backends::all()).enumerate_adapters(wgpu::Backends::all()).await;
-        all.iter().enumerate().map(|(i, a)| AdapterInfo::new(i, a)).collect()
+        all_adapters().await.iter().enumerate().map(|(i, a)| AdapterInfo::new(i, a)).collect()
     })
 }
 
 /// The adapter `chosen` describes, enumerated again: the same position, name and backend, and
 /// usable, or why not.
 pub(super) async fn reopen(chosen: &AdapterInfo) -> Result<wgpu::Adapter, GpuError> {
-    let all = instance(wgpu::Backends::all()).enumerate_adapters(wgpu::Backends::all()).await;
-    let same = all.into_iter().enumerate().find(|(i, a)| {
+    let same = all_adapters().await.into_iter().enumerate().find(|(i, a)| {
         let now = AdapterInfo::new(*i, a);
         (now.index, &now.name, &now.backend) == (chosen.index, &chosen.name, &chosen.backend)
     });

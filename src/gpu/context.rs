@@ -1,5 +1,7 @@
-//! [`Gpu`]: the one place that owns wgpu — instance (honouring `WGPU_BACKEND`), adapter choice
-//! (one listed by `adapters.rs`, by name substring, or wgpu's default), device with the adapter's real limits, pipeline cache and readback.
+//! [`Gpu`]: the one place that owns wgpu's device — adapter choice (one listed by
+//! `adapters.rs`, which also owns the instance and enumeration under `WGPU_BACKEND`; by name
+//! substring; or wgpu's default), device with the adapter's real limits, pipeline cache and
+//! readback.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -8,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use super::GpuError;
+use super::adapters::{all_adapters, instance};
 use super::shaders::Kernel;
 
 /// What the caller asks of the GPU.
@@ -72,15 +75,6 @@ impl AdapterReport {
     }
 }
 
-/// An instance over `backends`, unless `WGPU_BACKEND` names others (the user's choice wins).
-pub(super) fn instance(backends: wgpu::Backends) -> wgpu::Instance {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    if std::env::var_os("WGPU_BACKEND").is_none() {
-        desc.backends = backends;
-    }
-    wgpu::Instance::new(desc)
-}
-
 /// wgpu's high-performance adapter among the primary backends (Vulkan, Metal, DX12, browser
 /// WebGPU), and only where they have none among the secondary ones (GL). Probing GL when a
 /// primary adapter exists costs start time and, on NVIDIA's headless EGL, gives an adapter whose
@@ -101,12 +95,7 @@ async fn default_adapter() -> Result<wgpu::Adapter, GpuError> {
 /// Every adapter wgpu can see (after `WGPU_BACKEND`), for `faithful backends`.
 pub async fn adapters_report_async() -> Vec<AdapterReport> {
     let _quiet = super::quiet::Quiet::new();
-    let inst = instance(wgpu::Backends::all());
-    inst.enumerate_adapters(wgpu::Backends::all())
-        .await
-        .iter()
-        .map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features()))
-        .collect()
+    all_adapters().await.iter().map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features())).collect()
 }
 
 /// Every adapter wgpu can see (blocking).
@@ -146,7 +135,7 @@ impl Gpu {
         let adapter = match (&req.chosen, &req.adapter) {
             (Some(chosen), _) => super::adapters::reopen(chosen).await?,
             (None, Some(sub)) => {
-                let all = instance(wgpu::Backends::all()).enumerate_adapters(wgpu::Backends::all()).await;
+                let all = all_adapters().await;
                 let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
                 let want = sub.to_lowercase();
                 all.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&want)).ok_or_else(|| {
