@@ -387,7 +387,12 @@ impl Evaluator {
     /// Evaluates `specs` on each projection, sharing every resource that can be shared.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
-        let run = || pollster::block_on(self.run(lows, labels, specs));
+        self.on_threads(|| pollster::block_on(self.run(lows, labels, specs)))
+    }
+
+    /// Runs `run` on [`Options::threads`] worker threads (Rayon's global pool for `None` or 0).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn on_threads<T: Send>(&self, run: impl FnOnce() -> Result<T> + Send) -> Result<T> {
         match self.opts.threads {
             None | Some(0) => run(),
             Some(t) => {
@@ -591,7 +596,7 @@ impl Evaluator {
     /// ```
     #[cfg(not(target_arch = "wasm32"))]
     pub fn knn(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
-        pollster::block_on(self.knn_async(k))
+        self.on_threads(|| pollster::block_on(self.knn_async(k)))
     }
 
     /// [`Evaluator::knn`] for async callers.

@@ -41,6 +41,17 @@ fn the_builder_sets_the_options_it_names() {
     assert_eq!((plain.options().threads, plain.options().local), (defaults.threads, defaults.local));
 }
 
+/// `threads` applies to `knn` as to `measure_many`: the run reports the pool it ran on, and the
+/// graph does not depend on it.
+#[test]
+fn knn_runs_on_the_threads_asked_for() {
+    let (high, ..) = data();
+    let (one, run_one) = Evaluator::builder(high.clone()).threads(1).build().knn(4).unwrap();
+    let (three, run_three) = Evaluator::builder(high).threads(3).build().knn(4).unwrap();
+    assert_eq!((run_one.threads, run_three.threads), (1, 3));
+    assert_eq!((&one.idx, &one.dist), (&three.idx, &three.dist));
+}
+
 #[test]
 fn builder_and_new_give_the_same_scores() {
     let (high, low, labels) = data();
