@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 mod arrays;
 mod errors;
 mod evaluator;
+mod example;
 mod interrupt;
 mod specs;
 
@@ -18,6 +19,7 @@ mod specs;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<evaluator::Evaluator>()?;
     m.add_class::<evaluator::Evaluation>()?;
+    m.add_function(wrap_pyfunction!(example::example, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
