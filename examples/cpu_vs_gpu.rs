@@ -13,24 +13,26 @@ fn main() -> Result<(), faithful::Error> {
         ["tnc:k=10", "mrre:k=10", "lcmc:k=10", "nh:k=10"].iter().map(|s| s.parse()).collect::<Result<_, _>>()?;
     let cpu = Evaluator::builder(ex.high.clone()).backend(BackendChoice::Cpu).build();
     let want = cpu.measure_many(&lows, Some(&ex.labels), &specs)?;
-    // The adapter list is internal API (the command line's `faithful backends` prints it).
-    let adapters = faithful::gpu::adapters_report();
+    let adapters = faithful::gpu_adapters();
     if adapters.is_empty() {
         println!("no GPU adapter; the CPU reference alone ran");
     }
     for adapter in adapters {
-        let gpu = Evaluator::builder(ex.high.clone()).backend(BackendChoice::Gpu).adapter(&adapter.name).build();
+        let label = format!("{} ({}, {})", adapter.name, adapter.backend, adapter.device_type);
+        if let Some(why) = &adapter.unusable {
+            println!("{label}: not usable: {why}");
+            continue;
+        }
+        // Exactly this adapter, even where two share a name (llvmpipe on Vulkan and on GL).
+        let gpu = Evaluator::builder(ex.high.clone()).backend(BackendChoice::Gpu).gpu_adapter(&adapter).build();
         match gpu.measure_many(&lows, Some(&ex.labels), &specs) {
             Ok(got) => {
                 for (w, g) in want.projections.iter().zip(&got.projections) {
-                    assert_eq!(w.scores, g.scores, "{} on {}: scores differ from the CPU's", w.name, adapter.name);
+                    assert_eq!(w.scores, g.scores, "{} on {label}: scores differ from the CPU's", w.name);
                 }
-                println!(
-                    "{} ({}): identical to the CPU reference ({} backend)",
-                    adapter.name, adapter.backend, got.run.backend
-                );
+                println!("{label}: identical to the CPU reference ({} backend)", got.run.backend);
             }
-            Err(e) => println!("{} ({}): could not serve: {e}", adapter.name, adapter.backend),
+            Err(e) => println!("{label}: could not serve: {e}"),
         }
     }
     Ok(())

@@ -157,10 +157,52 @@ pub enum Error {
         /// Why.
         reason: String,
     },
-    /// The memory or temporary-space budget cannot hold the all-pairs work (the message says
-    /// which budget and how much it needs).
-    #[error("{0}")]
-    Budget(String),
+    // Budgets of the pair order (srho, nm_stress): checked before any work starts, each error
+    // naming the budget, what it must hold and the bytes needed. A parameter that sizes memory
+    // is [`Error::ParamMemory`].
+    /// The memory budget holds neither the pair order in memory nor an external sort's buffers.
+    #[error(
+        "memory budget of {budget} bytes is too small: the pair order of {pairs} pairs needs {in_memory} bytes in memory, or at least {external_min} bytes for an external sort"
+    )]
+    PairOrderMemory {
+        /// The memory budget in bytes.
+        budget: u64,
+        /// The pairs to order, n(n − 1)/2.
+        pairs: u64,
+        /// Bytes the in-memory pair order needs.
+        in_memory: u64,
+        /// The least memory budget the external sort accepts.
+        external_min: u64,
+    },
+    /// The temporary-space budget cannot hold the external sort of the pair order.
+    #[error(
+        "temporary-space budget of {budget} bytes is too small: sorting {pairs} pairs externally under a memory budget of {memory_budget} bytes needs up to {needed} bytes of temporary space"
+    )]
+    PairOrderTemp {
+        /// The temporary-space budget in bytes.
+        budget: u64,
+        /// The pairs to order, n(n − 1)/2.
+        pairs: u64,
+        /// The memory budget the sort runs under, in bytes.
+        memory_budget: u64,
+        /// The most temporary space the sort can take, in bytes.
+        needed: u64,
+    },
+    /// In a browser (no file system, so no external sort), the pair order does not fit the
+    /// memory limit.
+    #[error(
+        "the pair order of {n} points ({pairs} pairs) needs {needed} bytes in memory, above the browser's limit of {limit} bytes; a browser has no file system for an external sort (use the command line for this size)"
+    )]
+    PairOrderBrowser {
+        /// The points.
+        n: usize,
+        /// The pairs to order, n(n − 1)/2.
+        pairs: u64,
+        /// Bytes the in-memory pair order needs.
+        needed: u64,
+        /// The memory limit in bytes.
+        limit: u64,
+    },
     /// The run was stopped through its [`crate::Cancel`] flag.
     #[error("interrupted; temporary files were removed")]
     Interrupted,
@@ -236,16 +278,19 @@ pub enum Error {
         /// The memory budget in bytes.
         budget: u64,
     },
-    /// A measure returned another number of values than it has keys: a bug in faithful,
-    /// reported instead of pairing values with the wrong keys.
-    #[error("{id}: returned {got} values for its keys [{keys}] (a bug in faithful; please report it)")]
+    /// A measure returned an output key it does not declare, missed one it declares, or
+    /// returned one twice: a bug in faithful, reported instead of a value under another key's
+    /// name.
+    #[error("{id}: output key '{key}' {problem} (its keys: [{keys}]; a bug in faithful, please report it)")]
     MeasureOutput {
         /// The measure's id.
         id: String,
-        /// The keys the measure declares, comma-separated.
+        /// The key at fault.
+        key: String,
+        /// What is wrong with it.
+        problem: OutputKeyProblem,
+        /// The keys the measure declares (values or local values), comma-separated.
         keys: String,
-        /// The number of values it returned.
-        got: usize,
     },
     /// A measure produced a value that is not a finite number.
     #[error("{id}{}: {key} is not a finite number ({value}); no score is reported", on(projection))]
@@ -259,6 +304,28 @@ pub enum Error {
         /// The value (NaN or infinite).
         value: f64,
     },
+}
+
+/// What is wrong with a measure's output key ([`Error::MeasureOutput`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OutputKeyProblem {
+    /// A declared key the measure did not return.
+    Missing,
+    /// A key the measure returned but does not declare.
+    Undeclared,
+    /// A key the measure returned more than once.
+    Duplicated,
+}
+
+impl std::fmt::Display for OutputKeyProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OutputKeyProblem::Missing => "is missing",
+            OutputKeyProblem::Undeclared => "is not one it declares",
+            OutputKeyProblem::Duplicated => "is returned twice",
+        })
+    }
 }
 
 /// Why the GPU could not serve.
@@ -278,6 +345,15 @@ pub enum GpuError {
         stage: &'static str,
         /// wgpu's message.
         message: String,
+    },
+    /// The adapter chosen lacks what faithful's kernels need (see
+    /// [`crate::AdapterInfo::unusable`]).
+    #[error("adapter '{adapter}' cannot run faithful's kernels: {reason}")]
+    Unsupported {
+        /// The adapter's name.
+        adapter: String,
+        /// What it lacks.
+        reason: String,
     },
     /// The data does not fit the adapter's buffer limits.
     #[error("the data does not fit the adapter's limits: {0}")]

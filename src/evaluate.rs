@@ -189,6 +189,37 @@ impl EvaluatorBuilder {
         self.opts.gpu.adapter = Some(name.into());
         self
     }
+    /// Use exactly `adapter`, one of [`crate::gpu_adapters`], when the GPU serves
+    /// ([`BackendChoice::Gpu`], or `Auto` on a hardware adapter); it comes before
+    /// [`EvaluatorBuilder::adapter`]'s name. An adapter that is not
+    /// [usable](crate::AdapterInfo::is_usable) fails with [`GpuError::Unsupported`] (`Gpu`) or
+    /// leaves the run to the CPU with the reason in the report (`Auto`).
+    ///
+    /// ```
+    /// use faithful::{BackendChoice, Evaluator, Points, Spec};
+    /// let high = Points::from_vec("high", 6, 2, vec![0., 0., 1., 0., 0., 1., 5., 5., 6., 5., 5., 6.])?;
+    /// let low = Points::from_vec("low", 6, 1, vec![0., 1., 2., 10., 11., 12.])?;
+    /// let specs = ["tnc:k=2".parse::<Spec>()?];
+    /// let cpu = Evaluator::builder(high.clone()).build().measure(&low, None, &specs)?;
+    /// for adapter in faithful::gpu_adapters().into_iter().filter(|a| a.is_usable()) {
+    ///     let eval = Evaluator::builder(high.clone()).backend(BackendChoice::Gpu).gpu_adapter(&adapter).build();
+    ///     match eval.measure_many(&[&low], None, &specs) {
+    ///         // The GPU's answer is the CPU reference's, bit for bit.
+    ///         Ok(run) => {
+    ///             assert_eq!(run.projections[0].scores, cpu);
+    ///             assert_eq!(run.run.adapter.map(|a| a.name), Some(adapter.name));
+    ///         }
+    ///         // A usable adapter whose driver fails to start a device.
+    ///         Err(e) => println!("{}: {e}", adapter.name),
+    ///     }
+    /// }
+    /// # Ok::<(), faithful::Error>(())
+    /// ```
+    #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
+    pub fn gpu_adapter(mut self, adapter: &crate::AdapterInfo) -> Self {
+        self.opts.gpu.chosen = Some(adapter.clone());
+        self
+    }
     /// Bytes the pair order and parameter-sized lists may hold in memory (default: half the
     /// physical memory); beyond it the pair order is sorted externally.
     pub fn memory_budget(mut self, bytes: u64) -> Self {
@@ -363,7 +394,12 @@ impl Evaluator {
     /// Evaluates `specs` on each projection, sharing every resource that can be shared.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
-        let run = || pollster::block_on(self.run(lows, labels, specs));
+        self.on_threads(|| pollster::block_on(self.run(lows, labels, specs)))
+    }
+
+    /// Runs `run` on [`Options::threads`] worker threads (Rayon's global pool for `None` or 0).
+    #[cfg(not(target_arch = "wasm32"))]
+    fn on_threads<T: Send>(&self, run: impl FnOnce() -> Result<T> + Send) -> Result<T> {
         match self.opts.threads {
             None | Some(0) => run(),
             Some(t) => {
@@ -533,10 +569,8 @@ impl Evaluator {
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let values = r.keys().into_iter().zip(out.values).collect();
-                let local = (self.opts.local && !r.def.local_keys.is_empty())
-                    .then(|| r.def.local_keys.iter().map(|k| k.to_string()).zip(out.local).collect());
-                let curves = out.curves;
+                let local = (self.opts.local && !r.def.local_keys.is_empty()).then_some(out.local);
+                let (values, curves) = (out.values, out.curves);
                 scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local, curves });
             }
             projections.push(ProjectionScores { name: low.name().into(), scores });
@@ -572,7 +606,7 @@ impl Evaluator {
     /// ```
     #[cfg(not(target_arch = "wasm32"))]
     pub fn knn(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
-        pollster::block_on(self.knn_async(k))
+        self.on_threads(|| pollster::block_on(self.knn_async(k)))
     }
 
     /// [`Evaluator::knn`] for async callers.
@@ -674,35 +708,58 @@ impl Evaluator {
     }
 }
 
-/// The one check where scores are produced: a measure returns one value per key and one
-/// local vector per local key ([`Error::MeasureOutput`] otherwise: the pairing with keys below
-/// must never drop a value), and every value and local value is a finite number, or the run
-/// fails with [`Error::NonFiniteScore`] naming the key (never a NaN in a table, a JSON `null`
-/// or a local value).
+/// The one check where scores are produced: a measure's values and local values are matched to
+/// the keys it declares by name and put in the declared order ([`Error::MeasureOutput`] for a
+/// key missing, undeclared or returned twice: never a value under another key's name, never
+/// one dropped), and every value and local value is a finite number, or the run fails with
+/// [`Error::NonFiniteScore`] naming the key (never a NaN in a table, a JSON `null` or a local
+/// value).
 fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures::Output> {
-    for (keys, got) in [(r.def.keys, out.values.len()), (r.def.local_keys, out.local.len())] {
-        if keys.len() != got {
-            return Err(Error::MeasureOutput { id: r.def.id.into(), keys: keys.join(", "), got });
-        }
-    }
+    let local_keys: Vec<String> = r.def.local_keys.iter().map(|k| k.to_string()).collect();
+    let out = crate::measures::Output {
+        values: by_key(r, &r.keys(), out.values)?,
+        local: by_key(r, &local_keys, out.local)?,
+        curves: out.curves,
+    };
     let bad =
         |key: &str, value: f64| Error::NonFiniteScore { id: r.def.id.into(), projection: None, key: key.into(), value };
-    for (key, &v) in r.keys().iter().zip(&out.values) {
+    for (key, v) in &out.values {
         if !v.is_finite() {
-            return Err(bad(key, v));
+            return Err(bad(key, *v));
         }
     }
-    for (key, values) in r.def.local_keys.iter().zip(&out.local) {
-        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
-            return Err(bad(&format!("{key}[{i}]"), v));
-        }
-    }
-    for (key, values) in &out.curves {
+    for (key, values) in out.local.iter().chain(&out.curves) {
         if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
             return Err(bad(&format!("{key}[{i}]"), v));
         }
     }
     Ok(out)
+}
+
+/// `got`, named by the measure, in the order of `declared`: every declared key exactly once and
+/// nothing else, or [`Error::MeasureOutput`] naming the measure and the key.
+fn by_key<T>(r: &Resolved, declared: &[String], mut got: Vec<(String, T)>) -> Result<Vec<(String, T)>> {
+    use crate::error::OutputKeyProblem;
+    let err = |key: &str, problem| Error::MeasureOutput {
+        id: r.def.id.into(),
+        key: key.into(),
+        problem,
+        keys: declared.join(", "),
+    };
+    for (i, (key, _)) in got.iter().enumerate() {
+        if got[..i].iter().any(|(seen, _)| seen == key) {
+            return Err(err(key, OutputKeyProblem::Duplicated));
+        }
+        if !declared.contains(key) {
+            return Err(err(key, OutputKeyProblem::Undeclared));
+        }
+    }
+    let mut ordered = Vec::with_capacity(declared.len());
+    for key in declared {
+        let at = got.iter().position(|(k, _)| k == key).ok_or_else(|| err(key, OutputKeyProblem::Missing))?;
+        ordered.push(got.swap_remove(at));
+    }
+    Ok(ordered)
 }
 
 /// Appends `reason` to a run's fallback reasons ("; "-separated).
@@ -714,32 +771,90 @@ fn add_reason(reasons: &mut Option<String>, reason: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::OutputKeyProblem;
     use crate::measures::Output;
 
-    #[test]
-    fn values_that_do_not_match_the_keys_are_typed_errors_never_dropped() {
+    /// tnc's output with `values` named as given and both local keys present.
+    fn tnc_output(values: &[(&str, f64)]) -> Output {
+        values
+            .iter()
+            .fold(Output::new(), |o, (k, v)| o.value(*k, *v))
+            .local("local_trustworthiness", vec![])
+            .local("local_continuity", vec![])
+    }
+
+    /// The key and problem of the error `finite` gives tnc's `out`.
+    fn problem(out: Output) -> (String, OutputKeyProblem) {
         let r = Resolved::new(&Spec::new("tnc")).unwrap();
-        for out in [
-            Output { values: vec![0.5, 0.25, 0.125], local: vec![vec![], vec![]], curves: vec![] },
-            Output { values: vec![0.5], local: vec![vec![], vec![]], curves: vec![] },
-            Output { values: vec![0.5, 0.25], local: vec![vec![]], curves: vec![] },
-        ] {
-            let err = finite(&r, out).unwrap_err();
-            assert!(matches!(&err, Error::MeasureOutput { id, .. } if id == "tnc"), "{err:?}");
+        match finite(&r, out) {
+            Err(Error::MeasureOutput { id, key, problem, .. }) => {
+                assert_eq!(id, "tnc");
+                (key, problem)
+            }
+            other => panic!("expected MeasureOutput, got {other:?}"),
         }
-        let err = finite(&r, Output { values: vec![0.5], local: vec![vec![], vec![]], curves: vec![] }).unwrap_err();
+    }
+
+    #[test]
+    fn values_are_matched_to_the_declared_keys_by_name_and_put_in_their_order() {
+        let r = Resolved::new(&Spec::new("tnc")).unwrap();
+        let out = Output::new()
+            .value("continuity", 0.25)
+            .value("trustworthiness", 0.5)
+            .local("local_continuity", vec![0.0])
+            .local("local_trustworthiness", vec![1.0]);
+        let got = finite(&r, out).unwrap();
+        assert_eq!(got.values, [("trustworthiness".to_string(), 0.5), ("continuity".to_string(), 0.25)]);
+        assert_eq!(
+            got.local,
+            [("local_trustworthiness".to_string(), vec![1.0]), ("local_continuity".to_string(), vec![0.0])]
+        );
+    }
+
+    #[test]
+    fn a_missing_undeclared_or_duplicated_key_is_a_typed_error_naming_it() {
+        use OutputKeyProblem::*;
+        let (key, p) = problem(tnc_output(&[("trustworthiness", 0.5)]));
+        assert_eq!((key.as_str(), p), ("continuity", Missing));
+        let (key, p) = problem(tnc_output(&[("trustworthiness", 0.5), ("continuity", 0.2), ("extra", 0.1)]));
+        assert_eq!((key.as_str(), p), ("extra", Undeclared));
+        // A value under a misspelt key is never taken for the declared one.
+        let (key, p) = problem(tnc_output(&[("trustworthiness", 0.5), ("continuty", 0.2)]));
+        assert_eq!((key.as_str(), p), ("continuty", Undeclared));
+        let (key, p) = problem(tnc_output(&[("trustworthiness", 0.5), ("trustworthiness", 0.2)]));
+        assert_eq!((key.as_str(), p), ("trustworthiness", Duplicated));
+        // Local keys are matched the same way.
+        let out =
+            Output::new().value("trustworthiness", 0.5).value("continuity", 0.2).local("local_continuity", vec![]);
+        let (key, p) = problem(out);
+        assert_eq!((key.as_str(), p), ("local_trustworthiness", Missing));
+        let r = Resolved::new(&Spec::new("tnc")).unwrap();
+        let err = finite(&r, tnc_output(&[("trustworthiness", 0.5)])).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "tnc: returned 1 values for its keys [trustworthiness, continuity] (a bug in faithful; please report it)"
+            "tnc: output key 'continuity' is missing (its keys: [trustworthiness, continuity]; a bug in faithful, please report it)"
         );
+    }
+
+    /// A keyed measure's one key is the one its parameters name: `ivm`'s silhouette value under
+    /// `davies_bouldin` is an error, not a davies_bouldin score.
+    #[test]
+    fn a_keyed_measure_must_return_the_key_its_parameters_name() {
+        let r = Resolved::new(&"ivm:measure=davies_bouldin".parse::<Spec>().unwrap()).unwrap();
+        let err = finite(&r, Output::new().value("silhouette", 0.5)).unwrap_err();
+        assert!(
+            matches!(&err, Error::MeasureOutput { id, key, problem: OutputKeyProblem::Undeclared, .. } if id == "ivm" && key == "silhouette"),
+            "{err:?}"
+        );
+        assert_eq!(finite(&r, Output::new().value("davies_bouldin", 0.5)).unwrap().values[0].1, 0.5);
     }
 
     #[test]
     fn non_finite_values_and_local_values_are_typed_errors() {
         let r = Resolved::new(&Spec::new("tnc")).unwrap();
-        let ok = Output { values: vec![0.5, 0.25], local: vec![vec![1.0], vec![0.0]], curves: vec![] };
+        let ok = tnc_output(&[("trustworthiness", 0.5), ("continuity", 0.25)]);
         assert_eq!(finite(&r, ok.clone()).unwrap(), ok);
-        let err = finite(&r, Output { values: vec![0.5, f64::NAN], local: vec![vec![], vec![]], curves: vec![] })
+        let err = finite(&r, tnc_output(&[("trustworthiness", 0.5), ("continuity", f64::NAN)]))
             .unwrap_err()
             .on_projection("p");
         assert!(
@@ -747,11 +862,12 @@ mod tests {
             "{err:?}"
         );
         assert_eq!(err.to_string(), "tnc on p: continuity is not a finite number (NaN); no score is reported");
-        let err = finite(
-            &r,
-            Output { values: vec![0.5, 0.5], local: vec![vec![1.0, f64::INFINITY], vec![]], curves: vec![] },
-        )
-        .unwrap_err();
+        let out = Output::new()
+            .value("trustworthiness", 0.5)
+            .value("continuity", 0.5)
+            .local("local_trustworthiness", vec![1.0, f64::INFINITY])
+            .local("local_continuity", vec![]);
+        let err = finite(&r, out).unwrap_err();
         assert!(
             matches!(&err, Error::NonFiniteScore { key, value, .. } if key == "local_trustworthiness[1]" && *value == f64::INFINITY),
             "{err:?}"

@@ -19,7 +19,8 @@
 //! ([`Points`], read from files with [`read_points`]) against one original space with the
 //! measures of [`Spec`]s ([`measures`] lists them), returning [`Score`]s and a [`RunReport`];
 //! [`Evaluator::knn`] returns the exact kNN graph ([`Neighbours`]); [`Cancel`] and
-//! [`Progress`] stop and follow long runs. Cargo features: `gpu` (the wgpu backend), `cli`
+//! [`Progress`] stop and follow long runs; `gpu_adapters` lists the GPU adapters (with the
+//! `gpu` feature) and `EvaluatorBuilder::gpu_adapter` evaluates on one. Cargo features: `gpu` (the wgpu backend), `cli`
 //! (the `faithful` command line), `example-data` (the bundled digits, `example_digits`);
 //! all on by default.
 
@@ -71,10 +72,14 @@ pub use control::{Cancel, Progress, ProgressFn};
 #[doc(hidden)]
 pub use control::Control;
 pub use data::{Labels, NpyElement, Points, read_labels, read_points, write_npy};
-pub use error::{Error, FileProblem, GpuError, Result};
+pub use error::{Error, FileProblem, GpuError, OutputKeyProblem, Result};
 pub use evaluate::{Evaluator, EvaluatorBuilder, MAX_THREADS, Options};
 #[cfg(feature = "example-data")]
 pub use example::{Example, digits as example_digits};
+#[cfg(feature = "gpu")]
+pub use gpu::AdapterInfo;
+#[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
+pub use gpu::gpu_adapters;
 pub use report::{Evaluation, ProjectionScores, RunReport, Score};
 pub use resources::Neighbours;
 pub use spec::{ParamValue, Spec};

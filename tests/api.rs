@@ -41,6 +41,17 @@ fn the_builder_sets_the_options_it_names() {
     assert_eq!((plain.options().threads, plain.options().local), (defaults.threads, defaults.local));
 }
 
+/// `threads` applies to `knn` as to `measure_many`: the run reports the pool it ran on, and the
+/// graph does not depend on it.
+#[test]
+fn knn_runs_on_the_threads_asked_for() {
+    let (high, ..) = data();
+    let (one, run_one) = Evaluator::builder(high.clone()).threads(1).build().knn(4).unwrap();
+    let (three, run_three) = Evaluator::builder(high).threads(3).build().knn(4).unwrap();
+    assert_eq!((run_one.threads, run_three.threads), (1, 3));
+    assert_eq!((&one.idx, &one.dist), (&three.idx, &three.dist));
+}
+
 #[test]
 fn builder_and_new_give_the_same_scores() {
     let (high, low, labels) = data();
@@ -54,30 +65,57 @@ fn builder_and_new_give_the_same_scores() {
     assert_eq!(a[0].value("no such key"), None);
 }
 
-/// Every measure of the listing, with its default parameters (k = 5), returns exactly its
-/// declared keys and local keys, in order: a measure returning more or fewer values fails the
-/// run with Error::MeasureOutput (never a value silently dropped).
+/// Every measure of the listing returns exactly its declared keys and local keys, in order: the
+/// evaluator matches a measure's named outputs to the keys it declares and fails the run with
+/// Error::MeasureOutput on a key missing, undeclared or returned twice (never a value under
+/// another key's name, never one dropped). Measures run with k = 5, and the keyed ones (ivm,
+/// c_evm) with every choice of the parameters their key is named after.
 #[test]
 fn every_measure_returns_exactly_the_keys_it_declares() {
     let (high, low, labels) = data();
     let eval = Evaluator::builder(high).local(true).build();
-    let mut seen = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut runs = 0;
     for m in faithful::measures() {
-        let spec: Spec =
-            if m.params().any(|p| p.name() == "k") { format!("{}:k=5", m.id()) } else { m.id().to_string() }
-                .parse()
-                .unwrap();
-        let score = eval.measure(&low, Some(&labels), &[spec]).unwrap_or_else(|e| panic!("{}: {e}", m.id())).remove(0);
-        let keys: Vec<&str> = score.values.iter().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(keys, m.keys(), "{}: value keys", m.id());
-        let local: Vec<&str> = score.local.iter().flatten().map(|(k, _)| k.as_str()).collect();
-        assert_eq!(local, m.local_keys(), "{}: local keys", m.id());
-        for key in m.keys() {
-            assert!(score.value(key).is_some_and(f64::is_finite), "{}: {key}", m.id());
+        for (spec, keys) in specs_and_keys(&m) {
+            let score = eval
+                .measure(&low, Some(&labels), &[spec.parse().unwrap()])
+                .unwrap_or_else(|e| panic!("{spec}: {e}"))
+                .remove(0);
+            let got: Vec<&str> = score.values.iter().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(got, keys, "{spec}: value keys");
+            let local: Vec<&str> = score.local.iter().flatten().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(local, m.local_keys(), "{spec}: local keys");
+            for key in &keys {
+                assert!(score.value(key).is_some_and(f64::is_finite), "{spec}: {key}");
+            }
+            runs += 1;
         }
-        seen += 1;
+        seen.insert(m.id());
     }
-    assert_eq!(seen, faithful::measures::REGISTRY.len());
+    assert_eq!(seen.len(), faithful::measures::REGISTRY.len());
+    // ivm's 3 measures and c_evm's 4 beyond one run each.
+    assert_eq!(runs, seen.len() + 2 + 3);
+}
+
+/// The specs to run for measure `m` and the keys each must return: one spec (k = 5 where the
+/// measure has k) with the declared keys, or for a measure keyed by choice parameters one spec
+/// per choice, keyed as ZADU names it (`ivm:measure=davies_bouldin` → `davies_bouldin`,
+/// `c_evm:measure=ami` → `kmeans_ami`).
+fn specs_and_keys(m: &faithful::MeasureInfo) -> Vec<(String, Vec<String>)> {
+    let base = if m.params().any(|p| p.name() == "k") { format!("{}:k=5", m.id()) } else { m.id().to_string() };
+    let declared = || m.keys().iter().map(|k| k.to_string()).collect::<Vec<_>>();
+    let Some(measure) = m.params().find(|p| p.name() == "measure") else { return vec![(base, declared())] };
+    let clustering = m.params().find(|p| p.name() == "clustering").map(|p| p.default());
+    measure
+        .choices()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let key = clustering.map_or(c.to_string(), |cl| format!("{cl}_{c}"));
+            (format!("{base}:measure={c}"), vec![key])
+        })
+        .collect()
 }
 
 #[test]

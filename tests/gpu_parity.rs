@@ -118,6 +118,51 @@ fn scores_and_local_values_identical_to_cpu() {
     }
 }
 
+/// The public adapter listing: every usable adapter, chosen through the builder, serves the CPU
+/// reference's scores bit for bit and the run names that adapter (a usable adapter whose driver
+/// cannot start a device, as NVIDIA's headless GL on the H200, is a typed `GpuError::Device`);
+/// an entry that no longer matches an adapter is a typed error, never another adapter.
+#[test]
+fn every_usable_listed_adapter_chosen_through_the_builder_serves_the_cpu_reference() {
+    use faithful::{Error, GpuError};
+    let Some(_) = gpu(GpuRequest::default()) else { return };
+    let adapters = faithful::gpu_adapters();
+    assert_eq!(adapters.len(), faithful::gpu::adapters_report().len(), "{adapters:?}");
+    let usable: Vec<_> = adapters.iter().filter(|a| a.is_usable()).collect();
+    let (name, high, low) = gpu_corpus().remove(0);
+    let specs: Vec<Spec> = ["tnc:k=5", "lcmc:k=5"].iter().map(|s| s.parse().unwrap()).collect();
+    let js = |e: &faithful::Evaluation| serde_json::to_string(&e.projections).unwrap();
+    let cpu = Evaluator::builder(high.clone()).build().measure_many(&[&low], None, &specs).unwrap();
+    let on = |a: &faithful::AdapterInfo| {
+        Evaluator::builder(high.clone()).backend(BackendChoice::Gpu).gpu_adapter(a).build().measure_many(
+            &[&low],
+            None,
+            &specs,
+        )
+    };
+    let mut served = 0;
+    for a in &usable {
+        match on(a) {
+            Ok(g) => {
+                assert_eq!(g.run.backend, "gpu", "{name} on {a:?}");
+                assert_eq!(js(&g), js(&cpu), "{name} on {a:?}");
+                let report = g.run.adapter.expect("the adapter that served");
+                assert_eq!((&report.name, &report.backend), (&a.name, &a.backend));
+                served += 1;
+            }
+            Err(Error::Gpu(GpuError::Device(e))) => eprintln!("{} ({}): no device: {e}", a.name, a.backend),
+            Err(e) => panic!("{} ({}): {e}", a.name, a.backend),
+        }
+    }
+    assert!(served > 0, "no listed adapter served: {adapters:?}");
+    let mut stale = usable[0].clone();
+    stale.name.push_str(" (gone)");
+    match on(&stale) {
+        Err(Error::Gpu(GpuError::NoAdapter(m))) => assert!(m.contains("is no longer listed"), "{m}"),
+        other => panic!("a stale adapter: {:?}", other.map(|_| ())),
+    }
+}
+
 #[test]
 fn fast_posture_reports_unresolved_comparisons_on_jittered_lattices() {
     let Some(_) = gpu(GpuRequest::default()) else { return };

@@ -84,8 +84,8 @@ class Evaluator:
 
     backend: "auto" (the GPU for large jobs on a hardware adapter), "cpu" or "gpu".
     numerics: "exact" (the CPU reference's neighbours and ranks, bit for bit) or "fast".
-    local: also return per-point values. threads: worker threads of `measure` calls (None: all
-    cores; `knn` runs on all cores).
+    local: also return per-point values. threads: worker threads of `measure` and `knn` calls
+    (None: all cores).
     memory_budget: bytes the all-pairs resources and parameter-sized lists may take.
     """
 
@@ -127,10 +127,10 @@ class Evaluator:
         return idx, dist
 
 
-def knn(X, k, *, backend="auto", numerics="exact", memory_budget=None):
+def knn(X, k, *, backend="auto", numerics="exact", threads=None, memory_budget=None):
     """The exact kNN graph of `X` (n x D): (indices int64 n x k, distances float64 n x k),
     Euclidean, ties by index, self excluded."""
-    return Evaluator(X, backend=backend, numerics=numerics, memory_budget=memory_budget).knn(k)
+    return Evaluator(X, backend=backend, numerics=numerics, threads=threads, memory_budget=memory_budget).knn(k)
 
 
 def _count(name, value):

@@ -10,7 +10,10 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyOSError, PyRuntimeE
 pub fn to_py(e: Error) -> PyErr {
     let msg = e.to_string().replace(['\n', '\r'], " ");
     match e {
-        Error::ParamMemory { .. } | Error::Budget(_) => PyMemoryError::new_err(msg),
+        Error::ParamMemory { .. }
+        | Error::PairOrderMemory { .. }
+        | Error::PairOrderTemp { .. }
+        | Error::PairOrderBrowser { .. } => PyMemoryError::new_err(msg),
         Error::Interrupted => PyKeyboardInterrupt::new_err(msg),
         Error::Gpu(_) => PyRuntimeError::new_err(msg),
         Error::Workspace { .. } | Error::Write { .. } => PyOSError::new_err(msg),

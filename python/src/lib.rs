@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 mod arrays;
 mod errors;
 mod evaluator;
+mod example;
 mod interrupt;
 mod specs;
 mod zadu_resources;
@@ -20,6 +21,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<evaluator::Evaluator>()?;
     m.add_class::<evaluator::Evaluation>()?;
     zadu_resources::register(m)?;
+    m.add_function(wrap_pyfunction!(example::example, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

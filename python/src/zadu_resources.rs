@@ -261,6 +261,16 @@ fn run_measure(spec: &str, ctx: &Ctx<'_>) -> faithful::Result<Output> {
     (r.def.compute)(ctx, &r)
 }
 
+/// The value of `key` in a measure's output (measures name what they return).
+fn value_of(out: Output, key: &str) -> f64 {
+    out.values.into_iter().find(|(k, _)| k == key).map_or(f64::NAN, |(_, v)| v)
+}
+
+/// The per-point values of `key` in a measure's output.
+fn local_of(out: Output, key: &str) -> Vec<f64> {
+    out.local.into_iter().find(|(k, _)| k == key).map(|(_, v)| v).unwrap_or_default()
+}
+
 /// A kNN table from ZADU's n×k index array (distances unused by the callers: zero).
 fn neighbours(idx: &PyReadonlyArray2<'_, i64>) -> PyResult<Neighbours> {
     let a = idx.as_array();
@@ -300,7 +310,7 @@ pub fn topographic_product<'py>(
             ctl: &Control::default(),
         };
         ks.iter()
-            .map(|kk| run_measure(&format!("topo:k={kk}"), &ctx).map(|o| o.values[0]))
+            .map(|kk| run_measure(&format!("topo:k={kk}"), &ctx).map(|o| value_of(o, "topographic_product")))
             .collect::<faithful::Result<Vec<f64>>>()
     });
     scores.map_err(to_py)
@@ -343,11 +353,11 @@ pub fn neighbor_statistics<'py>(
         };
         let local = lcmc_ks
             .iter()
-            .map(|k| run_measure(&format!("lcmc:k={k}"), &ctx).map(|mut o| o.local.swap_remove(0)))
+            .map(|k| run_measure(&format!("lcmc:k={k}"), &ctx).map(|o| local_of(o, "local_lcmc")))
             .collect::<faithful::Result<Vec<Vec<f64>>>>()?;
         let nd = nd_ks
             .iter()
-            .map(|k| run_measure(&format!("nd:k={k}"), &ctx).map(|o| o.values[0]))
+            .map(|k| run_measure(&format!("nd:k={k}"), &ctx).map(|o| value_of(o, "neighbor_dissimilarity")))
             .collect::<faithful::Result<Vec<f64>>>()?;
         Ok::<_, faithful::Error>((local, nd))
     })?;

@@ -62,3 +62,19 @@ def test_knn_k_out_of_range():
     X = np.random.default_rng(3).normal(size=(10, 2))
     with pytest.raises(ValueError, match=r"knn: k=10 is out of range: need 1 <= k < n \(n=10\)"):
         faithful_dr.knn(X, 10)
+
+
+def test_evaluator_knn_runs_on_the_threads_asked_for():
+    # The native call returns the run report too: `threads` is the pool the kNN ran on.
+    import json
+
+    X = np.random.default_rng(3).normal(size=(80, 4))
+    graphs = []
+    for threads in (1, 3):
+        ev = faithful_dr.Evaluator(X, backend="cpu", threads=threads)
+        idx, dist, run = ev._native.knn(5)
+        assert json.loads(run)["threads"] == threads
+        graphs.append((idx, dist))
+    np.testing.assert_array_equal(graphs[0][0], graphs[1][0])
+    np.testing.assert_array_equal(graphs[0][1], graphs[1][1])
+    np.testing.assert_array_equal(faithful_dr.knn(X, 5, threads=2)[0], graphs[0][0])

@@ -1,5 +1,7 @@
-//! [`Gpu`]: the one place that owns wgpu — instance (honouring `WGPU_BACKEND`), adapter choice
-//! (by name substring), device with the adapter's real limits, pipeline cache and readback.
+//! [`Gpu`]: the one place that owns wgpu's device — adapter choice (one listed by
+//! `adapters.rs`, which also owns the instance and enumeration under `WGPU_BACKEND`; by name
+//! substring; or wgpu's default), device with the adapter's real limits, pipeline cache and
+//! readback.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -8,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use super::GpuError;
+use super::adapters::{all_adapters, instance};
 use super::shaders::Kernel;
 
 /// Largest block of distances (rows × n f32) per buffer: 1 GiB, so that a block covers
@@ -20,6 +23,8 @@ pub const MAX_BLOCK_BYTES: u64 = 1 << 30;
 pub struct GpuRequest {
     /// Use the first adapter whose name contains this (case-insensitive).
     pub adapter: Option<String>,
+    /// Use exactly this adapter of [`super::gpu_adapters`] (before `adapter`).
+    pub chosen: Option<super::AdapterInfo>,
     /// Cap on rows per dispatch (tests force small block plans with it).
     pub max_rows_per_dispatch: Option<u32>,
     /// Cap on the bytes of one output buffer (tests force small block plans with it).
@@ -82,15 +87,6 @@ impl AdapterReport {
     }
 }
 
-/// An instance over `backends`, unless `WGPU_BACKEND` names others (the user's choice wins).
-fn instance(backends: wgpu::Backends) -> wgpu::Instance {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    if std::env::var_os("WGPU_BACKEND").is_none() {
-        desc.backends = backends;
-    }
-    wgpu::Instance::new(desc)
-}
-
 /// wgpu's high-performance adapter among the primary backends (Vulkan, Metal, DX12, browser
 /// WebGPU), and only where they have none among the secondary ones (GL). Probing GL when a
 /// primary adapter exists costs start time and, on NVIDIA's headless EGL, gives an adapter whose
@@ -111,12 +107,7 @@ async fn default_adapter() -> Result<wgpu::Adapter, GpuError> {
 /// Every adapter wgpu can see (after `WGPU_BACKEND`), for `faithful backends`.
 pub async fn adapters_report_async() -> Vec<AdapterReport> {
     let _quiet = super::quiet::Quiet::new();
-    let inst = instance(wgpu::Backends::all());
-    inst.enumerate_adapters(wgpu::Backends::all())
-        .await
-        .iter()
-        .map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features()))
-        .collect()
+    all_adapters().await.iter().map(|a| AdapterReport::new(&a.get_info(), &a.limits(), a.features())).collect()
 }
 
 /// Every adapter wgpu can see (blocking).
@@ -148,15 +139,17 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Picks an adapter (by name substring, else wgpu's high-performance choice) and starts a
+    /// Picks an adapter (the one chosen from the listing, by name substring, else wgpu's
+    /// high-performance choice) and starts a
     /// device with the adapter's own limits.
     pub async fn new_async(req: &GpuRequest) -> Result<Gpu, GpuError> {
         let t0 = web_time::Instant::now();
         // Drivers may print while they are probed (see `quiet`); declared first, dropped last.
         let _quiet = super::quiet::Quiet::new();
-        let adapter = match &req.adapter {
-            Some(sub) => {
-                let all = instance(wgpu::Backends::all()).enumerate_adapters(wgpu::Backends::all()).await;
+        let adapter = match (&req.chosen, &req.adapter) {
+            (Some(chosen), _) => super::adapters::reopen(chosen).await?,
+            (None, Some(sub)) => {
+                let all = all_adapters().await;
                 let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
                 let want = sub.to_lowercase();
                 all.into_iter().find(|a| a.get_info().name.to_lowercase().contains(&want)).ok_or_else(|| {
@@ -166,7 +159,7 @@ impl Gpu {
                     ))
                 })?
             }
-            None => default_adapter().await?,
+            (None, None) => default_adapter().await?,
         };
         let limits = adapter.limits();
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);

@@ -6,6 +6,7 @@
 //! outside this module touches wgpu. Each kernel has a CPU twin in [`twin`] with the same
 //! inputs and outputs.
 
+mod adapters;
 mod batch;
 pub mod bound;
 pub mod context;
@@ -26,6 +27,9 @@ pub mod sqdist;
 pub mod tally;
 pub mod twin;
 
+pub use adapters::AdapterInfo;
+#[cfg(not(target_arch = "wasm32"))]
+pub use adapters::gpu_adapters;
 #[cfg(not(target_arch = "wasm32"))]
 pub use context::adapters_report;
 pub use context::{AdapterReport, Gpu, GpuRequest, adapters_report_async};

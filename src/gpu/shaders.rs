@@ -32,6 +32,20 @@ pub const ROW_VALUES: usize = 14;
 /// `density`: most bandwidths one dispatch handles (a multiple of 4: they travel as vec4).
 pub const MAX_SIGMAS: usize = 8;
 
+/// Every kernel of fixed size (`distances_tiled` takes its tiles from the adapter's limits,
+/// `Tiles::choose`, so it asks nothing an adapter must be checked for beforehand).
+pub const ALL: [Kernel; 6] =
+    [Kernel::Distances, Kernel::SqDist, Kernel::KnnCandidates, Kernel::RankCounts, Kernel::PairStats, Kernel::Density];
+
+/// The most workgroup memory one kernel declares, in bytes (`knn_candidates`: its pool of
+/// `POOL` f32 and four atomics); a test checks it against naga's layout of every kernel.
+pub const WORKGROUP_BYTES: u32 = (POOL as u32 + 4) * 4;
+
+/// The most storage buffers one kernel binds (an adapter must allow as many per stage).
+pub fn storage_buffers() -> u32 {
+    ALL.iter().map(|k| k.bindings().iter().filter(|(_, a)| *a != Access::Uniform).count() as u32).max().unwrap_or(0)
+}
+
 /// How a kernel binds one buffer of group 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -228,6 +242,23 @@ mod tests {
     fn reflection_sees_access_modes() {
         assert_eq!(reflected(Kernel::Distances), [(0, Uniform), (1, Read), (3, ReadWrite), (4, ReadWrite)]);
         assert!(reflected(Kernel::RankCounts).contains(&(4, Read)));
+    }
+
+    /// [`WORKGROUP_BYTES`], which adapters are checked against, is the largest workgroup memory
+    /// a kernel declares, as naga lays it out; [`storage_buffers`] counts what the tables bind.
+    #[test]
+    fn adapter_requirements_are_what_the_kernels_declare() {
+        let workgroup_bytes = |k: Kernel| -> u32 {
+            let (module, _) = module(k);
+            module
+                .global_variables
+                .iter()
+                .filter(|(_, g)| g.space == naga::AddressSpace::WorkGroup)
+                .map(|(_, g)| module.types[g.ty].inner.size(module.to_ctx()))
+                .sum()
+        };
+        assert_eq!(ALL.iter().map(|&k| workgroup_bytes(k)).max(), Some(WORKGROUP_BYTES));
+        assert_eq!(storage_buffers(), 8, "rank_counts binds 8 storage buffers");
     }
 
     /// The host's buffer counts are checked against the table.

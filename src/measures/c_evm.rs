@@ -17,11 +17,13 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let labels = ctx.labels();
     let clusters = kmeans(ctx.low, labels.classes(), SEED);
     let table = Contingency::new(labels.codes(), &clusters);
-    let value = match param_str(r, "measure") {
+    let measure = param_str(r, "measure");
+    let value = match measure {
         "arand" => table.adjusted_rand(),
         "ami" => table.adjusted_mutual_info(),
         "nmi" => table.normalized_mutual_info(),
         _ => table.v_measure(),
     };
-    Ok(Output { values: vec![value], local: vec![], curves: vec![] })
+    // ZADU's key: `{clustering}_{measure}`.
+    Ok(Output::new().value(format!("{}_{measure}", param_str(r, "clustering")), value))
 }

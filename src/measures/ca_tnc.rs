@@ -18,5 +18,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         let nb = xk.row(i, k);
         1.0 - excess(cross.rank_low_of_high(i, k), k, |s| lab[nb[s] as usize] == lab[i]) as f64 * f
     });
-    Ok(Output { values: vec![mean(&t), mean(&c)], local: vec![t, c], curves: vec![] })
+    Ok(Output::new()
+        .value("ca_trustworthiness", mean(&t))
+        .value("ca_continuity", mean(&c))
+        .local("local_ca_trustworthiness", t)
+        .local("local_ca_continuity", c))
 }

@@ -103,7 +103,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     for d in diffs {
         sum += d;
     }
-    Ok(Output { values: vec![sum / (4.0 * t as f64)], local: vec![], curves: vec![] })
+    Ok(Output::new().value("class_angular_distortion_index", sum / (4.0 * t as f64)))
 }
 
 #[cfg(test)]

@@ -64,11 +64,13 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let best = lcmc.iter().enumerate().fold(0, |b, (t, &v)| if v > lcmc[b] { t } else { b });
     let mean = |v: &[f64]| pairwise_sum(v) / v.len() as f64;
     let (q_local, q_global) = (mean(&qnx[..=best]), mean(&qnx[best..]));
-    Ok(Output {
-        values: vec![auc, q_local, q_global, (best + 1) as f64],
-        local: vec![counts.rows.clone()],
-        curves: curves.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
-    })
+    let out = Output::new()
+        .value("auc_rnx", auc)
+        .value("q_local", q_local)
+        .value("q_global", q_global)
+        .value("k_max_lcmc", (best + 1) as f64)
+        .local("local_auc_rnx", counts.rows.clone());
+    Ok(curves.into_iter().fold(out, |out, (name, v)| out.curve(name, v)))
 }
 
 /// Every curve from the counts, by key, index K − 1.

@@ -9,5 +9,5 @@ pub(super) fn compute(ctx: &Ctx, _r: &Resolved) -> Result<Output> {
     let labels = ctx.labels();
     let rows: Vec<usize> = (0..ctx.n()).collect();
     let hits = consistent(ctx.low, &rows, labels.codes(), labels.classes());
-    Ok(Output { values: vec![hits as f64 / ctx.n() as f64], local: vec![], curves: vec![] })
+    Ok(Output::new().value("distance_consistency", hits as f64 / ctx.n() as f64))
 }

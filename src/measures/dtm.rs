@@ -9,5 +9,5 @@ use crate::sum::pairwise_sum;
 pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let (p, q) = densities(ctx, r, "dtm")?;
     let terms: Vec<f64> = p.iter().zip(q).map(|(&a, &b)| (a - b).abs()).collect();
-    Ok(Output { values: vec![pairwise_sum(&terms)], local: vec![], curves: vec![] })
+    Ok(Output::new().value("distance_to_measure", pairwise_sum(&terms)))
 }

@@ -60,5 +60,5 @@ pub(super) fn compute(ctx: &Ctx, _r: &Resolved) -> Result<Output> {
     let m: Vec<f64> = orig.iter().zip(&emb).map(|(o, e)| o.max(*e)).collect();
     let weighted = pairwise_sum_by(m.len(), &|t| ((emb[t] - orig[t]) / m[t].max(DEFORMATION_EPSILON)).abs() * m[t]);
     let score = weighted / pairwise_sum_by(m.len(), &|t| m[t]);
-    Ok(Output { values: vec![score.clamp(0.0, 1.0)], local: vec![], curves: vec![] })
+    Ok(Output::new().value("gap_index", score.clamp(0.0, 1.0)))
 }

@@ -29,12 +29,14 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let codes = labels.codes();
     let rows: Vec<usize> = (0..n).collect();
     let members = class_rows(&rows, codes, l);
-    let value = match param_str(r, "measure") {
+    // The key is the measure's name, as ZADU returns it.
+    let measure = param_str(r, "measure");
+    let value = match measure {
         "silhouette" => silhouette(ctx.low, codes, &members),
         "calinski_harabasz" => calinski_harabasz(ctx.low, &members),
         _ => davies_bouldin(ctx.low, &members),
     };
-    Ok(Output { values: vec![value], local: vec![], curves: vec![] })
+    Ok(Output::new().value(measure, value))
 }
 
 /// `silhouette_score`: mean over points of `(b - a) / max(a, b)`, 0 for points alone in their class.

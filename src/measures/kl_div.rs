@@ -20,5 +20,5 @@ pub(super) fn densities<'a>(ctx: &'a Ctx, r: &Resolved, id: &str) -> Result<(&'a
 pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let (p, q) = densities(ctx, r, "kl_div")?;
     let terms: Vec<f64> = p.iter().zip(q).map(|(&a, &b)| a * (a / b).ln()).collect();
-    Ok(Output { values: vec![pairwise_sum(&terms)], local: vec![], curves: vec![] })
+    Ok(Output::new().value("kl_divergence", pairwise_sum(&terms)))
 }

@@ -73,5 +73,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let denom = (l * (l - 1)) as f64 / 2.0;
     let lt = 1.0 - pairwise_sum_by(l * l, &|t| lt[t]) / denom;
     let lc = 1.0 - pairwise_sum_by(l * l, &|t| lc[t]) / denom;
-    Ok(Output { values: vec![lt, lc], local: vec![], curves: vec![] })
+    Ok(Output::new().value("label_trustworthiness", lt).value("label_continuity", lc))
 }

@@ -14,5 +14,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let (xk, yk) = (ctx.knn_high(), ctx.knn_low());
     let chance = (k * k) as f64 / (n - 1) as f64;
     let l = per_point(n, |i| (overlap(xk.row(i, k), yk.row(i, k)) as f64 - chance) / k as f64);
-    Ok(Output { values: vec![mean(&l)], local: vec![l], curves: vec![] })
+    Ok(Output::new().value("lcmc", mean(&l)).local("local_lcmc", l))
 }

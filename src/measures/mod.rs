@@ -79,13 +79,40 @@ impl Ctx<'_> {
     }
 }
 
-/// A measure's result: values in the order of its keys, local values in the order of its local
-/// keys, and curves over a parameter (coranking's, index K − 1) by name.
-#[derive(Debug, Clone, PartialEq)]
+/// A measure's result, every value under its key name: the evaluator matches the names to the
+/// keys the measure declares ([`Resolved::keys`], `local_keys`) and fails with
+/// [`crate::Error::MeasureOutput`] on a missing, extra or duplicated key, so a value can never
+/// land under another key's name. Built with [`Output::new`] and its `value`/`local`/`curve`.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Output {
-    pub values: Vec<f64>,
-    pub local: Vec<Vec<f64>>,
+    /// `(key, value)`, in the order the measure wrote them.
+    pub values: Vec<(String, f64)>,
+    /// `(local key, one value per point)`.
+    pub local: Vec<(String, Vec<f64>)>,
+    /// Curves over a parameter (coranking's, index K − 1) by name.
     pub curves: Vec<(String, Vec<f64>)>,
+}
+
+impl Output {
+    /// An output with nothing in it yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Adds the value of `key`.
+    pub fn value(mut self, key: impl Into<String>, value: f64) -> Self {
+        self.values.push((key.into(), value));
+        self
+    }
+    /// Adds the per-point values of local key `key`.
+    pub fn local(mut self, key: impl Into<String>, values: Vec<f64>) -> Self {
+        self.local.push((key.into(), values));
+        self
+    }
+    /// Adds the curve `name`.
+    pub fn curve(mut self, name: impl Into<String>, values: Vec<f64>) -> Self {
+        self.curves.push((name.into(), values));
+        self
+    }
 }
 
 /// Applies `f` to every point in parallel, keeping point order (bit-identical for any thread count).

@@ -24,5 +24,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     }
     let f = per_point(n, |i| local(cross.rank_high_of_low(i, k), c, &mut Vec::with_capacity(k)));
     let m = per_point(n, |i| local(cross.rank_low_of_high(i, k), c, &mut Vec::with_capacity(k)));
-    Ok(Output { values: vec![mean(&f), mean(&m)], local: vec![f, m], curves: vec![] })
+    Ok(Output::new()
+        .value("mrre_false", mean(&f))
+        .value("mrre_missing", mean(&m))
+        .local("local_mrre_false", f)
+        .local("local_mrre_missing", m))
 }

@@ -77,5 +77,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
     let kk = (k * k) as f64;
     let nd = (pos as f64 / kk).sqrt().max((neg as f64 / kk).sqrt());
-    Ok(Output { values: vec![nd], local: vec![], curves: vec![] })
+    Ok(Output::new().value("neighbor_dissimilarity", nd))
 }

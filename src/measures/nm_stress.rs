@@ -12,5 +12,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     require_nonzero("nm_stress", order.high, HIGH)?;
     require_nonzero("nm_stress", order.low, LOW)?;
     let (raw, norm) = order.isotonic.expect("isotonic fit");
-    Ok(Output { values: vec![(raw / norm).sqrt()], local: vec![], curves: vec![] })
+    Ok(Output::new().value("non_metric_stress", (raw / norm).sqrt()))
 }

@@ -15,5 +15,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     if nx == 0.0 || ny == 0.0 {
         return Err(undefined("pr", "the pairwise distances are constant"));
     }
-    Ok(Output { values: vec![((s.co_moment / nx) / ny).clamp(-1.0, 1.0)], local: vec![], curves: vec![] })
+    Ok(Output::new().value("pearson_r", ((s.co_moment / nx) / ny).clamp(-1.0, 1.0)))
 }

@@ -41,5 +41,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         projection: None,
         reason: "an original-space neighbourhood has zero variance (all its points coincide)".into(),
     })?;
-    Ok(Output { values: vec![mean(&scores)], local: vec![], curves: vec![] })
+    Ok(Output::new().value("procrustes", mean(&scores)))
 }

@@ -12,5 +12,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     let s = pw.sums.as_ref().expect("planner provides pair sums");
     require_nonzero("sn_stress", pw.high.expect("extent"), HIGH)?;
     require_nonzero("sn_stress", pw.low.expect("extent"), LOW)?;
-    Ok(Output { values: vec![(s.scaled_residual / s.sum_xx).sqrt()], local: vec![], curves: vec![] })
+    Ok(Output::new().value("scale_normalized_stress", (s.scaled_residual / s.sum_xx).sqrt()))
 }

@@ -576,9 +576,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         log.vertices().into_iter().map(|v| 1.0 - v * ratio).collect()
     };
     let (local_steadiness, local_cohesiveness) = (local(&logs[0], cohev_ratio), local(&logs[1], stead_ratio));
-    Ok(Output {
-        values: vec![steadiness, cohesiveness],
-        local: vec![local_steadiness, local_cohesiveness],
-        curves: vec![],
-    })
+    Ok(Output::new()
+        .value("steadiness", steadiness)
+        .value("cohesiveness", cohesiveness)
+        .local("local_steadiness", local_steadiness)
+        .local("local_cohesiveness", local_cohesiveness))
 }

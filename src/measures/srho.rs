@@ -17,5 +17,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
         .expect("ranks")
         .rho()
         .ok_or_else(|| undefined("srho", "the pairwise distances are constant"))?;
-    Ok(Output { values: vec![rho], local: vec![], curves: vec![] })
+    Ok(Output::new().value("spearman_rho", rho))
 }

@@ -9,5 +9,5 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     let pw = ctx.pairwise();
     let s = pw.sums.as_ref().expect("planner provides pair sums");
     require_nonzero("stress", pw.high.expect("extent"), HIGH)?;
-    Ok(Output { values: vec![(s.sum_sq_diff / s.sum_xx).sqrt()], local: vec![], curves: vec![] })
+    Ok(Output::new().value("stress", (s.sum_sq_diff / s.sum_xx).sqrt()))
 }

@@ -18,5 +18,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let f = tnc_factor(n, k);
     let t = per_point(n, |i| 1.0 - excess(cross.rank_high_of_low(i, k), k, |_| true) as f64 * f);
     let c = per_point(n, |i| 1.0 - excess(cross.rank_low_of_high(i, k), k, |_| true) as f64 * f);
-    Ok(Output { values: vec![mean(&t), mean(&c)], local: vec![t, c], curves: vec![] })
+    Ok(Output::new()
+        .value("trustworthiness", mean(&t))
+        .value("continuity", mean(&c))
+        .local("local_trustworthiness", t)
+        .local("local_continuity", c))
 }

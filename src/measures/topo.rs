@@ -45,5 +45,5 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     for row in rows {
         all.extend(row?);
     }
-    Ok(Output { values: vec![mean(&all)], local: vec![], curves: vec![] })
+    Ok(Output::new().value("topographic_product", mean(&all)))
 }

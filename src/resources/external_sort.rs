@@ -4,8 +4,8 @@
 //! bounds the pair buffers (runs, merge buffers and the in-memory part of the PAVA stack); the
 //! O(n) scratch per worker (distance rows, one row's records) comes on top. The temporary
 //! space needed is computed exactly from n and the budget before any work starts
-//! ([`ExternalPlan::new`]); it fails with [`Error::Budget`] when either budget cannot hold
-//! the job. The workspace is removed on success, on error and on interruption.
+//! ([`ExternalPlan::new`]); it fails with [`Error::PairOrderMemory`] or [`Error::PairOrderTemp`] when
+//! a budget cannot hold the job. The workspace is removed on success, on error and on interruption.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -50,10 +50,12 @@ impl ExternalPlan {
     /// given, `temp` bytes of temporary space.
     pub fn new(pairs: u64, rank: bool, nm: bool, memory: u64, temp: Option<u64>) -> Result<ExternalPlan> {
         if memory < MIN_MEMORY {
-            return Err(Error::Budget(format!(
-                "memory budget of {memory} bytes is too small: the pair order of {pairs} pairs needs {} bytes in memory, or at least {MIN_MEMORY} bytes for an external sort",
-                super::pairs::in_memory_bytes(pairs)
-            )));
+            return Err(Error::PairOrderMemory {
+                budget: memory,
+                pairs,
+                in_memory: super::pairs::in_memory_bytes(pairs),
+                external_min: MIN_MEMORY,
+            });
         }
         let io_buffer = (memory / 64).clamp(4 << 10, 1 << 20) as usize;
         let fan_in = ((memory / 4) / io_buffer as u64).saturating_sub(1).clamp(2, 512) as usize;
@@ -70,9 +72,7 @@ impl ExternalPlan {
         if let Some(t) = temp
             && peak > t
         {
-            return Err(Error::Budget(format!(
-                "temporary-space budget of {t} bytes is too small: sorting {pairs} pairs externally under a memory budget of {memory} bytes needs up to {peak} bytes of temporary space"
-            )));
+            return Err(Error::PairOrderTemp { budget: t, pairs, memory_budget: memory, needed: peak });
         }
         Ok(ExternalPlan { run_records, fan_in, io_buffer, stack_blocks, runs, merge_levels: levels, temp_peak: peak })
     }

@@ -66,7 +66,8 @@ pub enum OrderPlan {
 }
 
 /// Plans the pair order for n points, or `None` when no measure needs it. Fails with
-/// [`crate::Error::Budget`] when the budgets cannot hold it.
+/// [`crate::Error::PairOrderMemory`], [`crate::Error::PairOrderTemp`] or
+/// [`crate::Error::PairOrderBrowser`] when the budgets cannot hold it.
 pub fn plan_order(n: usize, needs: &Needs, budgets: &Budgets) -> Result<Option<OrderPlan>> {
     if !needs.pair_order() {
         return Ok(None);
@@ -79,9 +80,7 @@ pub fn plan_order(n: usize, needs: &Needs, budgets: &Budgets) -> Result<Option<O
     }
     if cfg!(target_arch = "wasm32") {
         // A browser has no file system for the external sort's workspace.
-        return Err(crate::Error::Budget(format!(
-            "the pair order of {n} points ({pairs} pairs) needs {bytes} bytes in memory, above the browser's limit of {memory} bytes; a browser has no file system for an external sort (use the command line for this size)"
-        )));
+        return Err(crate::Error::PairOrderBrowser { n, pairs, needed: bytes, limit: memory });
     }
     ExternalPlan::new(pairs, needs.pair_ranks, needs.pair_isotonic, memory, budgets.temp)
         .map(|p| Some(OrderPlan::External(p)))

@@ -1,0 +1,67 @@
+# Type stubs of faithful_dr.evaluator (the native API).
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _native
+
+ArrayLike = npt.ArrayLike
+Spec = str | dict[str, Any]
+
+class Score:
+    id: str
+    params: dict[str, int | float | str]
+    values: dict[str, float]
+    local: dict[str, npt.NDArray[np.float64]] | None
+    projection: str
+    def __init__(
+        self,
+        id: str,
+        params: dict[str, int | float | str],
+        values: dict[str, float],
+        local: dict[str, npt.NDArray[np.float64]] | None = None,
+        projection: str = "low",
+    ) -> None: ...
+    @property
+    def spec(self) -> str: ...
+    def __getitem__(self, key: str) -> float: ...
+
+class Result:
+    projections: dict[str, list[Score]]
+    @property
+    def scores(self) -> list[Score]: ...
+    @property
+    def run(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+    def to_frame(self) -> Any: ...  # a pandas.DataFrame (pandas is optional)
+
+class Evaluator:
+    _native: _native.Evaluator
+    def __init__(
+        self,
+        high: ArrayLike,
+        *,
+        labels: ArrayLike | None = None,
+        backend: str = "auto",
+        numerics: str = "exact",
+        local: bool = False,
+        threads: int | None = None,
+        memory_budget: int | None = None,
+        _name: str = "high",
+    ) -> None: ...
+    @property
+    def n(self) -> int: ...
+    def measure(self, low: ArrayLike, specs: list[Spec], labels: ArrayLike | None = None) -> Result: ...
+    def measure_many(self, lows: dict[str, ArrayLike], specs: list[Spec], labels: ArrayLike | None = None) -> Result: ...
+    def knn(self, k: int, space: str = "high") -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
+
+def knn(
+    X: ArrayLike,
+    k: int,
+    *,
+    backend: str = "auto",
+    numerics: str = "exact",
+    threads: int | None = None,
+    memory_budget: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]: ...
