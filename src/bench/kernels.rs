@@ -98,6 +98,8 @@ pub fn work(kernel: Kernel, gpu: bool, n: usize, dim: usize, low_dim: usize) -> 
 
 /// The CPU reference or one GPU adapter; the adapter is started by the first run (cold) and
 /// kept for the next ones (warm).
+// A handful exist per bench run: the larger GPU variant costs nothing worth boxing.
+#[allow(clippy::large_enum_variant)]
 pub enum Backend {
     Cpu,
     Gpu { request: GpuRequest, device: Option<Arc<Gpu>> },
