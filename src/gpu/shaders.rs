@@ -37,9 +37,10 @@ pub const MAX_SIGMAS: usize = 8;
 pub const ALL: [Kernel; 6] =
     [Kernel::Distances, Kernel::SqDist, Kernel::KnnCandidates, Kernel::RankCounts, Kernel::PairStats, Kernel::Density];
 
-/// The most workgroup memory one kernel declares, in bytes (`knn_candidates`: its pool of
-/// `POOL` f32 and four atomics); a test checks it against naga's layout of every kernel.
-pub const WORKGROUP_BYTES: u32 = (POOL as u32 + 4) * 4;
+/// The most workgroup memory one kernel declares, in bytes (`rank_counts`: four query arrays
+/// and two atomic count arrays of `KQ_MAX` words, a tile of `RANK_TILE` vec4, one atomic); a
+/// test checks it against naga's layout of every kernel.
+pub const WORKGROUP_BYTES: u32 = ((6 * KQ_MAX + 4 * RANK_TILE + 1) * 4) as u32;
 
 /// The most storage buffers one kernel binds (an adapter must allow as many per stage).
 pub fn storage_buffers() -> u32 {
