@@ -47,3 +47,8 @@ def test_the_native_stub_names_every_native_function_and_class():
     native = {n for n in dir(faithful_dr._native) if not n.startswith("_")}
     assert declared == native
     assert stub_params("_native.pyi", "example") == ["projection"]
+    # Every native function's parameters, as PyO3 records them, in the stub's order.
+    for name in sorted(native):
+        obj = getattr(faithful_dr._native, name)
+        if callable(obj) and not isinstance(obj, type):
+            assert stub_params("_native.pyi", name) == list(inspect.signature(obj).parameters), name
