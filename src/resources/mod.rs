@@ -40,5 +40,5 @@ pub use pairwise::{
     Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport, build_pairwise, default_memory_budget,
     plan_order,
 };
-pub use pass::{Extents, PassOutput, PassStats, ProjectionResources, row_pass};
+pub use pass::{Extents, PassOutput, PassStats, ProjectionResources, row_pass, row_pass_rows};
 pub use radix::sort as radix_sort;
