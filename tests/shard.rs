@@ -264,7 +264,9 @@ fn map_rows_refuses_other_measures_and_off_plan_rows() {
             other => panic!("{id}: {other:?}"),
         }
     }
-    for rows in [0..10, 5..300, 0..301, 200..100] {
+    #[allow(clippy::reversed_empty_ranges)]
+    let ranges = [0..10, 5..300, 0..301, 200..100];
+    for rows in ranges {
         match e.map_rows(&r.low, Some(&r.labels), rows.clone(), &r.specs) {
             Err(err @ Error::BadRows { .. }) => assert!(err.to_string().contains("not a block"), "{err}"),
             other => panic!("{rows:?}: {other:?}"),
