@@ -7,7 +7,8 @@
 //! sum whose order depends only on n ([`crate::sum`]): a run of more than 128 terms splits at
 //! half its length rounded down to a multiple of 8. A block of the plan is a node of that
 //! split tree, so its own pairwise sum is the node's sum and the fold adds the nodes as the
-//! tree does.
+//! tree does. `coranking`'s values are not means: its blocks carry their integer tallies, whose
+//! sum is the whole pass's, and the fold computes the curves and values from that sum.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -17,9 +18,10 @@ use serde::{Deserialize, Serialize};
 use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
+use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served, Timings};
-use crate::resources::{CrossRanks, Needs, Neighbours, PassStats, row_pass_rows};
+use crate::resources::{CoRankCounts, CrossRanks, Needs, Neighbours, PassStats, row_pass_rows};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
 
@@ -29,7 +31,9 @@ pub const PARTIAL_VERSION: u32 = 1;
 pub const PARTIAL_FORMAT: &str = "faithful-partial";
 /// The measures whose every value is the mean of per-row local values that need only their
 /// own row's neighbours and ranks.
-pub const SHARDABLE: &[&str] = &["tnc", "mrre", "lcmc", "nh", "ca_tnc"];
+/// `coranking` is exact too: its per-row tallies are integers that add, and the fold computes
+/// its curves and values from their sum.
+pub const SHARDABLE: &[&str] = &["tnc", "mrre", "lcmc", "nh", "ca_tnc", "coranking"];
 
 /// Runs of at most this many terms are one leaf of NumPy's pairwise sum (not split further).
 const LEAF: usize = 128;
@@ -115,6 +119,29 @@ pub struct PartialScore {
     pub id: String,
     /// One per local key, in the measure's order.
     pub locals: Vec<PartialLocal>,
+    /// The co-ranking tallies of the block's rows (`coranking` only).
+    pub counts: Option<PartialCounts>,
+}
+
+/// A block's co-ranking tallies ([`CoRankCounts`] without the row summaries, which are the
+/// block's local values): integer numerators, index K − 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartialCounts {
+    /// Largest K.
+    pub k_max: usize,
+    /// Largest K with T and C tallied.
+    pub k_tnc: usize,
+    /// Q_NX's numerators.
+    pub joint: Vec<u64>,
+    /// Trustworthiness's numerators.
+    pub trust: Vec<u128>,
+    /// Continuity's numerators.
+    pub cont: Vec<u128>,
+    /// MRRE's false-neighbour numerators.
+    pub err_low: Vec<u64>,
+    /// MRRE's missing-neighbour numerators.
+    pub err_high: Vec<u64>,
 }
 
 /// One local key's values on a block, and their pairwise sum (the tree node's sum).
@@ -204,7 +231,9 @@ fn spec_text(r: &Resolved) -> String {
 
 fn check_shardable(resolved: &[Resolved]) -> Result<()> {
     match resolved.iter().find(|r| !SHARDABLE.contains(&r.def.id)) {
-        Some(r) => Err(Error::NotShardable { id: r.def.id.into(), shardable: "tnc, mrre, lcmc, nh, ca_tnc" }),
+        Some(r) => {
+            Err(Error::NotShardable { id: r.def.id.into(), shardable: "tnc, mrre, lcmc, nh, ca_tnc, coranking" })
+        }
         None => Ok(()),
     }
 }
@@ -295,7 +324,22 @@ impl Evaluator {
         let texts: Vec<String> = resolved.iter().map(spec_text).collect();
         let mut scores = Vec::with_capacity(resolved.len());
         for r in &resolved {
-            let out = (r.def.compute)(&ctx, r)?;
+            let (out, counts) = if r.def.id == "coranking" {
+                let c = coranking::counts_rows(high, low, coranking::k_max(r, n), ctx.block_rows, &ctl, rows.clone())?;
+                let local = vec![("local_auc_rnx".to_string(), spread(c.rows.clone(), n, 1, start))];
+                let counts = PartialCounts {
+                    k_max: c.k_max,
+                    k_tnc: c.k_tnc,
+                    joint: c.joint,
+                    trust: c.trust,
+                    cont: c.cont,
+                    err_low: c.err_low,
+                    err_high: c.err_high,
+                };
+                (crate::measures::Output { local, ..Default::default() }, Some(counts))
+            } else {
+                ((r.def.compute)(&ctx, r)?, None)
+            };
             let locals = r
                 .def
                 .local_keys
@@ -323,7 +367,7 @@ impl Evaluator {
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
-            scores.push(PartialScore { id: r.def.id.into(), locals });
+            scores.push(PartialScore { id: r.def.id.into(), locals, counts });
         }
         let s = pass.stats;
         Ok(Partial {
@@ -398,6 +442,10 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         let mut r = Resolved::new(&spec)?;
         r.default_k(n);
         let keys = r.keys();
+        if r.def.id == "coranking" {
+            scores.push(fold_coranking(&r, &order, s, n)?);
+            continue;
+        }
         let mut values = Vec::with_capacity(keys.len());
         let mut local = Vec::with_capacity(keys.len());
         for (l, key) in r.def.local_keys.iter().enumerate() {
@@ -430,6 +478,49 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         projections: vec![ProjectionScores { name: first.projection.clone(), scores }],
         run: fold_report(first, order.len(), work),
     })
+}
+
+/// `coranking` from the blocks' tallies: their sum is the whole pass's counts, and the measure's
+/// output is a fixed function of those integers.
+fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> Result<Score> {
+    let mut total: Option<CoRankCounts> = None;
+    for p in order {
+        let score = &p.scores[s];
+        let bad = |reason: &str| Error::BadPartial {
+            what: format!("partial of rows {}:{}", p.rows[0], p.rows[1]),
+            reason: format!("coranking: {reason}"),
+        };
+        let c = score.counts.as_ref().ok_or_else(|| bad("no co-ranking counts"))?;
+        let km = coranking::k_max(r, n);
+        let sized = [c.joint.len(), c.trust.len(), c.cont.len(), c.err_low.len(), c.err_high.len()];
+        if c.k_max != km || c.k_tnc != crate::resources::tnc_limit(n).min(km) || sized.iter().any(|&l| l != km) {
+            return Err(bad(&format!("counts are not sized for k_max={km}")));
+        }
+        let block = CoRankCounts {
+            n,
+            k_max: km,
+            k_tnc: c.k_tnc,
+            joint: c.joint.clone(),
+            trust: c.trust.clone(),
+            cont: c.cont.clone(),
+            err_low: c.err_low.clone(),
+            err_high: c.err_high.clone(),
+            rows: score.locals[0].bits.iter().map(|&b| f64::from_bits(b)).collect(),
+        };
+        match &mut total {
+            Some(t) => {
+                if !t.add(&block) {
+                    return Err(bad("a count overflows (a damaged partial)"));
+                }
+            }
+            None => total = Some(block),
+        }
+    }
+    let out = coranking::output(total.expect("at least one partial"));
+    let value =
+        |key: &str| out.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v).expect("coranking writes its keys");
+    let values = r.keys().into_iter().map(|k| (k.clone(), value(&k))).collect();
+    Ok(Score { id: r.def.id.into(), params: r.params.clone(), values, local: Some(out.local), curves: out.curves })
 }
 
 /// The checks of one partial on its own: a block of the plan, its scores shaped as its specs

@@ -12,10 +12,17 @@ use std::ops::Range;
 
 fn specs(k: usize, n: usize) -> Vec<Spec> {
     let kt = k.min((n - 1) / 2).max(1);
-    [format!("tnc:k={kt}"), format!("mrre:k={k}"), format!("lcmc:k={k}"), format!("nh:k={k}"), format!("ca_tnc:k={kt}")]
-        .iter()
-        .map(|s| s.parse().unwrap())
-        .collect()
+    [
+        format!("tnc:k={kt}"),
+        format!("mrre:k={k}"),
+        format!("lcmc:k={k}"),
+        format!("nh:k={k}"),
+        format!("ca_tnc:k={kt}"),
+        format!("coranking:k_max={}", (2 * k).min(n - 2)),
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect()
 }
 
 /// Values from `levels` distinct integers (few levels: many exact ties); 0 for generic data.
@@ -232,6 +239,14 @@ fn damaged_partials_are_refused() {
     short[1].scores[1].locals[0].bits.pop();
     assert!(fold_error(&short).contains("values for"));
 
+    // Co-ranking tallies that overflow when added, or sized for another k_max.
+    let mut huge = all.clone();
+    huge[1].scores[5].counts.as_mut().unwrap().joint[0] = u64::MAX;
+    assert!(fold_error(&huge).contains("overflows"));
+    let mut resized = all.clone();
+    resized[1].scores[5].counts.as_mut().unwrap().err_low.pop();
+    assert!(fold_error(&resized).contains("not sized"));
+
     let mut off = all.clone();
     off[0].rows = [0, 10];
     assert!(fold_error(&off).contains("not a block of the shard plan"));
@@ -254,7 +269,7 @@ fn map_rows_refuses_other_measures_and_off_plan_rows() {
     let n = 300;
     let r = run(n);
     let e = eval(&r.high, 1, 32);
-    for id in ["srho", "stress", "nm_stress", "coranking", "snc", "l_tnc"] {
+    for id in ["srho", "stress", "nm_stress", "snc", "l_tnc", "dtm"] {
         let spec: Spec = id.parse().unwrap();
         match e.map_rows(&r.low, Some(&r.labels), 0..n, &[spec]) {
             Err(err @ Error::NotShardable { .. }) => {

@@ -41,8 +41,20 @@ fn files(n: usize) -> Files {
     Files { dir, high, low, labels }
 }
 
-const SPECS: [&str; 10] =
-    ["--spec", "tnc:k=7", "--spec", "mrre:k=7", "--spec", "lcmc:k=7", "--spec", "nh:k=7", "--spec", "ca_tnc:k=7"];
+const SPECS: [&str; 12] = [
+    "--spec",
+    "tnc:k=7",
+    "--spec",
+    "mrre:k=7",
+    "--spec",
+    "lcmc:k=7",
+    "--spec",
+    "nh:k=7",
+    "--spec",
+    "ca_tnc:k=7",
+    "--spec",
+    "coranking:k_max=30",
+];
 
 fn shard(f: &Files, rows: &str, out: &Path) {
     let mut a = os(&["shard", "--rows", rows, "--out"]);
