@@ -151,6 +151,7 @@ fn shard_refuses_other_measures_and_off_plan_rows() {
         a.extend(["--high".into(), f.high.clone().into(), "--low".into(), f.low.clone().into()]);
         a
     };
+    expect_error(&os(&["plan", "--n", "1", "--max-rows", "10"]), &["--n: needs at least 2 points, got 1"]);
     expect_error(&base("0:300", "srho"), &["srho: cannot be computed in row shards"]);
     expect_error(&base("0:10", "tnc:k=5"), &["rows 0:10 are not a block of the shard plan for n=300"]);
     assert!(!f.dir.path().join("x.fpart").exists());

@@ -91,6 +91,9 @@ pub fn fold(args: FoldArgs) -> Result<()> {
 }
 
 pub fn plan_blocks(args: PlanArgs) -> Result<()> {
+    if args.n < 2 {
+        return Err(Error::TooFewPoints { name: "--n".into(), n: args.n });
+    }
     let lines: String =
         plan(args.n, args.max_rows as usize).iter().map(|b| format!("{}:{}\n", b.start, b.end)).collect();
     output::print(&lines)
