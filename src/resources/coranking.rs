@@ -22,8 +22,10 @@ use crate::error::Result;
 use crate::reference::distance_row;
 
 /// The integer tallies of the co-ranking matrix `Q[a][b] = #{(i, j) : ρ_ij = a, r_ij = b}` that
-/// the curves need, for K = 1 ..= `k_max` (index K − 1).
-#[derive(Debug, Clone, PartialEq)]
+/// the curves need, for K = 1 ..= `k_max` (index K − 1). A row shard's partial carries them
+/// (serialised without `rows`, which travel as its local values).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CoRankCounts {
     pub n: usize,
     pub k_max: usize,
@@ -41,6 +43,7 @@ pub struct CoRankCounts {
     /// `Σ_{(i, j) : ρ_ij = m} |ρ_ij − r_ij|`: MRRE's missing-neighbour terms over m.
     pub err_high: Vec<u64>,
     /// Per row, in row order: the row summary's value.
+    #[serde(skip)]
     pub rows: Vec<f64>,
 }
 

@@ -115,20 +115,15 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> Resul
         let c = score.counts.as_ref().ok_or_else(|| bad("no co-ranking counts"))?;
         let km = coranking::k_max(r, n);
         let sized = [c.joint.len(), c.trust.len(), c.cont.len(), c.err_low.len(), c.err_high.len()];
-        if c.k_max != km || c.k_tnc != crate::resources::tnc_limit(n).min(km) || sized.iter().any(|&l| l != km) {
-            return Err(bad(&format!("counts are not sized for k_max={km}")));
+        if c.n != n
+            || c.k_max != km
+            || c.k_tnc != crate::resources::tnc_limit(n).min(km)
+            || sized.iter().any(|&l| l != km)
+        {
+            return Err(bad(&format!("counts are not sized for n={n}, k_max={km}")));
         }
-        let block = CoRankCounts {
-            n,
-            k_max: km,
-            k_tnc: c.k_tnc,
-            joint: c.joint.clone(),
-            trust: c.trust.clone(),
-            cont: c.cont.clone(),
-            err_low: c.err_low.clone(),
-            err_high: c.err_high.clone(),
-            rows: score.locals[0].bits.iter().map(|&b| f64::from_bits(b)).collect(),
-        };
+        let rows = score.locals[0].bits.iter().map(|&b| f64::from_bits(b)).collect();
+        let block = CoRankCounts { rows, ..c.clone() };
         match &mut total {
             Some(t) => {
                 if !t.add(&block) {

@@ -5,8 +5,7 @@ use std::ops::Range;
 
 use super::partial::{fingerprint, spec_text};
 use super::{
-    PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialCounts, PartialLocal, PartialScore, PartialWork, SHARDABLE,
-    is_block, plan,
+    PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork, SHARDABLE, is_block, plan,
 };
 use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
@@ -113,18 +112,10 @@ impl Evaluator {
         let mut scores = Vec::with_capacity(resolved.len());
         for r in &resolved {
             let (out, counts) = if r.def.id == "coranking" {
-                let c = coranking::counts_rows(high, low, coranking::k_max(r, n), ctx.block_rows, &ctl, rows.clone())?;
-                let local = vec![("local_auc_rnx".to_string(), spread(c.rows.clone(), n, 1, start))];
-                let counts = PartialCounts {
-                    k_max: c.k_max,
-                    k_tnc: c.k_tnc,
-                    joint: c.joint,
-                    trust: c.trust,
-                    cont: c.cont,
-                    err_low: c.err_low,
-                    err_high: c.err_high,
-                };
-                (crate::measures::Output { local, ..Default::default() }, Some(counts))
+                let mut c =
+                    coranking::counts_rows(high, low, coranking::k_max(r, n), ctx.block_rows, &ctl, rows.clone())?;
+                let local = vec![("local_auc_rnx".to_string(), spread(std::mem::take(&mut c.rows), n, 1, start))];
+                (crate::measures::Output { local, ..Default::default() }, Some(c))
             } else {
                 ((r.def.compute)(&ctx, r)?, None)
             };

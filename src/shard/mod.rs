@@ -20,7 +20,7 @@ mod partial;
 use std::ops::Range;
 
 pub use fold::fold;
-pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialCounts, PartialLocal, PartialScore, PartialWork};
+pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork};
 
 /// The measures a shard computes: those whose values are means of per-row local values that
 /// need only their own row's neighbours and ranks, and `coranking`, whose per-row tallies are

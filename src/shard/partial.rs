@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
 use crate::measures::Resolved;
+use crate::resources::CoRankCounts;
 #[cfg(doc)]
-use crate::resources::{CoRankCounts, PassStats};
+use crate::resources::PassStats;
 use crate::spec::Spec;
 
 /// The [`Partial`] format's version; `fold` refuses any other.
@@ -54,29 +55,9 @@ pub struct PartialScore {
     pub id: String,
     /// One per local key, in the measure's order.
     pub locals: Vec<PartialLocal>,
-    /// The co-ranking tallies of the block's rows (`coranking` only).
-    pub counts: Option<PartialCounts>,
-}
-
-/// A block's co-ranking tallies ([`CoRankCounts`] without the row summaries, which are the
-/// block's local values): integer numerators, index K − 1.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PartialCounts {
-    /// Largest K.
-    pub k_max: usize,
-    /// Largest K with T and C tallied.
-    pub k_tnc: usize,
-    /// Q_NX's numerators.
-    pub joint: Vec<u64>,
-    /// Trustworthiness's numerators.
-    pub trust: Vec<u128>,
-    /// Continuity's numerators.
-    pub cont: Vec<u128>,
-    /// MRRE's false-neighbour numerators.
-    pub err_low: Vec<u64>,
-    /// MRRE's missing-neighbour numerators.
-    pub err_high: Vec<u64>,
+    /// The co-ranking tallies of the block's rows (`coranking` only; their `rows` are the
+    /// block's local values).
+    pub counts: Option<CoRankCounts>,
 }
 
 /// One local key's values on a block, and their pairwise sum (the tree node's sum).
