@@ -1,9 +1,8 @@
 //! [`Evaluator::map_rows`]: one block's partial, from the very row pass and measure code of a
-//! full run.
+//! full run, and the fingerprint that keeps partials of different runs apart.
 
 use std::ops::Range;
 
-use super::partial::{fingerprint, spec_text};
 use super::{
     PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork, SHARDABLE, is_block, plan,
 };
@@ -37,7 +36,6 @@ impl Evaluator {
     /// Scores `specs` on the rows `rows` of `low` only: the shard's [`Partial`]. `rows` must be
     /// a block of the shard plan ([`is_block`], [`plan`]); every spec must be in [`SHARDABLE`].
     /// The CPU computes it; the result does not depend on threads or block size.
-    #[cfg(not(target_arch = "wasm32"))]
     pub fn map_rows(
         &self,
         low: &Points,
@@ -168,4 +166,44 @@ impl Evaluator {
             },
         })
     }
+}
+
+/// FNV-1a 64: a stable hash across platforms and releases (not a cryptographic one).
+struct Fnv(u64);
+
+impl Fnv {
+    fn bytes(&mut self, b: &[u8]) {
+        for &x in b {
+            self.0 = (self.0 ^ u64::from(x)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn u64(&mut self, v: u64) {
+        self.bytes(&v.to_le_bytes());
+    }
+    fn text(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.bytes(s.as_bytes());
+    }
+}
+
+fn fingerprint(high: &Points, low: &Points, labels: Option<&Labels>, specs: &[String]) -> String {
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    h.u64(u64::from(PARTIAL_VERSION));
+    for p in [high, low] {
+        h.u64(p.n() as u64);
+        h.u64(p.dim() as u64);
+        p.as_slice().iter().for_each(|v| h.u64(v.to_bits()));
+    }
+    match labels {
+        Some(l) => l.codes().iter().for_each(|&c| h.u64(u64::from(c) + 1)),
+        None => h.u64(0),
+    }
+    h.text(low.name());
+    specs.iter().for_each(|s| h.text(s));
+    format!("{:016x}", h.0)
+}
+
+/// A resolved spec as text, defaults filled in; parses back to the same [`Resolved`].
+fn spec_text(r: &Resolved) -> String {
+    Spec { id: r.def.id.into(), params: r.params.clone() }.to_string()
 }

@@ -11,9 +11,11 @@
 //! sum is the whole pass's, and the fold computes the curves and values from that sum.
 //!
 //! Files: this one the plan (blocks of the summation tree); `partial` the serialised
-//! [`Partial`] and its fingerprint; `map` [`crate::Evaluator::map_rows`]; `fold` [`fold()`] and its checks.
+//! [`Partial`]; `map` (the fingerprint too) [`crate::Evaluator::map_rows`]; `fold` [`fold()`] and its checks.
 
 mod fold;
+// Shards run where threads do (the command line, Python); a browser folds but does not map.
+#[cfg(not(target_arch = "wasm32"))]
 mod map;
 mod partial;
 

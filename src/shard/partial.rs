@@ -1,15 +1,12 @@
 //! [`Partial`]: one block's share of a run as it travels between processes (versioned JSON,
-//! f64s as their bits) and the fingerprint that keeps partials of different runs apart.
+//! f64s as their bits).
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
-use crate::measures::Resolved;
 use crate::resources::CoRankCounts;
 #[cfg(doc)]
 use crate::resources::PassStats;
-use crate::spec::Spec;
 
 /// The [`Partial`] format's version; `fold` refuses any other.
 pub const PARTIAL_VERSION: u32 = 1;
@@ -103,44 +100,4 @@ impl Partial {
         }
         Ok(p)
     }
-}
-
-/// FNV-1a 64: a stable hash across platforms and releases (not a cryptographic one).
-struct Fnv(u64);
-
-impl Fnv {
-    fn bytes(&mut self, b: &[u8]) {
-        for &x in b {
-            self.0 = (self.0 ^ u64::from(x)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn u64(&mut self, v: u64) {
-        self.bytes(&v.to_le_bytes());
-    }
-    fn text(&mut self, s: &str) {
-        self.u64(s.len() as u64);
-        self.bytes(s.as_bytes());
-    }
-}
-
-pub(super) fn fingerprint(high: &Points, low: &Points, labels: Option<&Labels>, specs: &[String]) -> String {
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-    h.u64(u64::from(PARTIAL_VERSION));
-    for p in [high, low] {
-        h.u64(p.n() as u64);
-        h.u64(p.dim() as u64);
-        p.as_slice().iter().for_each(|v| h.u64(v.to_bits()));
-    }
-    match labels {
-        Some(l) => l.codes().iter().for_each(|&c| h.u64(u64::from(c) + 1)),
-        None => h.u64(0),
-    }
-    h.text(low.name());
-    specs.iter().for_each(|s| h.text(s));
-    format!("{:016x}", h.0)
-}
-
-/// A resolved spec as text, defaults filled in; parses back to the same [`Resolved`].
-pub(super) fn spec_text(r: &Resolved) -> String {
-    Spec { id: r.def.id.into(), params: r.params.clone() }.to_string()
 }
