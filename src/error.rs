@@ -304,6 +304,36 @@ pub enum Error {
         /// The value (NaN or infinite).
         value: f64,
     },
+    /// A measure asked of a row shard whose resources do not decompose by rows (issue 16).
+    #[error(
+        "{id}: cannot be computed in row shards (it needs all pairs or all rows at once); shardable measures: {shardable}"
+    )]
+    NotShardable {
+        /// The measure's id.
+        id: String,
+        /// The measures that can be sharded, comma-separated.
+        shardable: &'static str,
+    },
+    /// A row range that is not a block of the shard plan (see `faithful::shard`).
+    #[error("rows {start}:{end} are not a block of the shard plan for n={n}: {reason}")]
+    BadRows {
+        /// First row.
+        start: usize,
+        /// One past the last row.
+        end: usize,
+        /// Points.
+        n: usize,
+        /// Why, and the blocks that would do.
+        reason: String,
+    },
+    /// A shard's partial result that cannot be read or folded.
+    #[error("{what}: {reason}")]
+    BadPartial {
+        /// The partial (its file, or its position in the list).
+        what: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
 /// What is wrong with a measure's output key ([`Error::MeasureOutput`]).

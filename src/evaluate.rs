@@ -399,7 +399,7 @@ impl Evaluator {
 
     /// Runs `run` on [`Options::threads`] worker threads (Rayon's global pool for `None` or 0).
     #[cfg(not(target_arch = "wasm32"))]
-    fn on_threads<T: Send>(&self, run: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    pub(crate) fn on_threads<T: Send>(&self, run: impl FnOnce() -> Result<T> + Send) -> Result<T> {
         match self.opts.threads {
             None | Some(0) => run(),
             Some(t) => {
@@ -429,7 +429,7 @@ impl Evaluator {
         Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
 
-    fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
+    pub(crate) fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
         let n = self.high.n();
         if lows.is_empty() {
             return Err(Error::NoProjection);

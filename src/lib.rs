@@ -54,6 +54,7 @@ pub mod reference;
 mod report;
 #[doc(hidden)]
 pub mod resources;
+pub mod shard;
 mod spec;
 #[doc(hidden)]
 pub mod splitmix;
@@ -82,4 +83,5 @@ pub use gpu::AdapterInfo;
 pub use gpu::gpu_adapters;
 pub use report::{Evaluation, ProjectionScores, RunReport, Score};
 pub use resources::Neighbours;
+pub use shard::{Partial, fold};
 pub use spec::{ParamValue, Spec};

@@ -16,7 +16,7 @@
 
 use super::{Ctx, Output, Resolved, tnc_factor};
 use crate::error::Result;
-use crate::resources::{CoRankCounts, coranking_pass};
+use crate::resources::{CoRankCounts, coranking_pass_rows};
 use crate::sum::{Compensated, pairwise_sum, pairwise_sum_by};
 
 /// `k_max` as resolved: the parameter, or n − 2 for 0 (validated by `Resolved::check_k`).
@@ -48,7 +48,21 @@ fn log_weight(len: usize) -> f64 {
 
 pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let n = ctx.n();
-    let km = k_max(r, n);
+    let counts = counts_rows(ctx.high, ctx.low, k_max(r, n), ctx.block_rows, ctx.ctl, 0..n)?;
+    Ok(output(counts))
+}
+
+/// The pass's counts over the rows `rows` (all of them for the measure, one block for a
+/// shard), each row's summary its own R_NX AUC.
+pub fn counts_rows(
+    high: &crate::Points,
+    low: &crate::Points,
+    km: usize,
+    block_rows: usize,
+    ctl: &crate::Control,
+    rows: std::ops::Range<usize>,
+) -> Result<CoRankCounts> {
+    let n = high.n();
     // A point's own Q_NX(K) is its count over K; every row has k_max counts, so [`log_auc`]'s
     // denominator is computed once (the same bits).
     let weight = log_weight(km);
@@ -56,7 +70,12 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         debug_assert_eq!(cum.len(), km);
         log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight
     };
-    let counts = coranking_pass(ctx.high, ctx.low, km, ctx.block_rows, ctx.ctl, &own_auc)?;
+    coranking_pass_rows(high, low, km, block_rows, ctl, &own_auc, rows)
+}
+
+/// The measure's output from the counts of every row (a fixed function of the integers).
+pub fn output(counts: CoRankCounts) -> Output {
+    let km = counts.k_max;
     let curves = curves(&counts);
     let (qnx, lcmc) = (&curves[0].1, &curves[2].1);
     let auc = log_auc(km, |k| curves[1].1[k - 1]);
@@ -69,8 +88,8 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         .value("q_local", q_local)
         .value("q_global", q_global)
         .value("k_max_lcmc", (best + 1) as f64)
-        .local("local_auc_rnx", counts.rows.clone());
-    Ok(curves.into_iter().fold(out, |out, (name, v)| out.curve(name, v)))
+        .local("local_auc_rnx", counts.rows);
+    curves.into_iter().fold(out, |out, (name, v)| out.curve(name, v))
 }
 
 /// Every curve from the counts, by key, index K − 1.

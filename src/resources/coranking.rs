@@ -22,8 +22,10 @@ use crate::error::Result;
 use crate::reference::distance_row;
 
 /// The integer tallies of the co-ranking matrix `Q[a][b] = #{(i, j) : ρ_ij = a, r_ij = b}` that
-/// the curves need, for K = 1 ..= `k_max` (index K − 1).
-#[derive(Debug, Clone, PartialEq)]
+/// the curves need, for K = 1 ..= `k_max` (index K − 1). A row shard's partial carries them
+/// (serialised without `rows`, which travel as its local values).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CoRankCounts {
     pub n: usize,
     pub k_max: usize,
@@ -41,7 +43,26 @@ pub struct CoRankCounts {
     /// `Σ_{(i, j) : ρ_ij = m} |ρ_ij − r_ij|`: MRRE's missing-neighbour terms over m.
     pub err_high: Vec<u64>,
     /// Per row, in row order: the row summary's value.
+    #[serde(skip)]
     pub rows: Vec<f64>,
+}
+
+impl CoRankCounts {
+    /// Adds the tallies of the next span of rows (`o`'s rows follow `self`'s): integers add
+    /// exactly, so the sum over any split is the whole pass's counts. False (and `self` partly
+    /// added) when a tally overflows, which counts of real rows never do.
+    pub fn add(&mut self, o: &CoRankCounts) -> bool {
+        let ok =
+            |a: &mut [u64], b: &[u64]| a.iter_mut().zip(b).all(|(x, &y)| x.checked_add(y).map(|v| *x = v).is_some());
+        let wide =
+            |a: &mut [u128], b: &[u128]| a.iter_mut().zip(b).all(|(x, &y)| x.checked_add(y).map(|v| *x = v).is_some());
+        self.rows.extend_from_slice(&o.rows);
+        ok(&mut self.joint, &o.joint)
+            && wide(&mut self.trust, &o.trust)
+            && wide(&mut self.cont, &o.cont)
+            && ok(&mut self.err_low, &o.err_low)
+            && ok(&mut self.err_high, &o.err_high)
+    }
 }
 
 /// The largest K that ZADU's tnc accepts for n points (`K < n/2`).
@@ -61,7 +82,23 @@ pub fn coranking_pass(
     ctl: &Control,
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
 ) -> Result<CoRankCounts> {
+    coranking_pass_rows(high, low, k_max, block_rows, ctl, row_summary, 0..high.n())
+}
+
+/// [`coranking_pass`] over the rows `span` only (a row shard): the tallies of those rows'
+/// pairs, and their summaries in `rows`. The tallies of disjoint spans add up to the whole
+/// pass's ([`CoRankCounts::add`]).
+pub fn coranking_pass_rows(
+    high: &Points,
+    low: &Points,
+    k_max: usize,
+    block_rows: usize,
+    ctl: &Control,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+    span: std::ops::Range<usize>,
+) -> Result<CoRankCounts> {
     let n = high.n();
+    assert!(!span.is_empty() && span.end <= n, "rows {span:?} out of range for n {n}");
     assert!(n >= 3 && (1..=n - 2).contains(&k_max), "k_max {k_max} out of range for n {n}");
     assert_eq!(low.n(), n, "both spaces have the same rows");
     let k_tnc = tnc_limit(n).min(k_max);
@@ -69,7 +106,7 @@ pub fn coranking_pass(
     let block_rows = block_rows.max(1);
     // One tally per concurrently running task (at most the thread count), reused across blocks.
     let pool: Mutex<Vec<Tally>> = Mutex::new(Vec::new());
-    let mut rows = vec![0.0; n];
+    let mut rows = vec![0.0; span.len()];
     let done = AtomicU64::new(0);
     rows.par_chunks_mut(block_rows).enumerate().try_for_each(|(b, out)| {
         let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape));
@@ -79,13 +116,13 @@ pub fn coranking_pass(
             if result.is_err() {
                 break;
             }
-            *o = row_summary(t.row(high, low, b * block_rows + r));
+            *o = row_summary(t.row(high, low, span.start + b * block_rows + r));
         }
         // The tally goes back either way: a stopped run drops them all.
         pool.lock().expect("tally pool").push(t);
         if result.is_ok() {
             let d = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
-            ctl.report("co-ranking", d, n as u64);
+            ctl.report("co-ranking", d, span.len() as u64);
         }
         result
     })?;

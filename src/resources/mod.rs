@@ -29,7 +29,7 @@ mod row_order;
 mod scratch_pool;
 pub mod workspace;
 
-pub use coranking::{CoRankCounts, coranking_pass, tnc_limit};
+pub use coranking::{CoRankCounts, coranking_pass, coranking_pass_rows, tnc_limit};
 pub use cross::CrossRanks;
 pub use density::densities;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};
@@ -40,5 +40,5 @@ pub use pairwise::{
     Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport, build_pairwise, default_memory_budget,
     plan_order,
 };
-pub use pass::{Extents, PassOutput, PassStats, ProjectionResources, row_pass};
+pub use pass::{Extents, PassOutput, PassStats, ProjectionResources, row_pass, row_pass_rows};
 pub use radix::sort as radix_sort;

@@ -125,7 +125,20 @@ pub fn row_pass(
     needs: Needs,
     block_rows: usize,
 ) -> PassOutput {
-    let n = high.n();
+    row_pass_rows(high, cached_high, lows, needs, block_rows, 0..high.n())
+}
+
+/// [`row_pass`] over the rows `rows` only (a row shard): the lists hold `rows.len()` rows, row
+/// `rows.start` first. Rows are independent, so each row's output is the same bits as in a
+/// full pass.
+pub fn row_pass_rows(
+    high: &Points,
+    cached_high: Option<&Neighbours>,
+    lows: &[&Points],
+    needs: Needs,
+    block_rows: usize,
+    rows: Range<usize>,
+) -> PassOutput {
     let kh = needs.knn_high.max(needs.cross);
     let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
     let kc = if lows.is_empty() { 0 } else { needs.cross };
@@ -138,7 +151,8 @@ pub fn row_pass(
         extents: !needs.density_sigmas.is_empty(),
     };
     let block_rows = block_rows.max(1);
-    let blocks: Vec<Range<usize>> = (0..n).step_by(block_rows).map(|s| s..(s + block_rows).min(n)).collect();
+    let end = rows.end;
+    let blocks: Vec<Range<usize>> = rows.step_by(block_rows).map(|s| s..(s + block_rows).min(end)).collect();
 
     let outs: Vec<BlockOut> =
         blocks.par_iter().map(|rows| run_block(high, cached, lows, shape, rows.clone())).collect();

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use crate::{backends, bench, knn, measure, output, table};
+use crate::{backends, bench, knn, measure, output, shard, table};
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +27,12 @@ enum Command {
     Backends(backends::Args),
     /// Benchmark the kernels on the CPU and every GPU adapter, cold and warm, with parity checks.
     Bench(bench::Args),
+    /// Score one block of rows into a partial (an array job's task); `fold` joins the partials.
+    Shard(shard::ShardArgs),
+    /// Join the partials of every block into the results of one run, bit for bit.
+    Fold(shard::FoldArgs),
+    /// The blocks a shard may take for n points, one A:B per line.
+    Plan(shard::PlanArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -43,6 +49,9 @@ pub fn main() -> ExitCode {
         Command::Knn(args) => knn::run(args),
         Command::Backends(args) => backends::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Shard(args) => shard::shard(args),
+        Command::Fold(args) => shard::fold(args),
+        Command::Plan(args) => shard::plan_blocks(args),
         Command::Measures => output::print(&table::measures_table()),
     };
     match result {

@@ -18,6 +18,8 @@ mod output;
 #[cfg(not(target_arch = "wasm32"))]
 mod pair_args;
 #[cfg(not(target_arch = "wasm32"))]
+mod shard;
+#[cfg(not(target_arch = "wasm32"))]
 mod table;
 
 #[cfg(not(target_arch = "wasm32"))]

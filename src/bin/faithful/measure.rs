@@ -94,6 +94,6 @@ pub fn run(args: Args) -> Result<()> {
     if args.json {
         output::print(&(serde_json::to_string(&result).expect("results serialise") + "\n"))
     } else {
-        output::print(&table::results_table(eval.high(), &result))
+        output::print(&table::results_table(eval.high().name(), &result))
     }
 }

@@ -2,14 +2,14 @@
 
 use std::fmt::Write;
 
+use faithful::Evaluation;
 use faithful::measures::{ParamKind, REGISTRY, ZADU_PENDING};
-use faithful::{Evaluation, Points};
 
 /// The results as aligned text, one block per projection.
-pub fn results_table(high: &Points, ev: &Evaluation) -> String {
+pub fn results_table(high_name: &str, ev: &Evaluation) -> String {
     let mut s = String::new();
     let r = &ev.run;
-    let _ = writeln!(s, "original space: {} ({} points × {} dims)", high.name(), r.n, r.dim_high);
+    let _ = writeln!(s, "original space: {} ({} points × {} dims)", high_name, r.n, r.dim_high);
     for p in &ev.projections {
         let _ = writeln!(s, "\nprojection: {}", p.name);
         let _ = writeln!(s, "  {:<10} {:<8} {:<26} {:>20}", "measure", "params", "key", "value");

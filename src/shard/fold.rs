@@ -1,0 +1,221 @@
+//! [`fold`]: the partials of every block joined into one run's [`Evaluation`], with the checks
+//! that catch gaps, overlaps, mixed runs and damaged partials.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use super::{Partial, SHARDABLE, halves, is_block};
+use crate::error::{Error, Result};
+use crate::measures::Resolved;
+use crate::measures::coranking;
+use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served, Timings};
+use crate::resources::{CoRankCounts, Needs, PassStats};
+use crate::spec::Spec;
+use crate::sum::pairwise_sum;
+
+/// Joins the partials of every block of one run (in any order) into its [`Evaluation`]: the
+/// same scores, bit for bit, as one [`crate::Evaluator::measure_many`] with local values. Refuses a
+/// gap, an overlap, a block off the plan, partials of different runs, and a partial whose sums
+/// do not match its values.
+pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
+    let what = |i: usize| format!("partial {i} (rows {}:{})", partials[i].rows[0], partials[i].rows[1]);
+    let bad = |i: usize, reason: String| Error::BadPartial { what: what(i), reason };
+    let first = partials
+        .first()
+        .ok_or_else(|| Error::BadPartial { what: "fold".into(), reason: "no partials given".into() })?;
+    let n = first.n;
+    let mut by_start: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, p) in partials.iter().enumerate() {
+        if p.fingerprint != first.fingerprint || p.specs != first.specs || p.n != n {
+            return Err(bad(
+                i,
+                format!(
+                    "fingerprint {} differs from partial 0's {}: another run's inputs or specs",
+                    p.fingerprint, first.fingerprint
+                ),
+            ));
+        }
+        check_partial(p, n).map_err(|r| bad(i, r))?;
+        if let Some(&j) = by_start.get(&p.rows[0]) {
+            return Err(bad(i, format!("overlaps {}", what(j))));
+        }
+        by_start.insert(p.rows[0], i);
+    }
+    let mut next = 0;
+    for (&start, &i) in &by_start {
+        if start < next {
+            return Err(bad(i, format!("overlaps rows before {next}")));
+        }
+        if start > next {
+            return Err(Error::BadPartial {
+                what: "fold".into(),
+                reason: format!("rows {next}:{start} are in no partial"),
+            });
+        }
+        next = partials[i].rows[1];
+    }
+    if next != n {
+        return Err(Error::BadPartial { what: "fold".into(), reason: format!("rows {next}:{n} are in no partial") });
+    }
+    let order: Vec<&Partial> = by_start.values().map(|&i| &partials[i]).collect();
+    let mut scores = Vec::with_capacity(first.specs.len());
+    for (s, text) in first.specs.iter().enumerate() {
+        let spec: Spec = text.parse()?;
+        let mut r = Resolved::new(&spec)?;
+        r.default_k(n);
+        let keys = r.keys();
+        if r.def.id == "coranking" {
+            scores.push(fold_coranking(&r, &order, s, n)?);
+            continue;
+        }
+        let mut values = Vec::with_capacity(keys.len());
+        let mut local = Vec::with_capacity(keys.len());
+        for (l, key) in r.def.local_keys.iter().enumerate() {
+            let sums: BTreeMap<usize, (usize, f64)> = order
+                .iter()
+                .map(|p| (p.rows[0], (p.rows[1], f64::from_bits(p.scores[s].locals[l].sum_bits))))
+                .collect();
+            // Each value key is the mean of the local key in the same position (SHARDABLE).
+            values.push((keys[l].clone(), tree_sum(0..n, &sums) / n as f64));
+            let all =
+                order.iter().flat_map(|p| p.scores[s].locals[l].bits.iter().map(|&b| f64::from_bits(b))).collect();
+            local.push((key.to_string(), all));
+        }
+        scores.push(Score {
+            id: r.def.id.into(),
+            params: r.params.clone(),
+            values,
+            local: Some(local),
+            curves: Vec::new(),
+        });
+    }
+    let work = order.iter().fold(PassStats::default(), |mut w, p| {
+        w.distance_rows += p.work.distance_rows;
+        w.ranks_from_knn += p.work.ranks_from_knn;
+        w.ranks_counted += p.work.ranks_counted;
+        w.rank_scans += p.work.rank_scans;
+        w
+    });
+    Ok(Evaluation {
+        projections: vec![ProjectionScores { name: first.projection.clone(), scores }],
+        run: fold_report(first, order.len(), work),
+    })
+}
+
+/// `coranking` from the blocks' tallies: their sum is the whole pass's counts, and the measure's
+/// output is a fixed function of those integers.
+fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> Result<Score> {
+    let mut total: Option<CoRankCounts> = None;
+    for p in order {
+        let score = &p.scores[s];
+        let bad = |reason: &str| Error::BadPartial {
+            what: format!("partial of rows {}:{}", p.rows[0], p.rows[1]),
+            reason: format!("coranking: {reason}"),
+        };
+        let c = score.counts.as_ref().ok_or_else(|| bad("no co-ranking counts"))?;
+        let km = coranking::k_max(r, n);
+        let sized = [c.joint.len(), c.trust.len(), c.cont.len(), c.err_low.len(), c.err_high.len()];
+        if c.n != n
+            || c.k_max != km
+            || c.k_tnc != crate::resources::tnc_limit(n).min(km)
+            || sized.iter().any(|&l| l != km)
+        {
+            return Err(bad(&format!("counts are not sized for n={n}, k_max={km}")));
+        }
+        let rows = score.locals[0].bits.iter().map(|&b| f64::from_bits(b)).collect();
+        let block = CoRankCounts { rows, ..c.clone() };
+        match &mut total {
+            Some(t) => {
+                if !t.add(&block) {
+                    return Err(bad("a count overflows (a damaged partial)"));
+                }
+            }
+            None => total = Some(block),
+        }
+    }
+    let out = coranking::output(total.expect("at least one partial"));
+    let value =
+        |key: &str| out.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v).expect("coranking writes its keys");
+    let values = r.keys().into_iter().map(|k| (k.clone(), value(&k))).collect();
+    Ok(Score { id: r.def.id.into(), params: r.params.clone(), values, local: Some(out.local), curves: out.curves })
+}
+
+/// The checks of one partial on its own: a block of the plan, its scores shaped as its specs
+/// say, its sums those of its values.
+fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
+    let rows = p.rows[0]..p.rows[1];
+    if rows.is_empty() || rows.end > n || !is_block(n, &rows) {
+        return Err(format!("rows {}:{} are not a block of the shard plan for n={n}", rows.start, rows.end));
+    }
+    if p.scores.len() != p.specs.len() {
+        return Err(format!("{} scores for {} specs", p.scores.len(), p.specs.len()));
+    }
+    for (score, text) in p.scores.iter().zip(&p.specs) {
+        let spec: Spec = text.parse().map_err(|e: Error| e.to_string())?;
+        let r = Resolved::new(&spec).map_err(|e| e.to_string())?;
+        if !SHARDABLE.contains(&r.def.id) || score.id != r.def.id {
+            return Err(format!("score {} does not match spec {text}", score.id));
+        }
+        let keys: Vec<&str> = score.locals.iter().map(|l| l.key.as_str()).collect();
+        if keys != r.def.local_keys {
+            return Err(format!("{}: local keys {keys:?}, expected {:?}", score.id, r.def.local_keys));
+        }
+        for l in &score.locals {
+            let v: Vec<f64> = l.bits.iter().map(|&b| f64::from_bits(b)).collect();
+            if v.len() != rows.len() {
+                return Err(format!("{}: {} values for {} rows", l.key, v.len(), rows.len()));
+            }
+            if v.iter().any(|x| !x.is_finite()) {
+                return Err(format!("{}: a value is not finite", l.key));
+            }
+            if pairwise_sum(&v).to_bits() != l.sum_bits {
+                return Err(format!("{}: the stored sum is not the sum of the values (a damaged partial)", l.key));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The pairwise sum of rows `node` from the blocks' sums, adding the tree's nodes as
+/// [`crate::sum`] adds them (the blocks were checked to tile `0..n` with tree nodes).
+fn tree_sum(node: Range<usize>, sums: &BTreeMap<usize, (usize, f64)>) -> f64 {
+    match sums.get(&node.start) {
+        Some(&(end, s)) if end == node.end => s,
+        _ => {
+            let (a, b) = halves(&node).expect("blocks tile the tree");
+            tree_sum(a, sums) + tree_sum(b, sums)
+        }
+    }
+}
+
+fn fold_report(p: &Partial, blocks: usize, work: PassStats) -> RunReport {
+    let served = ["knn_high", "knn_low", "cross_ranks", "measures"]
+        .iter()
+        .map(|o| Served { output: o.to_string(), backend: "cpu".into(), numerics: "exact".into() })
+        .collect();
+    RunReport {
+        faithful_version: env!("CARGO_PKG_VERSION"),
+        backend_requested: "cpu".into(),
+        backend: "cpu".into(),
+        numerics: "exact".into(),
+        fallback_reason: None,
+        adapter: None,
+        gpu: None,
+        threads: rayon::current_num_threads(),
+        n: p.n,
+        dim_high: p.dim_high,
+        dims_low: vec![p.dim_low],
+        served,
+        plan: BlockPlan {
+            needs: Needs::default(),
+            knn_high_reused: false,
+            block_rows: 0,
+            blocks,
+            scratch_bytes_per_worker: 0,
+            resource_bytes: 0,
+            pairwise: None,
+        },
+        work: PassStats { blocks, ..work },
+        timings: Timings::default(),
+    }
+}

@@ -1,0 +1,75 @@
+//! Exact row-block shards (issue 16): [`crate::Evaluator::map_rows`] scores one block of rows anywhere
+//! (another process, another machine) into a serialisable [`Partial`]; [`fold()`] joins the
+//! partials of every block into the same [`crate::Evaluation`], bit for bit, as one
+//! [`crate::Evaluator::measure_many`] call. docs/distributed.md gives the argument.
+//!
+//! Why the blocks are aligned: a measure's value is `np.mean` of its local values, a pairwise
+//! sum whose order depends only on n ([`crate::sum`]): a run of more than 128 terms splits at
+//! half its length rounded down to a multiple of 8. A block of the plan is a node of that
+//! split tree, so its own pairwise sum is the node's sum and the fold adds the nodes as the
+//! tree does. `coranking`'s values are not means: its blocks carry their integer tallies, whose
+//! sum is the whole pass's, and the fold computes the curves and values from that sum.
+//!
+//! Files: this one the plan (blocks of the summation tree); `partial` the serialised
+//! [`Partial`]; `map` (the fingerprint too) [`crate::Evaluator::map_rows`]; `fold` [`fold()`] and its checks.
+
+mod fold;
+// Shards run where threads do (the command line, Python); a browser folds but does not map.
+#[cfg(not(target_arch = "wasm32"))]
+mod map;
+mod partial;
+
+use std::ops::Range;
+
+pub use fold::fold;
+pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork};
+
+/// The measures a shard computes: those whose values are means of per-row local values that
+/// need only their own row's neighbours and ranks, and `coranking`, whose per-row tallies are
+/// integers that add (the fold computes its curves and values from their sum).
+pub const SHARDABLE: &[&str] = &["tnc", "mrre", "lcmc", "nh", "ca_tnc", "coranking"];
+
+/// Runs of at most this many terms are one leaf of NumPy's pairwise sum (not split further).
+const LEAF: usize = 128;
+
+/// The two halves of the summation tree's node `r` (None for a leaf, of at most 128 rows).
+pub fn halves(r: &Range<usize>) -> Option<(Range<usize>, Range<usize>)> {
+    let len = r.len();
+    if len <= LEAF {
+        return None;
+    }
+    let half = len / 2 - (len / 2) % 8;
+    Some((r.start..r.start + half, r.start + half..r.end))
+}
+
+/// Whether `rows` is a node of the summation tree of `n` rows (a block a shard may take).
+pub fn is_block(n: usize, rows: &Range<usize>) -> bool {
+    let mut node = 0..n;
+    loop {
+        if node == *rows {
+            return true;
+        }
+        match halves(&node) {
+            Some((a, _)) if rows.start >= a.start && rows.end <= a.end => node = a,
+            Some((a, b)) if rows.start >= b.start && rows.end <= b.end && rows.start >= a.end => node = b,
+            _ => return false,
+        }
+    }
+}
+
+/// A shard plan: blocks of the summation tree covering `0..n` in order, each of at most
+/// `max_rows` rows where the tree allows (a leaf of up to 128 rows is never split).
+pub fn plan(n: usize, max_rows: usize) -> Vec<Range<usize>> {
+    fn go(node: Range<usize>, max: usize, out: &mut Vec<Range<usize>>) {
+        match halves(&node) {
+            Some((a, b)) if node.len() > max => {
+                go(a, max, out);
+                go(b, max, out);
+            }
+            _ => out.push(node),
+        }
+    }
+    let mut out = Vec::new();
+    go(0..n, max_rows.max(1), &mut out);
+    out
+}

@@ -1,0 +1,307 @@
+//! Row shards (issue 16): fold(map_rows(...)) over any aligned plan, in any order, is the same
+//! bits as one `measure`; bad plans and mixed runs are refused with typed errors; a shard's
+//! partial is the same bytes however often and however it is computed.
+
+mod common;
+
+use common::Rng;
+use faithful::shard::{Partial, halves, is_block, plan};
+use faithful::{Error, Evaluator, Labels, Options, Points, Score, Spec, fold};
+use proptest::prelude::*;
+use std::ops::Range;
+
+fn specs(k: usize, n: usize) -> Vec<Spec> {
+    let kt = k.min((n - 1) / 2).max(1);
+    [
+        format!("tnc:k={kt}"),
+        format!("mrre:k={k}"),
+        format!("lcmc:k={k}"),
+        format!("nh:k={k}"),
+        format!("ca_tnc:k={kt}"),
+        format!("coranking:k_max={}", (2 * k).min(n - 2)),
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect()
+}
+
+/// Values from `levels` distinct integers (few levels: many exact ties); 0 for generic data.
+fn data(name: &str, n: usize, d: usize, levels: u64, seed: u64) -> Points {
+    let mut rng = Rng(seed);
+    let v = (0..n * d).map(|_| if levels == 0 { rng.uniform() } else { rng.below(levels) as f64 }).collect();
+    Points::from_vec(name, n, d, v).unwrap()
+}
+
+fn eval(high: &Points, threads: usize, block_rows: usize) -> Evaluator {
+    let mut o = Options::default();
+    o.threads = Some(threads);
+    o.block_rows = block_rows;
+    o.local = true;
+    Evaluator::new(high.clone(), o)
+}
+
+/// A random plan: each node of the summation tree is split or kept at random.
+fn random_plan(n: usize, rng: &mut Rng) -> Vec<Range<usize>> {
+    fn go(node: Range<usize>, rng: &mut Rng, out: &mut Vec<Range<usize>>) {
+        match halves(&node) {
+            Some((a, b)) if rng.below(3) > 0 => {
+                go(a, rng, out);
+                go(b, rng, out);
+            }
+            _ => out.push(node),
+        }
+    }
+    let mut out = Vec::new();
+    go(0..n, rng, &mut out);
+    out
+}
+
+fn shuffle<T>(v: &mut [T], rng: &mut Rng) {
+    for i in (1..v.len()).rev() {
+        v.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+}
+
+/// Every bit of two score lists: values, local values, params.
+fn assert_same_bits(got: &[Score], want: &[Score]) {
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert_eq!((&g.id, &g.params), (&w.id, &w.params));
+        let bits = |v: &[(String, f64)]| v.iter().map(|(k, x)| (k.clone(), x.to_bits())).collect::<Vec<_>>();
+        assert_eq!(bits(&g.values), bits(&w.values), "{}", g.id);
+        let lbits = |s: &Score| {
+            s.local
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.iter().map(|x| x.to_bits()).collect::<Vec<_>>()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lbits(g), lbits(w), "{} local", g.id);
+    }
+}
+
+/// Shards `plan` (in a shuffled order, through JSON), folds, and compares with one measure.
+fn check_fold(high: &Points, low: &Points, labels: &Labels, specs: &[Spec], plan: &[Range<usize>], rng: &mut Rng) {
+    let want = eval(high, 1, 32).measure(low, Some(labels), specs).unwrap();
+    let mut order = plan.to_vec();
+    shuffle(&mut order, rng);
+    let shard = eval(high, 2, 7);
+    let parts: Vec<Partial> = order
+        .iter()
+        .map(|r| {
+            let text = shard.map_rows(low, Some(labels), r.clone(), specs).unwrap().to_json();
+            Partial::from_json(&text, "part").unwrap()
+        })
+        .collect();
+    let got = fold(&parts).unwrap();
+    assert_eq!(got.projections.len(), 1);
+    assert_same_bits(&got.projections[0].scores, &want);
+    // The JSON users compare is the same text.
+    assert_eq!(serde_json::to_string(&got.projections[0].scores).unwrap(), serde_json::to_string(&want).unwrap());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fold_of_random_plans_equals_one_measure(
+        n in 33usize..1500, levels in prop::sample::select(vec![0u64, 2, 3]), k_frac in 0.0f64..1.0,
+        seed in any::<u64>(),
+    ) {
+        let k = 1 + ((n / 4) as f64 * k_frac) as usize;
+        let high = data("high", n, 3, levels, seed);
+        let low = data("low", n, 2, levels, seed ^ 0xABCD);
+        let labels = Labels::new((0..n as i64).map(|i| (i * 7) % 3).collect());
+        let mut rng = Rng(seed ^ 0x77);
+        let plan = random_plan(n, &mut rng);
+        for r in &plan {
+            prop_assert!(is_block(n, r));
+        }
+        check_fold(&high, &low, &labels, &specs(k, n), &plan, &mut rng);
+    }
+}
+
+#[test]
+fn fold_equals_one_measure_at_5000_tie_heavy() {
+    let n = 5000;
+    let high = data("high", n, 4, 2, 11);
+    let low = data("low", n, 2, 3, 12);
+    let labels = Labels::new((0..n as i64).map(|i| i % 4).collect());
+    let mut rng = Rng(5);
+    check_fold(&high, &low, &labels, &specs(10, n), &plan(n, 700), &mut rng);
+}
+
+#[test]
+fn plans_tile_the_rows_with_tree_blocks() {
+    for n in [2usize, 33, 128, 129, 1000, 4099] {
+        for max in [1usize, 100, 300, 5000] {
+            let p = plan(n, max);
+            assert_eq!(p.first().unwrap().start, 0);
+            assert_eq!(p.last().unwrap().end, n);
+            for w in p.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+            }
+            assert!(p.iter().all(|r| is_block(n, r) && (r.len() <= max.max(128) || r.len() == n)));
+        }
+    }
+    // A leaf of the tree is never split, and a range across two nodes is no block.
+    assert_eq!(plan(100, 10), vec![0..100]);
+    assert!(!is_block(1000, &(0..10)));
+    assert!(!is_block(1000, &(400..600)));
+}
+
+struct Run {
+    high: Points,
+    low: Points,
+    labels: Labels,
+    specs: Vec<Spec>,
+}
+
+fn run(n: usize) -> Run {
+    Run {
+        high: data("high", n, 3, 3, 1),
+        low: data("low", n, 2, 3, 2),
+        labels: Labels::new((0..n as i64).map(|i| i % 3).collect()),
+        specs: specs(5, n),
+    }
+}
+
+fn parts(r: &Run, plan: &[Range<usize>]) -> Vec<Partial> {
+    let e = eval(&r.high, 1, 32);
+    plan.iter().map(|b| e.map_rows(&r.low, Some(&r.labels), b.clone(), &r.specs).unwrap()).collect()
+}
+
+fn fold_error(parts: &[Partial]) -> String {
+    match fold(parts) {
+        Err(e @ Error::BadPartial { .. }) => e.to_string(),
+        Ok(_) => panic!("expected a BadPartial error, got a fold"),
+        Err(e) => panic!("expected a BadPartial error, got {e:?}"),
+    }
+}
+
+#[test]
+fn fold_rejects_gaps_overlaps_and_mixed_runs() {
+    let n = 600;
+    let r = run(n);
+    let plan = plan(n, 150);
+    assert!(plan.len() >= 4);
+    let all = parts(&r, &plan);
+    assert!(fold(&all).is_ok());
+
+    let mut gap = all.clone();
+    gap.remove(1);
+    let msg = fold_error(&gap);
+    assert!(msg.contains(&format!("rows {}:{} are in no partial", plan[1].start, plan[1].end)), "{msg}");
+
+    let mut tail = all.clone();
+    tail.pop();
+    assert!(fold_error(&tail).contains("are in no partial"));
+
+    let mut twice = all.clone();
+    twice.push(all[2].clone());
+    assert!(fold_error(&twice).contains("overlaps"));
+
+    // A block that contains two others overlaps them.
+    let parent = plan[0].start..plan[1].end;
+    if is_block(n, &parent) {
+        let mut over = all.clone();
+        over.extend(parts(&r, &[parent]));
+        assert!(fold_error(&over).contains("overlaps"));
+    }
+
+    // Another run: other data, other specs, other labels.
+    let other = Run { low: data("low", n, 2, 3, 99), ..run(n) };
+    let mut mixed = all.clone();
+    mixed[0] = parts(&other, &plan[..1]).remove(0);
+    assert!(fold_error(&mixed).contains("fingerprint"));
+    let other = Run { specs: specs(6, n), ..run(n) };
+    mixed[0] = parts(&other, &plan[..1]).remove(0);
+    assert!(fold_error(&mixed).contains("fingerprint"));
+    let other = Run { labels: Labels::new((0..n as i64).map(|i| i % 2).collect()), ..run(n) };
+    mixed[0] = parts(&other, &plan[..1]).remove(0);
+    assert!(fold_error(&mixed).contains("fingerprint"));
+
+    assert!(fold_error(&[]).contains("no partials"));
+}
+
+#[test]
+fn damaged_partials_are_refused() {
+    let n = 300;
+    let r = run(n);
+    let plan = plan(n, 150);
+    let all = parts(&r, &plan);
+
+    let mut value = all.clone();
+    value[0].scores[0].locals[0].bits[3] ^= 1 << 40;
+    assert!(fold_error(&value).contains("stored sum is not the sum"));
+
+    let mut short = all.clone();
+    short[1].scores[1].locals[0].bits.pop();
+    assert!(fold_error(&short).contains("values for"));
+
+    // Co-ranking tallies that overflow when added, or sized for another k_max.
+    let mut huge = all.clone();
+    huge[1].scores[5].counts.as_mut().unwrap().joint[0] = u64::MAX;
+    assert!(fold_error(&huge).contains("overflows"));
+    let mut resized = all.clone();
+    resized[1].scores[5].counts.as_mut().unwrap().err_low.pop();
+    assert!(fold_error(&resized).contains("not sized"));
+
+    let mut off = all.clone();
+    off[0].rows = [0, 10];
+    assert!(fold_error(&off).contains("not a block of the shard plan"));
+
+    let text = all[0].to_json();
+    let bad_version = text.replacen("\"version\":1", "\"version\":2", 1);
+    match Partial::from_json(&bad_version, "p.fpart") {
+        Err(Error::BadPartial { what, reason }) => {
+            assert!(what == "p.fpart" && reason.contains("version 2"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    for junk in ["", "{}", "[1,2]", &text[..text.len() / 2]] {
+        assert!(matches!(Partial::from_json(junk, "p.fpart"), Err(Error::BadPartial { .. })));
+    }
+}
+
+#[test]
+fn map_rows_refuses_other_measures_and_off_plan_rows() {
+    let n = 300;
+    let r = run(n);
+    let e = eval(&r.high, 1, 32);
+    for id in ["srho", "stress", "nm_stress", "snc", "l_tnc", "dtm"] {
+        let spec: Spec = id.parse().unwrap();
+        match e.map_rows(&r.low, Some(&r.labels), 0..n, &[spec]) {
+            Err(err @ Error::NotShardable { .. }) => {
+                let name = id.split(':').next().unwrap();
+                assert!(err.to_string().starts_with(&format!("{name}: cannot be computed in row shards")), "{err}")
+            }
+            other => panic!("{id}: {other:?}"),
+        }
+    }
+    #[allow(clippy::reversed_empty_ranges)]
+    let ranges = [0..10, 5..300, 0..301, 200..100];
+    for rows in ranges {
+        match e.map_rows(&r.low, Some(&r.labels), rows.clone(), &r.specs) {
+            Err(err @ Error::BadRows { .. }) => assert!(err.to_string().contains("not a block"), "{err}"),
+            other => panic!("{rows:?}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_shard_is_the_same_bytes_every_time() {
+    let n = 1000;
+    let r = run(n);
+    let block = plan(n, 300)[1].clone();
+    let once = |threads, rows_per_task| {
+        eval(&r.high, threads, rows_per_task)
+            .map_rows(&r.low, Some(&r.labels), block.clone(), &r.specs)
+            .unwrap()
+            .to_json()
+    };
+    let first = once(1, 32);
+    assert_eq!(once(1, 32), first);
+    assert_eq!(once(2, 5), first);
+    assert_eq!(once(2, 1000), first);
+}
