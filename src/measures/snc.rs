@@ -255,6 +255,8 @@ struct Scratch {
     entries: Vec<(u32, u32)>,
     acc: Vec<u64>,
     lists: Vec<Vec<(u32, u64)>>,
+    /// HDBSCAN's m×m input, reused across iterations.
+    dist: Vec<f64>,
 }
 
 impl Scratch {
@@ -266,6 +268,7 @@ impl Scratch {
             entries: Vec::new(),
             acc: Vec::new(),
             lists: Vec::new(),
+            dist: Vec::new(),
         }
     }
 }
@@ -273,8 +276,11 @@ impl Scratch {
 impl Setup<'_> {
     /// HDBSCAN's input, `1/(S/max + α)` among `points` (m×m, in their order, zero diagonal),
     /// for one space: each member's row of S summed over the members that share its neighbours
-    /// only (exact integers); a zero S is 1/α without a division.
-    fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) -> Vec<f64> {
+    /// only (exact integers); a zero S is 1/α without a division. S is symmetric, so each row
+    /// sums only the members after it (a neighbour's list holds its members in order, and row a
+    /// meets its own entry first in every list it reads) and the lower triangle is mirrored.
+    /// The matrix is left in `s.dist`.
+    fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) {
         let m = points.len();
         // Count, per distinct neighbour of the cluster, the members listing it.
         s.neighbours.clear();
@@ -307,31 +313,41 @@ impl Setup<'_> {
                 fill[l] += 1;
             }
         }
+        // `fill` now walks each list again: its next entry is the next member to read it.
+        fill.copy_from_slice(&s.offsets);
         let far = 1.0 / (0.0 + self.alpha);
-        let mut out = vec![far; m * m];
+        s.dist.clear();
+        s.dist.resize(m * m, far);
+        let out = &mut s.dist;
         s.acc.clear();
         s.acc.resize(m, 0);
-        for (a, &i) in points.iter().enumerate() {
-            for (p, &nb) in g.knn.row(i as usize, g.k).iter().enumerate() {
+        for a in 0..m {
+            for (p, &nb) in g.knn.row(points[a] as usize, g.k).iter().enumerate() {
                 let wa = (g.k + 1 - p) as u64;
                 let l = s.local[nb as usize] as usize;
-                for &(b, wb) in &s.entries[s.offsets[l] as usize..s.offsets[l + 1] as usize] {
+                let own = fill[l] as usize;
+                debug_assert_eq!(s.entries[own].0 as usize, a);
+                fill[l] += 1;
+                for &(b, wb) in &s.entries[own + 1..s.offsets[l + 1] as usize] {
                     s.acc[b as usize] += wa * u64::from(wb);
                 }
             }
-            s.acc[a] = 0;
-            for (o, acc) in out[a * m..(a + 1) * m].iter_mut().zip(s.acc.iter_mut()) {
+            for (o, acc) in out[a * m + a + 1..(a + 1) * m].iter_mut().zip(s.acc[a + 1..].iter_mut()) {
                 if *acc != 0 {
                     *o = 1.0 / (*acc as f64 / g.max + self.alpha);
                     *acc = 0;
                 }
             }
+        }
+        for a in 0..m {
             out[a * m + a] = 0.0;
+            for b in a + 1..m {
+                out[b * m + a] = out[a * m + b];
+            }
         }
         for &nb in &s.neighbours {
             s.local[nb as usize] = u32::MAX;
         }
-        out
     }
 
     /// Σ S(a, b) over a ∈ A, b ∈ B for every pair of clusters A > B (C×C, lower triangle), as
@@ -396,7 +412,8 @@ impl Setup<'_> {
             let k = ((m as f64).sqrt() as usize).max(2).min(m);
             kmeans(&sub, k, d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
-            hdbscan_precomputed(&self.cluster_distances(g, pts, s), m, true)
+            self.cluster_distances(g, pts, s);
+            hdbscan_precomputed(&s.dist, m, true)
         };
         // `_separate_cluster_labels`: clusters by label, then each noise point alone.
         let count = labels.iter().copied().max().map_or(0, |l| (l + 1).max(0) as usize);
