@@ -89,10 +89,17 @@ impl<'a> Snn<'a> {
 
     /// Row i of S (integers, exact) into `row`; i itself is touched too and must be skipped.
     fn row(&self, i: usize, row: &mut Row) {
+        self.row_from(i, row, 0);
+    }
+
+    /// Row i of S over the points j >= `from` only (the reverse lists are ascending in j).
+    fn row_from(&self, i: usize, row: &mut Row, from: usize) {
         row.clear();
         for (p, &m) in self.knn.row(i, self.k).iter().enumerate() {
             let wi = (self.k + 1 - p) as u64;
-            for &(j, wj) in &self.rev[m as usize] {
+            let list = &self.rev[m as usize];
+            let start = if from == 0 { 0 } else { list.partition_point(|&(j, _)| (j as usize) < from) };
+            for &(j, wj) in &list[start..] {
                 if row.acc[j as usize] == 0 {
                     row.touched.push(j);
                 }
@@ -119,14 +126,10 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
                 || Row::new(n),
                 |row, b| {
                     let mut max = 0u64;
+                    // S is symmetric: each pair is seen once, from its smaller point.
                     for i in b * block..((b + 1) * block).min(n) {
-                        gr.row(i, row);
-                        max = row
-                            .touched
-                            .iter()
-                            .filter(|&&j| j as usize != i)
-                            .map(|&j| row.acc[j as usize])
-                            .fold(max, u64::max);
+                        gr.row_from(i, row, i + 1);
+                        max = row.touched.iter().map(|&j| row.acc[j as usize]).fold(max, u64::max);
                     }
                     max
                 },
