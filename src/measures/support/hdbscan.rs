@@ -134,30 +134,29 @@ fn single_linkage(dist: &[f64], m: usize, min_samples: usize) -> Vec<(usize, usi
     // Core distance: `np.partition(d, min_points, axis=0)[min_points]`, per column.
     let min_points = min_samples.min(m - 1);
     // The smallest min_points + 1 values of each column, kept sorted (a value is all that
-    // `np.partition` returns, so ties do not matter), filled row by row for the cache.
+    // `np.partition` returns, so ties do not matter), filled row by row for the cache. Columns
+    // start full of +∞ (the same values as filling the first slots, for input without NaN, as
+    // every distance here is) and `core` holds each column's largest kept value contiguously,
+    // so most entries cost one comparison.
     let width = min_points + 1;
     let mut small = vec![f64::INFINITY; m * width];
-    let mut len = vec![0usize; m];
+    let mut core = vec![f64::INFINITY; m];
     for i in 0..m {
-        for (j, &v) in dist[i * m..(i + 1) * m].iter().enumerate() {
-            let col = &mut small[j * width..(j + 1) * width];
-            if len[j] == width {
-                if v >= col[min_points] {
-                    continue;
-                }
-            } else {
-                len[j] += 1;
+        for (j, (&v, kth)) in dist[i * m..(i + 1) * m].iter().zip(core.iter_mut()).enumerate() {
+            if v >= *kth {
+                continue;
             }
             // Insert v after the values <= v, dropping the largest.
-            let mut at = len[j] - 1;
+            let col = &mut small[j * width..(j + 1) * width];
+            let mut at = min_points;
             while at > 0 && col[at - 1] > v {
                 col[at] = col[at - 1];
                 at -= 1;
             }
             col[at] = v;
+            *kth = col[min_points];
         }
     }
-    let core: Vec<f64> = (0..m).map(|j| small[j * width + min_points]).collect();
     // Prim's tree from node 0 (`mst_linkage_core`). The package scans every node not in the
     // tree in index order (first minimum wins); here those nodes are kept ascending in `rest`
     // with their current distance and source alongside, compacted as nodes join, so the scan
