@@ -439,6 +439,10 @@ impl Setup<'_> {
         let mut events = Vec::new();
         for i in 0..c {
             for j in 0..i {
+                // No shared neighbour in either space: both distances are 1/α, no distortion.
+                if raw_sums[i * c + j] == 0 && emb_sums[i * c + j] == 0 {
+                    continue;
+                }
                 let (r, e) = (distance(&raw_sums, &self.raw, i, j), distance(&emb_sums, &self.emb, i, j));
                 let distance = if d.mode == Mode::Steadiness { r - e } else { e - r };
                 if distance <= 0.0 {
