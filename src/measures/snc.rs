@@ -260,6 +260,8 @@ struct Scratch {
     lists: Vec<Vec<(u32, u64)>>,
     /// HDBSCAN's m×m input, reused across iterations.
     dist: Vec<f64>,
+    /// The cluster-pair sums of S in each space, reused across iterations.
+    sums: [Vec<u64>; 2],
 }
 
 impl Scratch {
@@ -272,6 +274,7 @@ impl Scratch {
             acc: Vec::new(),
             lists: Vec::new(),
             dist: Vec::new(),
+            sums: [Vec::new(), Vec::new()],
         }
     }
 }
@@ -355,7 +358,8 @@ impl Setup<'_> {
 
     /// Σ S(a, b) over a ∈ A, b ∈ B for every pair of clusters A > B (C×C, lower triangle), as
     /// exact integers: Σ_m U_A(m) U_B(m) with U_A(m) the summed weights of m in A's lists.
-    fn cluster_sums(&self, g: &Snn, clusters: &[Vec<u32>], s: &mut Scratch) -> Vec<u64> {
+    /// `sums` is a reused buffer.
+    fn cluster_sums(&self, g: &Snn, clusters: &[Vec<u32>], s: &mut Scratch, mut sums: Vec<u64>) -> Vec<u64> {
         let c = clusters.len();
         s.neighbours.clear();
         for (ci, members) in clusters.iter().enumerate() {
@@ -379,7 +383,8 @@ impl Setup<'_> {
                 }
             }
         }
-        let mut sums = vec![0u64; c * c];
+        sums.clear();
+        sums.resize(c * c, 0);
         for (l, &nb) in s.neighbours.iter().enumerate() {
             let list = &mut s.lists[l];
             for x in 1..list.len() {
@@ -431,7 +436,9 @@ impl Setup<'_> {
         // `_cluster_distance_matrices`: 1/(mean S between two clusters + α) in each space.
         let c = clusters.len();
         let (raw_sums, emb_sums) =
-            (self.cluster_sums(&self.raw, &clusters, s), self.cluster_sums(&self.emb, &clusters, s));
+            (std::mem::take(&mut s.sums[0]), std::mem::take(&mut s.sums[1]));
+        let raw_sums = self.cluster_sums(&self.raw, &clusters, s, raw_sums);
+        let emb_sums = self.cluster_sums(&self.emb, &clusters, s, emb_sums);
         let distance = |sums: &[u64], g: &Snn, i: usize, j: usize| {
             1.0 / (sums[i * c + j] as f64 / g.max / (clusters[i].len() * clusters[j].len()) as f64 + self.alpha)
         };
@@ -455,6 +462,7 @@ impl Setup<'_> {
                 events.push((i as u32, j as u32, dist));
             }
         }
+        s.sums = [raw_sums, emb_sums];
         IterationResult { distortion, weight, clusters, events }
     }
 }
