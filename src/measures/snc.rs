@@ -435,8 +435,7 @@ impl Setup<'_> {
         }
         // `_cluster_distance_matrices`: 1/(mean S between two clusters + α) in each space.
         let c = clusters.len();
-        let (raw_sums, emb_sums) =
-            (std::mem::take(&mut s.sums[0]), std::mem::take(&mut s.sums[1]));
+        let (raw_sums, emb_sums) = (std::mem::take(&mut s.sums[0]), std::mem::take(&mut s.sums[1]));
         let raw_sums = self.cluster_sums(&self.raw, &clusters, s, raw_sums);
         let emb_sums = self.cluster_sums(&self.emb, &clusters, s, emb_sums);
         let distance = |sums: &[u64], g: &Snn, i: usize, j: usize| {
