@@ -89,10 +89,17 @@ impl<'a> Snn<'a> {
 
     /// Row i of S (integers, exact) into `row`; i itself is touched too and must be skipped.
     fn row(&self, i: usize, row: &mut Row) {
+        self.row_from(i, row, 0);
+    }
+
+    /// Row i of S over the points j >= `from` only (the reverse lists are ascending in j).
+    fn row_from(&self, i: usize, row: &mut Row, from: usize) {
         row.clear();
         for (p, &m) in self.knn.row(i, self.k).iter().enumerate() {
             let wi = (self.k + 1 - p) as u64;
-            for &(j, wj) in &self.rev[m as usize] {
+            let list = &self.rev[m as usize];
+            let start = if from == 0 { 0 } else { list.partition_point(|&(j, _)| (j as usize) < from) };
+            for &(j, wj) in &list[start..] {
                 if row.acc[j as usize] == 0 {
                     row.touched.push(j);
                 }
@@ -119,14 +126,10 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
                 || Row::new(n),
                 |row, b| {
                     let mut max = 0u64;
+                    // S is symmetric: each pair is seen once, from its smaller point.
                     for i in b * block..((b + 1) * block).min(n) {
-                        gr.row(i, row);
-                        max = row
-                            .touched
-                            .iter()
-                            .filter(|&&j| j as usize != i)
-                            .map(|&j| row.acc[j as usize])
-                            .fold(max, u64::max);
+                        gr.row_from(i, row, i + 1);
+                        max = row.touched.iter().map(|&j| row.acc[j as usize]).fold(max, u64::max);
                     }
                     max
                 },
@@ -255,6 +258,10 @@ struct Scratch {
     entries: Vec<(u32, u32)>,
     acc: Vec<u64>,
     lists: Vec<Vec<(u32, u64)>>,
+    /// HDBSCAN's m×m input, reused across iterations.
+    dist: Vec<f64>,
+    /// The cluster-pair sums of S in each space, reused across iterations.
+    sums: [Vec<u64>; 2],
 }
 
 impl Scratch {
@@ -266,6 +273,8 @@ impl Scratch {
             entries: Vec::new(),
             acc: Vec::new(),
             lists: Vec::new(),
+            dist: Vec::new(),
+            sums: [Vec::new(), Vec::new()],
         }
     }
 }
@@ -273,8 +282,11 @@ impl Scratch {
 impl Setup<'_> {
     /// HDBSCAN's input, `1/(S/max + α)` among `points` (m×m, in their order, zero diagonal),
     /// for one space: each member's row of S summed over the members that share its neighbours
-    /// only (exact integers); a zero S is 1/α without a division.
-    fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) -> Vec<f64> {
+    /// only (exact integers); a zero S is 1/α without a division. S is symmetric, so each row
+    /// sums only the members after it (a neighbour's list holds its members in order, and row a
+    /// meets its own entry first in every list it reads) and the lower triangle is mirrored.
+    /// The matrix is left in `s.dist`.
+    fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) {
         let m = points.len();
         // Count, per distinct neighbour of the cluster, the members listing it.
         s.neighbours.clear();
@@ -307,36 +319,47 @@ impl Setup<'_> {
                 fill[l] += 1;
             }
         }
+        // `fill` now walks each list again: its next entry is the next member to read it.
+        fill.copy_from_slice(&s.offsets);
         let far = 1.0 / (0.0 + self.alpha);
-        let mut out = vec![far; m * m];
+        s.dist.clear();
+        s.dist.resize(m * m, far);
+        let out = &mut s.dist;
         s.acc.clear();
         s.acc.resize(m, 0);
-        for (a, &i) in points.iter().enumerate() {
-            for (p, &nb) in g.knn.row(i as usize, g.k).iter().enumerate() {
+        for a in 0..m {
+            for (p, &nb) in g.knn.row(points[a] as usize, g.k).iter().enumerate() {
                 let wa = (g.k + 1 - p) as u64;
                 let l = s.local[nb as usize] as usize;
-                for &(b, wb) in &s.entries[s.offsets[l] as usize..s.offsets[l + 1] as usize] {
+                let own = fill[l] as usize;
+                debug_assert_eq!(s.entries[own].0 as usize, a);
+                fill[l] += 1;
+                for &(b, wb) in &s.entries[own + 1..s.offsets[l + 1] as usize] {
                     s.acc[b as usize] += wa * u64::from(wb);
                 }
             }
-            s.acc[a] = 0;
-            for (o, acc) in out[a * m..(a + 1) * m].iter_mut().zip(s.acc.iter_mut()) {
+            for (o, acc) in out[a * m + a + 1..(a + 1) * m].iter_mut().zip(s.acc[a + 1..].iter_mut()) {
                 if *acc != 0 {
                     *o = 1.0 / (*acc as f64 / g.max + self.alpha);
                     *acc = 0;
                 }
             }
+        }
+        for a in 0..m {
             out[a * m + a] = 0.0;
+            for b in a + 1..m {
+                out[b * m + a] = out[a * m + b];
+            }
         }
         for &nb in &s.neighbours {
             s.local[nb as usize] = u32::MAX;
         }
-        out
     }
 
     /// Σ S(a, b) over a ∈ A, b ∈ B for every pair of clusters A > B (C×C, lower triangle), as
     /// exact integers: Σ_m U_A(m) U_B(m) with U_A(m) the summed weights of m in A's lists.
-    fn cluster_sums(&self, g: &Snn, clusters: &[Vec<u32>], s: &mut Scratch) -> Vec<u64> {
+    /// `sums` is a reused buffer.
+    fn cluster_sums(&self, g: &Snn, clusters: &[Vec<u32>], s: &mut Scratch, mut sums: Vec<u64>) -> Vec<u64> {
         let c = clusters.len();
         s.neighbours.clear();
         for (ci, members) in clusters.iter().enumerate() {
@@ -360,7 +383,8 @@ impl Setup<'_> {
                 }
             }
         }
-        let mut sums = vec![0u64; c * c];
+        sums.clear();
+        sums.resize(c * c, 0);
         for (l, &nb) in s.neighbours.iter().enumerate() {
             let list = &mut s.lists[l];
             for x in 1..list.len() {
@@ -396,7 +420,8 @@ impl Setup<'_> {
             let k = ((m as f64).sqrt() as usize).max(2).min(m);
             kmeans(&sub, k, d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
-            hdbscan_precomputed(&self.cluster_distances(g, pts, s), m, true)
+            self.cluster_distances(g, pts, s);
+            hdbscan_precomputed(&s.dist, m, true)
         };
         // `_separate_cluster_labels`: clusters by label, then each noise point alone.
         let count = labels.iter().copied().max().map_or(0, |l| (l + 1).max(0) as usize);
@@ -410,8 +435,9 @@ impl Setup<'_> {
         }
         // `_cluster_distance_matrices`: 1/(mean S between two clusters + α) in each space.
         let c = clusters.len();
-        let (raw_sums, emb_sums) =
-            (self.cluster_sums(&self.raw, &clusters, s), self.cluster_sums(&self.emb, &clusters, s));
+        let (raw_sums, emb_sums) = (std::mem::take(&mut s.sums[0]), std::mem::take(&mut s.sums[1]));
+        let raw_sums = self.cluster_sums(&self.raw, &clusters, s, raw_sums);
+        let emb_sums = self.cluster_sums(&self.emb, &clusters, s, emb_sums);
         let distance = |sums: &[u64], g: &Snn, i: usize, j: usize| {
             1.0 / (sums[i * c + j] as f64 / g.max / (clusters[i].len() * clusters[j].len()) as f64 + self.alpha)
         };
@@ -419,6 +445,10 @@ impl Setup<'_> {
         let mut events = Vec::new();
         for i in 0..c {
             for j in 0..i {
+                // No shared neighbour in either space: both distances are 1/α, no distortion.
+                if raw_sums[i * c + j] == 0 && emb_sums[i * c + j] == 0 {
+                    continue;
+                }
                 let (r, e) = (distance(&raw_sums, &self.raw, i, j), distance(&emb_sums, &self.emb, i, j));
                 let distance = if d.mode == Mode::Steadiness { r - e } else { e - r };
                 if distance <= 0.0 {
@@ -431,6 +461,7 @@ impl Setup<'_> {
                 events.push((i as u32, j as u32, dist));
             }
         }
+        s.sums = [raw_sums, emb_sums];
         IterationResult { distortion, weight, clusters, events }
     }
 }

@@ -134,55 +134,64 @@ fn single_linkage(dist: &[f64], m: usize, min_samples: usize) -> Vec<(usize, usi
     // Core distance: `np.partition(d, min_points, axis=0)[min_points]`, per column.
     let min_points = min_samples.min(m - 1);
     // The smallest min_points + 1 values of each column, kept sorted (a value is all that
-    // `np.partition` returns, so ties do not matter), filled row by row for the cache.
+    // `np.partition` returns, so ties do not matter), filled row by row for the cache. Columns
+    // start full of +∞ (the same values as filling the first slots, for input without NaN, as
+    // every distance here is) and `core` holds each column's largest kept value contiguously,
+    // so most entries cost one comparison.
     let width = min_points + 1;
     let mut small = vec![f64::INFINITY; m * width];
-    let mut len = vec![0usize; m];
+    let mut core = vec![f64::INFINITY; m];
     for i in 0..m {
-        for (j, &v) in dist[i * m..(i + 1) * m].iter().enumerate() {
-            let col = &mut small[j * width..(j + 1) * width];
-            if len[j] == width {
-                if v >= col[min_points] {
-                    continue;
-                }
-            } else {
-                len[j] += 1;
+        for (j, (&v, kth)) in dist[i * m..(i + 1) * m].iter().zip(core.iter_mut()).enumerate() {
+            if v >= *kth {
+                continue;
             }
             // Insert v after the values <= v, dropping the largest.
-            let mut at = len[j] - 1;
+            let col = &mut small[j * width..(j + 1) * width];
+            let mut at = min_points;
             while at > 0 && col[at - 1] > v {
                 col[at] = col[at - 1];
                 at -= 1;
             }
             col[at] = v;
+            *kth = col[min_points];
         }
     }
-    let core: Vec<f64> = (0..m).map(|j| small[j * width + min_points]).collect();
-    let mr = |i: usize, j: usize| dist[i * m + j].max(core[j]).max(core[i]);
-    // Prim's tree from node 0 (`mst_linkage_core`).
-    let mut in_tree = vec![false; m];
-    let mut current = vec![f64::MAX; m];
-    let mut sources = vec![0usize; m];
+    // Prim's tree from node 0 (`mst_linkage_core`). The package scans every node not in the
+    // tree in index order (first minimum wins); here those nodes are kept ascending in `rest`
+    // with their current distance and source alongside, compacted as nodes join, so the scan
+    // is one contiguous pass over the nodes left.
+    let mut rest: Vec<usize> = (1..m).collect();
+    let mut current = vec![f64::MAX; m - 1];
+    let mut sources = vec![0usize; m - 1];
     let mut edges: Vec<(usize, usize, f64)> = Vec::with_capacity(m - 1);
     let mut node = 0usize;
     for _ in 1..m {
-        in_tree[node] = true;
-        let (mut best, mut new_node, mut source) = (f64::MAX, 0usize, 0usize);
-        for j in 0..m {
-            if in_tree[j] {
-                continue;
+        let row = &dist[node * m..(node + 1) * m];
+        let core_node = core[node];
+        let (mut best, mut at) = (f64::MAX, usize::MAX);
+        let left = rest.len();
+        for (t, ((&j, cur), src)) in rest.iter().zip(&mut current[..left]).zip(&mut sources[..left]).enumerate() {
+            let d = row[j].max(core[j]).max(core_node);
+            if d < *cur {
+                *cur = d;
+                *src = node;
             }
-            let d = mr(node, j);
-            if d < current[j] {
-                current[j] = d;
-                sources[j] = node;
-            }
-            if current[j] < best {
-                best = current[j];
-                source = sources[j];
-                new_node = j;
+            if *cur < best {
+                best = *cur;
+                at = t;
             }
         }
+        if at == usize::MAX {
+            // No distance below f64::MAX: the package then "joins" node 0 again, from node 0.
+            edges.push((0, 0, best));
+            node = 0;
+            continue;
+        }
+        let (new_node, source) = (rest[at], sources[at]);
+        rest.remove(at);
+        current.copy_within(at + 1..left, at);
+        sources.copy_within(at + 1..left, at);
         edges.push((source, new_node, best));
         node = new_node;
     }
