@@ -131,6 +131,18 @@ fn fold_equals_one_measure_at_5000_tie_heavy() {
     check_fold(&high, &low, &labels, &specs(10, n), &plan(n, 700), &mut rng);
 }
 
+/// coranking's default k_max is n − 2, past ZADU's T&C range (K < n/2): its T and C tallies are
+/// shorter than its other tallies, and the fold must accept them (it once refused them).
+#[test]
+fn fold_of_coranking_with_the_default_k_max() {
+    let n = 301;
+    let high = data("high", n, 3, 3, 21);
+    let low = data("low", n, 2, 0, 22);
+    let labels = Labels::new((0..n as i64).map(|i| i % 2).collect());
+    let specs: Vec<Spec> = ["coranking", "tnc"].iter().map(|s| s.parse().unwrap()).collect();
+    check_fold(&high, &low, &labels, &specs, &plan(n, 100), &mut Rng(3));
+}
+
 #[test]
 fn plans_tile_the_rows_with_tree_blocks() {
     for n in [2usize, 33, 128, 129, 1000, 4099] {

@@ -114,10 +114,14 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> Resul
         };
         let c = score.counts.as_ref().ok_or_else(|| bad("no co-ranking counts"))?;
         let km = coranking::k_max(r, n);
-        let sized = [c.joint.len(), c.trust.len(), c.cont.len(), c.err_low.len(), c.err_high.len()];
+        let kt = crate::resources::tnc_limit(n).min(km);
+        // T and C are tallied for K ≤ k_tnc only (ZADU's tnc range), the rest for K ≤ k_max.
+        let sized = [c.joint.len(), c.err_low.len(), c.err_high.len()];
         if c.n != n
             || c.k_max != km
-            || c.k_tnc != crate::resources::tnc_limit(n).min(km)
+            || c.k_tnc != kt
+            || c.trust.len() != kt
+            || c.cont.len() != kt
             || sized.iter().any(|&l| l != km)
         {
             return Err(bad(&format!("counts are not sized for n={n}, k_max={km}")));
