@@ -27,6 +27,14 @@ class Evaluator:
         labels: npt.NDArray[np.int64] | None = None,
     ) -> Evaluation: ...
     def knn(self, k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], str]: ...
+    def map_rows(
+        self,
+        low_name: str,
+        low: npt.NDArray[np.float64] | npt.NDArray[np.float32],
+        rows: tuple[int, int],
+        spec_list: list[str | dict[str, Any]],
+        labels: npt.NDArray[np.int64] | None = None,
+    ) -> str: ...
 
 class Evaluation:
     def to_json(self) -> str: ...
@@ -36,6 +44,11 @@ class Evaluation:
 def example(
     projection: str = "pca",
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.int64]]: ...
+
+# Row shards (python/src/shard.rs; used by shard.py and dask.py).
+def shard_plan(n: int, max_rows: int) -> list[tuple[int, int]]: ...
+def check_shardable(spec_list: list[str | dict[str, Any]]) -> None: ...
+def fold(partials: list[str], local: bool) -> Evaluation: ...
 
 # Resources for ZADU's backend protocol (python/src/zadu_resources.rs; used by zadu_backend.py).
 def rank_comparisons(

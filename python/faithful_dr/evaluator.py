@@ -118,6 +118,17 @@ class Evaluator:
         labels = None if labels is None else _inputs.labels(labels)
         return Result._of(self._native.measure_many(pairs, specs, labels))
 
+    def map_rows(self, low, rows, specs, labels=None, name="low"):
+        """One row block's shard of `specs` on the projection `low`: a partial (JSON text,
+        picklable, about 20 bytes per row and local key) for `faithful_dr.fold`. `rows` is a
+        `(start, end)` block of `faithful_dr.shard_plan(n, ...)`; `name` is the projection's
+        name in the folded result (`measure` names it "low"). Computed on the CPU; the bits do
+        not depend on the block size or the thread count."""
+        low = _inputs.points(low, str(name))
+        labels = None if labels is None else _inputs.labels(labels)
+        start, end = (_count("rows", r) for r in rows)
+        return self._native.map_rows(str(name), low, (start, end), specs, labels)
+
     def knn(self, k, space="high"):
         """The exact `k` nearest neighbours of every point of the original space, ties by
         index, self excluded: (indices int64 n x k, distances float64 n x k)."""

@@ -124,6 +124,27 @@ impl Evaluator {
         Ok(Evaluation { inner: result.map_err(to_py)? })
     }
 
+    /// One row block's shard of `specs` on the projection `low` (named `low_name`): the
+    /// partial's JSON (faithful::Partial), for `fold`. `rows` must be a block of `shard_plan`.
+    #[pyo3(signature = (low_name, low, rows, spec_list, labels=None))]
+    fn map_rows(
+        &self,
+        py: Python<'_>,
+        low_name: &str,
+        low: &Bound<'_, PyAny>,
+        rows: (usize, usize),
+        spec_list: &Bound<'_, PyAny>,
+        labels: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let specs = specs(spec_list)?;
+        let low = arrays::points(py, low_name, low)?;
+        let call_labels = labels.map(arrays::labels).transpose()?;
+        let labels = call_labels.as_ref().or(self.labels.as_ref());
+        let (eval, cancel) = self.live();
+        let result = run_detached(py, &cancel, || eval.map_rows(&low, labels, rows.0..rows.1, &specs))?;
+        Ok(result.map_err(to_py)?.to_json())
+    }
+
     /// The exact k nearest neighbours of every point of the original space (ties by index,
     /// self excluded): (indices int64 n×k, distances float64 n×k, the run report as JSON).
     fn knn<'py>(&self, py: Python<'py>, k: usize) -> PyResult<KnnArrays<'py>> {
@@ -143,7 +164,7 @@ type KnnArrays<'py> = (Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArr
 /// The result of one measure / measure_many call.
 #[pyclass(module = "faithful_dr._native", frozen)]
 pub struct Evaluation {
-    inner: faithful::Evaluation,
+    pub(crate) inner: faithful::Evaluation,
 }
 
 fn param<'py>(py: Python<'py>, v: &ParamValue) -> PyResult<Bound<'py, PyAny>> {

@@ -13,6 +13,7 @@ mod errors;
 mod evaluator;
 mod example;
 mod interrupt;
+mod shard;
 mod specs;
 mod zadu_resources;
 
@@ -22,6 +23,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<evaluator::Evaluation>()?;
     zadu_resources::register(m)?;
     m.add_function(wrap_pyfunction!(example::example, m)?)?;
+    m.add_function(wrap_pyfunction!(shard::shard_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(shard::fold, m)?)?;
+    m.add_function(wrap_pyfunction!(shard::check_shardable, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -6,7 +6,7 @@ import inspect
 from pathlib import Path
 
 import faithful_dr
-from faithful_dr import evaluator, sklearn
+from faithful_dr import dask, evaluator, shard, sklearn
 
 PACKAGE = Path(faithful_dr.__file__).parent
 
@@ -24,7 +24,7 @@ def stub_params(stub, qualname):
 
 
 def test_the_stubs_and_the_marker_are_installed():
-    for name in ("py.typed", "_native.pyi", "evaluator.pyi", "sklearn.pyi"):
+    for name in ("py.typed", "_native.pyi", "evaluator.pyi", "sklearn.pyi", "shard.pyi", "dask.pyi"):
         assert (PACKAGE / name).is_file(), name
 
 
@@ -34,7 +34,12 @@ def test_stubs_name_the_parameters_of_the_python_api():
         ("evaluator.pyi", evaluator.Evaluator.measure, "Evaluator.measure"),
         ("evaluator.pyi", evaluator.Evaluator.measure_many, "Evaluator.measure_many"),
         ("evaluator.pyi", evaluator.Evaluator.knn, "Evaluator.knn"),
+        ("evaluator.pyi", evaluator.Evaluator.map_rows, "Evaluator.map_rows"),
         ("evaluator.pyi", evaluator.knn, "knn"),
+        ("shard.pyi", shard.shard_plan, "shard_plan"),
+        ("shard.pyi", shard.check_shardable, "check_shardable"),
+        ("shard.pyi", shard.fold, "fold"),
+        ("dask.pyi", dask.measure, "measure"),
         ("sklearn.pyi", sklearn.trustworthiness, "trustworthiness"),
         ("sklearn.pyi", sklearn.continuity, "continuity"),
     ]:

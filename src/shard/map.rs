@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use super::{
-    PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork, SHARDABLE, is_block, plan,
+    PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork, check_shardable, is_block, plan,
 };
 use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
@@ -14,15 +14,6 @@ use crate::measures::{Ctx, Resolved};
 use crate::resources::{CrossRanks, Needs, Neighbours, row_pass_rows};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
-
-pub(super) fn check_shardable(resolved: &[Resolved]) -> Result<()> {
-    match resolved.iter().find(|r| !SHARDABLE.contains(&r.def.id)) {
-        Some(r) => {
-            Err(Error::NotShardable { id: r.def.id.into(), shardable: "tnc, mrre, lcmc, nh, ca_tnc, coranking" })
-        }
-        None => Ok(()),
-    }
-}
 
 /// Places a block's `m`×k rows at rows `start..` of an n×k list (zeros elsewhere), so that the
 /// measures index rows by point as in a full run; the other rows are computed and dropped.

@@ -19,7 +19,21 @@ mod fold;
 mod map;
 mod partial;
 
+/// The first resolved spec that is not [`SHARDABLE`], as [`Error::NotShardable`].
+fn check_shardable(resolved: &[Resolved]) -> Result<()> {
+    match resolved.iter().find(|r| !SHARDABLE.contains(&r.def.id)) {
+        Some(r) => {
+            Err(Error::NotShardable { id: r.def.id.into(), shardable: "tnc, mrre, lcmc, nh, ca_tnc, coranking" })
+        }
+        None => Ok(()),
+    }
+}
+
 use std::ops::Range;
+
+use crate::error::{Error, Result};
+use crate::measures::Resolved;
+use crate::spec::Spec;
 
 pub use fold::fold;
 pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork};
@@ -28,6 +42,14 @@ pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, Partia
 /// need only their own row's neighbours and ranks, and `coranking`, whose per-row tallies are
 /// integers that add (the fold computes its curves and values from their sum).
 pub const SHARDABLE: &[&str] = &["tnc", "mrre", "lcmc", "nh", "ca_tnc", "coranking"];
+
+/// Refuses, before any work, the first spec that is malformed or cannot be computed in row
+/// shards ([`Error::NotShardable`] naming it): the check [`crate::Evaluator::map_rows`] makes, for
+/// a driver (Dask, an array job) to make before it sends data anywhere.
+pub fn check_specs(specs: &[Spec]) -> Result<()> {
+    let resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
+    check_shardable(&resolved)
+}
 
 /// Runs of at most this many terms are one leaf of NumPy's pairwise sum (not split further).
 const LEAF: usize = 128;

@@ -1,0 +1,9 @@
+# Type stubs of faithful_dr.shard (row shards).
+from collections.abc import Iterable
+from typing import Any
+
+from .evaluator import Result
+
+def shard_plan(n: int, max_rows: int) -> list[tuple[int, int]]: ...
+def check_shardable(specs: list[str | dict[str, Any]]) -> None: ...
+def fold(partials: Iterable[str | bytes], *, local: bool = False) -> Result: ...

@@ -1,0 +1,78 @@
+//! Row shards (issue 16) from Python: the plan, and the fold of the partials that
+//! `Evaluator.map_rows` wrote, into the `Evaluation` one `measure_many` call returns.
+
+use faithful::{Error, Partial};
+use pyo3::prelude::*;
+
+use crate::errors::to_py;
+use crate::evaluator::Evaluation;
+use crate::specs::specs;
+
+/// The blocks of a shard plan of `n` rows, each of at most `max_rows` rows where the summation
+/// tree allows (a leaf of up to 128 rows is never split): `[(start, end), ...]` in order.
+#[pyfunction]
+pub fn shard_plan(n: usize, max_rows: usize) -> Vec<(usize, usize)> {
+    faithful::shard::plan(n, max_rows).into_iter().map(|r| (r.start, r.end)).collect()
+}
+
+/// Refuses a malformed spec or one that cannot be computed in row shards (ValueError naming
+/// it), before a driver sends any data to its workers.
+#[pyfunction]
+pub fn check_shardable(spec_list: &Bound<'_, PyAny>) -> PyResult<()> {
+    faithful::shard::check_specs(&specs(spec_list)?).map_err(to_py)
+}
+
+/// Folds the partials (JSON texts) of one or more projections of one original space: they are
+/// grouped by projection, in order of first appearance, each group folded by faithful::fold and
+/// the projections joined as measure_many joins them. `local=False` drops the per-point values,
+/// as an evaluator without `local` returns none.
+#[pyfunction]
+#[pyo3(signature = (partials, local))]
+pub fn fold(py: Python<'_>, partials: Vec<String>, local: bool) -> PyResult<Evaluation> {
+    let inner = py.detach(|| fold_groups(&partials, local)).map_err(to_py)?;
+    Ok(Evaluation { inner })
+}
+
+fn fold_groups(texts: &[String], local: bool) -> faithful::Result<faithful::Evaluation> {
+    let mut groups: Vec<(String, Vec<Partial>)> = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        let p = Partial::from_json(text, &format!("partial {i}"))?;
+        match groups.iter_mut().find(|(name, _)| *name == p.projection) {
+            Some((_, g)) => g.push(p),
+            None => groups.push((p.projection.clone(), vec![p])),
+        }
+    }
+    let mut folded = groups.iter().map(|(_, g)| faithful::fold(g));
+    let mut all = folded
+        .next()
+        .unwrap_or_else(|| Err(Error::BadPartial { what: "fold".into(), reason: "no partials given".into() }))?;
+    let first = &groups[0].1[0];
+    for (e, (name, g)) in folded.zip(&groups[1..]) {
+        let e = e?;
+        // Each group's fingerprint holds its own high space; across groups the run's shape and
+        // specs must agree (a partial of another original space of the same shape is not caught).
+        let p = &g[0];
+        if (p.n, p.dim_high, &p.specs) != (first.n, first.dim_high, &first.specs) {
+            return Err(Error::BadPartial {
+                what: format!("projection {name}"),
+                reason: format!(
+                    "n={}, D={}, specs {:?} differ from projection {}'s n={}, D={}, specs {:?}",
+                    p.n, p.dim_high, p.specs, first.projection, first.n, first.dim_high, first.specs
+                ),
+            });
+        }
+        all.projections.extend(e.projections);
+        all.run.dims_low.extend(e.run.dims_low);
+        let (w, x) = (&mut all.run.work, &e.run.work);
+        w.blocks += x.blocks;
+        w.distance_rows += x.distance_rows;
+        w.ranks_from_knn += x.ranks_from_knn;
+        w.ranks_counted += x.ranks_counted;
+        w.rank_scans += x.rank_scans;
+        all.run.plan.blocks += e.run.plan.blocks;
+    }
+    if !local {
+        all.projections.iter_mut().flat_map(|p| p.scores.iter_mut()).for_each(|s| s.local = None);
+    }
+    Ok(all)
+}

@@ -1,0 +1,128 @@
+"""faithful_dr.dask on a LocalCluster of two worker processes: the folded result is the one
+Evaluator.measure_many returns, bit for bit (its to_json text up to the run report, which
+records how the work was split), also when a worker dies mid-run and the scheduler retries its
+block; a spec that cannot be sharded is refused by name before any data moves."""
+
+import json
+import os
+import sys
+import threading
+
+import cloudpickle
+import numpy as np
+import pytest
+from distributed import Client, LocalCluster
+from distributed.diagnostics.plugin import WorkerPlugin
+
+import faithful_dr
+from faithful_dr import dask as fdask
+
+SPECS = ["tnc:k=10", "mrre:k=7", "lcmc:k=10", "nh:k=5", "ca_tnc:k=10", "coranking:k_max=30"]
+
+
+def scores_json(result):
+    """The to_json text before the run report: the projections and their scores."""
+    text = result.to_json()
+    return text[: text.index(',"run":')]
+
+
+def same_result(got, want):
+    assert scores_json(got) == scores_json(want)
+    g, w = got.run, want.run
+    for key in ("n", "dim_high", "dims_low", "backend", "numerics"):
+        assert g[key] == w[key], key
+    # One projection: the same row pass, split. (measure_many shares the original space's pass
+    # across projections; a shard repeats it per projection.)
+    for key in ("distance_rows", "ranks_from_knn", "ranks_counted", "rank_scans"):
+        assert len(w["dims_low"]) > 1 or g["work"][key] == w["work"][key], key
+
+
+def tie_heavy(n=1000, seed=3):
+    """Coordinates from 3 (original) and 2 (projection) integer levels: many exact ties."""
+    rng = np.random.default_rng(seed)
+    high = rng.integers(0, 3, (n, 5)).astype(np.float64)
+    low = rng.integers(0, 2, (n, 2)).astype(np.float32)
+    return high, low, rng.integers(0, 4, n)
+
+
+def local_cluster():
+    return LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+    )
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster() as cluster, Client(cluster) as c:
+        yield c
+
+
+@pytest.mark.parametrize("local", [False, True])
+def test_two_workers_give_the_bits_of_measure_many_on_the_example(client, local):
+    high, pca, labels = faithful_dr.example()
+    _, rp, _ = faithful_dr.example("random_projection")
+    lows = {"pca": pca, "random_projection": rp}
+    want = faithful_dr.Evaluator(high, labels=labels, local=local).measure_many(lows, SPECS)
+    got = fdask.measure(client, high, lows, SPECS, labels=labels, rows_per_task=300, local=local)
+    same_result(got, want)
+    assert list(got.projections) == ["pca", "random_projection"]
+    assert (got.scores[0].local is not None) == local
+    # Default task size, and the default coranking (k_max = n - 2, past the T&C range).
+    got = fdask.measure(client, high, {"pca": pca}, ["coranking", "tnc"], labels=labels, local=local)
+    want = faithful_dr.Evaluator(high, labels=labels, local=local).measure(pca, ["coranking", "tnc"])
+    assert scores_json(got) == scores_json(want).replace('"name":"low"', '"name":"pca"', 1)
+
+
+def test_two_workers_give_the_bits_of_measure_on_tie_heavy_data(client):
+    high, low, labels = tie_heavy()
+    want = faithful_dr.Evaluator(high, labels=labels, local=True).measure(low, SPECS)
+    got = fdask.measure(client, high, {"low": low}, SPECS, labels=labels, rows_per_task=128, local=True)
+    same_result(got, want)
+    assert got.run["work"]["blocks"] == len(faithful_dr.shard_plan(len(high), 128)) > 4
+
+
+def test_a_spec_that_cannot_be_sharded_is_refused_by_name(client):
+    high, low, _ = tie_heavy(200)
+    with pytest.raises(ValueError, match="srho: cannot be computed in row shards"):
+        fdask.measure(client, high, {"low": low}, ["tnc:k=5", "srho"])
+    with pytest.raises(ValueError, match="nope"):
+        fdask.measure(client, high, {"low": low}, ["nope"])
+    with pytest.raises(ValueError, match="backend 'tpu'"):
+        fdask.measure(client, high, {"low": low}, ["tnc:k=5"], backend="tpu")
+
+
+class KillOnce(WorkerPlugin):
+    """Kills its worker process (os._exit) while it runs the block `rows`, once: the marker
+    file, created atomically, records that the kill happened."""
+
+    name = "faithful-kill-once"
+
+    def __init__(self, marker, rows):
+        self.marker, self.rows = marker, rows
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish != "executing" or not str(key).endswith(f"-{self.rows[0]}-{self.rows[1]}"):
+            return
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+        # Mid-run: the block's native computation has started when the process dies.
+        threading.Timer(0.01, os._exit, args=(1,)).start()
+
+
+def test_a_worker_killed_mid_run_is_retried_to_the_same_bits(tmp_path):
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    high, low, labels = tie_heavy(1500, seed=9)
+    blocks = faithful_dr.shard_plan(len(high), 128)
+    victim = blocks[len(blocks) // 2]
+    marker = tmp_path / "killed"
+    want = faithful_dr.Evaluator(high, labels=labels, local=True).measure(low, SPECS)
+    with local_cluster() as cluster, Client(cluster) as c:
+        c.register_plugin(KillOnce(str(marker), victim))
+        pids_before = set(json.dumps(p) for p in c.run(os.getpid).values())
+        got = fdask.measure(c, high, {"low": low}, SPECS, labels=labels, rows_per_task=128, local=True)
+        pids_after = set(json.dumps(p) for p in c.run(os.getpid).values())
+    assert marker.exists(), "the victim block never ran"
+    assert pids_after != pids_before, "no worker was restarted"
+    same_result(got, want)
