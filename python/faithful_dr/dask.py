@@ -46,11 +46,13 @@ def measure(client, high, lows, specs, *, labels=None, rows_per_task=None, backe
     blocks = shard_plan(n, rows_per_task)
 
     token = tokenize(high, labels, backend)
-    high_f = client.scatter(high, broadcast=True, hash=True)
-    labels_f = None if labels is None else client.scatter(labels, broadcast=True, hash=True)
+    # Fresh keys for the data (hash=False): a content-hashed key of an earlier call may still be
+    # in release on the workers, which would cancel this call's tasks ("lost dependencies").
+    high_f = client.scatter(high, broadcast=True, hash=False)
+    labels_f = None if labels is None else client.scatter(labels, broadcast=True, hash=False)
     futures = []
     for name, low in lows.items():
-        low_f = client.scatter(low, broadcast=True, hash=True)
+        low_f = client.scatter(low, broadcast=True, hash=False)
         run = tokenize(token, name, low, specs)
         for start, end in blocks:
             futures.append(
