@@ -65,10 +65,10 @@ fn fold_groups(texts: &[String], local: bool) -> faithful::Result<faithful::Eval
         all.run.dims_low.extend(e.run.dims_low);
         let (w, x) = (&mut all.run.work, &e.run.work);
         w.blocks += x.blocks;
-        w.distance_rows += x.distance_rows;
-        w.ranks_from_knn += x.ranks_from_knn;
-        w.ranks_counted += x.ranks_counted;
-        w.rank_scans += x.rank_scans;
+        w.distance_rows = w.distance_rows.saturating_add(x.distance_rows);
+        w.ranks_from_knn = w.ranks_from_knn.saturating_add(x.ranks_from_knn);
+        w.ranks_counted = w.ranks_counted.saturating_add(x.ranks_counted);
+        w.rank_scans = w.rank_scans.saturating_add(x.rank_scans);
         all.run.plan.blocks += e.run.plan.blocks;
     }
     if !local {

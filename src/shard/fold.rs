@@ -24,6 +24,10 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         .first()
         .ok_or_else(|| Error::BadPartial { what: "fold".into(), reason: "no partials given".into() })?;
     let n = first.n;
+    if n < 2 {
+        // No run has fewer points (`Error::TooFewPoints`); the measures' arithmetic assumes two.
+        return Err(bad(0, format!("n = {n}: a run has at least 2 points")));
+    }
     let mut by_start: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, p) in partials.iter().enumerate() {
         if p.fingerprint != first.fingerprint || p.specs != first.specs || p.n != n {
@@ -89,11 +93,12 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
             curves: Vec::new(),
         });
     }
+    // Work tallies are reports, not scores: a damaged partial's huge tally saturates.
     let work = order.iter().fold(PassStats::default(), |mut w, p| {
-        w.distance_rows += p.work.distance_rows;
-        w.ranks_from_knn += p.work.ranks_from_knn;
-        w.ranks_counted += p.work.ranks_counted;
-        w.rank_scans += p.work.rank_scans;
+        w.distance_rows = w.distance_rows.saturating_add(p.work.distance_rows);
+        w.ranks_from_knn = w.ranks_from_knn.saturating_add(p.work.ranks_from_knn);
+        w.ranks_counted = w.ranks_counted.saturating_add(p.work.ranks_counted);
+        w.rank_scans = w.rank_scans.saturating_add(p.work.rank_scans);
         w
     });
     Ok(Evaluation {
@@ -114,6 +119,10 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> Resul
         };
         let c = score.counts.as_ref().ok_or_else(|| bad("no co-ranking counts"))?;
         let km = coranking::k_max(r, n);
+        if km > n - 2 {
+            // A run's own validation refuses it; R_NX divides by n − 1 − K.
+            return Err(bad(&format!("k_max={km} is past n − 2 = {}", n - 2)));
+        }
         let kt = crate::resources::tnc_limit(n).min(km);
         // T and C are tallied for K ≤ k_tnc only (ZADU's tnc range), the rest for K ≤ k_max.
         let sized = [c.joint.len(), c.err_low.len(), c.err_high.len()];

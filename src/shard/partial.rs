@@ -91,7 +91,8 @@ impl Partial {
     /// Reads a partial; `what` names it in errors (its file).
     pub fn from_json(text: &str, what: &str) -> Result<Partial> {
         let bad = |reason: String| Error::BadPartial { what: what.into(), reason };
-        let p: Partial = serde_json::from_str(text).map_err(|e| bad(format!("not a faithful partial ({e})")))?;
+        let p: Partial =
+            serde_json::from_str(text).map_err(|e| bad(format!("not a faithful partial ({})", short(&e))))?;
         if p.format != PARTIAL_FORMAT {
             return Err(bad(format!("format is {:?}, expected {PARTIAL_FORMAT:?}", p.format)));
         }
@@ -100,4 +101,15 @@ impl Partial {
         }
         Ok(p)
     }
+}
+
+/// A JSON error in at most 160 characters: serde quotes an unknown field or a bad value whole,
+/// and a damaged partial's one-line message must stay short.
+fn short(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    if text.chars().count() <= 160 {
+        return text;
+    }
+    let head: String = text.chars().take(120).collect();
+    format!("{head}... at line {} column {}", e.line(), e.column())
 }

@@ -1,0 +1,133 @@
+//! Fuzzing the partial (`.fpart`) reader and the fold with proptest, as src/data/fuzz.rs does
+//! for `.npy`: arbitrary bytes, valid partials with one byte or one number changed, and
+//! hand-made degenerate runs. Every input gives a result or an error with a one-line message,
+//! never a panic, and promptly.
+
+use std::time::{Duration, Instant};
+
+use faithful::shard::plan;
+use faithful::{Evaluator, Options, Partial, Points, Spec, fold};
+use proptest::prelude::*;
+
+/// What one read and fold may take: milliseconds are expected.
+const PROMPT: Duration = Duration::from_secs(2);
+
+/// The partials of a small run: n = 300 in three blocks, every kind of local value and the
+/// co-ranking tallies.
+fn valid() -> &'static Vec<String> {
+    static PARTS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    PARTS.get_or_init(|| {
+        let n = 300;
+        let v = |s: u64, d: usize| (0..n * d).map(|i| ((i as u64 * s) % 7) as f64).collect::<Vec<_>>();
+        let high = Points::from_vec("high", n, 3, v(5, 3)).unwrap();
+        let low = Points::from_vec("low", n, 2, v(3, 2)).unwrap();
+        let mut o = Options::default();
+        o.threads = Some(1);
+        let ev = Evaluator::new(high, o);
+        let specs: Vec<Spec> =
+            ["tnc:k=4", "mrre:k=3", "coranking:k_max=6"].iter().map(|s| s.parse().unwrap()).collect();
+        plan(n, 100).into_iter().map(|r| ev.map_rows(&low, None, r, &specs).unwrap().to_json()).collect()
+    })
+}
+
+/// Reads `texts` as partials and folds those that read; errors are one short line.
+fn read_and_fold(texts: &[String]) {
+    let t = Instant::now();
+    let one_line = |msg: String| {
+        assert!(!msg.chars().any(char::is_control), "control character in {msg:?}");
+        assert!(msg.chars().count() < 600, "{} chars: {msg}", msg.len());
+    };
+    let mut parts = Vec::new();
+    for (i, text) in texts.iter().enumerate() {
+        match Partial::from_json(text, &format!("part-{i}.fpart")) {
+            Ok(p) => parts.push(p),
+            Err(e) => one_line(e.to_string()),
+        }
+    }
+    if let Err(e) = fold(&parts) {
+        one_line(e.to_string());
+    }
+    assert!(t.elapsed() < PROMPT, "took {:?}", t.elapsed());
+}
+
+/// The number tokens of `text`: (start, end) byte ranges of digit runs.
+fn numbers(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push((s, i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_are_an_error_or_a_fold(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        read_and_fold(&[String::from_utf8_lossy(&bytes).into_owned()]);
+    }
+
+    #[test]
+    fn a_changed_byte_is_an_error_or_a_fold(part in 0usize..3, at in any::<prop::sample::Index>(), byte in any::<u8>()) {
+        let mut texts = valid().clone();
+        let mut b = texts[part].clone().into_bytes();
+        let i = at.index(b.len());
+        b[i] = byte;
+        texts[part] = String::from_utf8_lossy(&b).into_owned();
+        read_and_fold(&texts);
+    }
+
+    #[test]
+    fn a_changed_number_is_an_error_or_a_fold(
+        part in 0usize..3, at in any::<prop::sample::Index>(),
+        value in prop_oneof![0u64..4, 0u64..400, Just(u64::from(u32::MAX)), Just(u64::MAX), any::<u64>()],
+        alone in any::<bool>(),
+    ) {
+        let mut texts = valid().clone();
+        let spans = numbers(&texts[part]);
+        let (s, e) = spans[at.index(spans.len())];
+        texts[part].replace_range(s..e, &value.to_string());
+        if alone {
+            texts = vec![texts[part].clone()];
+        }
+        read_and_fold(&texts);
+    }
+}
+
+/// Degenerate runs a partial can claim: n of 0, 1 and 2 with co-ranking's default k_max
+/// (n − 2), a block past n, empty tallies.
+#[test]
+fn degenerate_partials_are_errors_not_panics() {
+    let text = &valid()[0];
+    let p: serde_json::Value = serde_json::from_str(text).unwrap();
+    for n in [0usize, 1, 2, 3] {
+        for k_max in ["0", "1", "6"] {
+            let mut q = p.clone();
+            q["n"] = n.into();
+            q["rows"] = serde_json::json!([0, n]);
+            q["specs"] = serde_json::json!(["tnc:k=4", "mrre:k=3", format!("coranking:k_max={k_max}")]);
+            // Local values consistent with the claimed rows (n ones and their sum), so the
+            // fold gets past its per-partial checks to the measures' own arithmetic.
+            for score in q["scores"].as_array_mut().unwrap() {
+                for local in score["locals"].as_array_mut().unwrap() {
+                    local["bits"] = serde_json::json!(vec![1f64.to_bits(); n]);
+                    local["sum_bits"] = (n as f64).to_bits().into();
+                }
+                if !score["counts"].is_null() {
+                    score["counts"]["n"] = n.into();
+                }
+            }
+            read_and_fold(&[q.to_string()]);
+        }
+    }
+}
