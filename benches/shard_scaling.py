@@ -1,7 +1,7 @@
 """Row shards on local Dask workers (issue 16): faithful_dr.dask.measure on 1 and 2 worker
 processes (one thread each) against one in-process Evaluator.measure with 1 and 2 threads, on
 the blobs(n) data of the CPU receipt (D = 20, 2-D PCA) with tnc + mrre + lcmc (k = 20). Per
-configuration: wall time (best of --repeat), each worker's peak RSS (ru_maxrss) and its RSS
+configuration: wall time (best of --repeat), each worker's peak RSS (VmHWM) and its RSS
 before the run, and the bytes moved: the inputs broadcast to every worker and the partials
 gathered. Every folded result is checked against the in-process one (scores' JSON, byte for
 byte). Then the docs/distributed.md model's prediction of each time from the per-pair rate of
@@ -16,12 +16,11 @@ Needs faithful-dr (scripts/test_python.sh builds it into target/py-venv) and das
 import argparse
 import os
 import platform
-import resource
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import load_generator, maxrss_to_mib, write_outputs  # noqa: E402
+from bench_common import load_generator, write_outputs  # noqa: E402
 
 import faithful_dr  # noqa: E402
 from distributed import Client, LocalCluster, get_task_stream  # noqa: E402
@@ -36,11 +35,15 @@ def scores_json(result):
 
 
 def worker_rss():
-    """In a worker: (peak RSS MiB, current RSS MiB)."""
-    peak = maxrss_to_mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-    with open("/proc/self/statm") as f:
-        now = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    return peak, now
+    """In a worker: (peak RSS MiB, current RSS MiB) of its own address space: VmHWM and VmRSS
+    (ru_maxrss would carry the forking parent's peak across the spawn's execve)."""
+    kib = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmHWM", "VmRSS"):
+                kib[key] = int(rest.split()[0])
+    return kib["VmHWM"] / 1024, kib["VmRSS"] / 1024
 
 
 def best_of(repeat, fn):
@@ -112,7 +115,7 @@ def main():
     lines = [
         "# Row shards on local Dask workers, 2026-12-01",
         "",
-        f"Command: `{' '.join(['target/py-venv/bin/python'] + sys.argv)}`. blobs(n) (D = 20, 2-D PCA; "
+        f"Command: `{' '.join(['target/py-venv/bin/python', 'benches/shard_scaling.py'] + sys.argv[1:])}`. blobs(n) (D = 20, 2-D PCA; "
         "tests/fixtures/generate.py), tnc + mrre + lcmc (k = 20), best of "
         f"{args.repeat}. Machine: {platform.machine()}, {os.cpu_count()} logical CPUs shared with other "
         f"jobs; load average after the run: {load}. Dask workers are processes with one thread each; "

@@ -25,7 +25,7 @@ fn spread<T: Copy + Default>(block: Vec<T>, n: usize, k: usize, start: usize) ->
 
 impl Evaluator {
     /// Scores `specs` on the rows `rows` of `low` only: the shard's [`Partial`]. `rows` must be
-    /// a block of the shard plan ([`is_block`], [`plan`]); every spec must be in [`SHARDABLE`].
+    /// a block of the shard plan ([`is_block`], [`plan`]); every spec must be in [`SHARDABLE`](super::SHARDABLE).
     /// The CPU computes it; the result does not depend on threads or block size.
     pub fn map_rows(
         &self,
