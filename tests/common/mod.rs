@@ -5,6 +5,7 @@ use faithful::{Points, Spec};
 
 pub mod cli;
 pub mod files;
+pub mod zadu;
 
 /// The crate's seeded generator.
 pub use faithful::splitmix::SplitMix64 as Rng;
