@@ -47,6 +47,8 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
 fi
 cargo fmt --check
 cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
+# The library's docs: a broken intra-doc link is an error (reuses clippy's dependency metadata).
+RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p faithful
 # The library without its default features (Cargo.toml: CPU-only, then with the GPU backend).
 cargo check --locked --lib --no-default-features
 cargo check --locked --lib --no-default-features --features gpu

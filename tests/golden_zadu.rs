@@ -3,30 +3,18 @@
 //!
 //! One exception, [`arbitrary_triangulation`]: `gi` on the tie-heavy fixtures.
 
+mod common;
+
 use std::path::Path;
 
 use faithful::measures::find;
-use faithful::{Error, Evaluator, Options, ParamValue, Spec, data};
+use faithful::{Error, Evaluator, Options, Spec, data};
 use serde_json::Value;
 
-const TOL: f64 = 1e-12;
+use common::zadu::{TOL, close};
 
 fn spec_of(result: &Value) -> Spec {
-    let mut spec = Spec::new(result["id"].as_str().unwrap());
-    for (name, v) in result["params"].as_object().unwrap() {
-        let value = match v {
-            Value::Number(x) if x.is_i64() => ParamValue::Int(x.as_i64().unwrap()),
-            Value::Number(x) => ParamValue::Float(x.as_f64().unwrap()),
-            Value::String(s) => ParamValue::Str(s.clone()),
-            other => panic!("unexpected param {other}"),
-        };
-        spec = spec.with(name.clone(), value);
-    }
-    spec
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= TOL * b.abs().max(1.0)
+    common::zadu::spec(result["id"].as_str().unwrap(), &result["params"])
 }
 
 /// The only exception to golden parity: `gi` on the `ties_*` fixtures. Their projection is a 5×5

@@ -8,18 +8,7 @@ use faithful::{Evaluator, Labels, Options, Points, Spec};
 use proptest::prelude::*;
 
 fn specs(k: usize, n: usize) -> Vec<Spec> {
-    let kt = k.min((n - 1) / 2).max(1);
-    [
-        format!("tnc:k={kt}"),
-        format!("mrre:k={k}"),
-        format!("lcmc:k={k}"),
-        format!("nh:k={k}"),
-        format!("ca_tnc:k={kt}"),
-        format!("nd:k={k}"),
-    ]
-    .iter()
-    .map(|s| s.parse().unwrap())
-    .collect()
+    common::neighbourhood_specs(k, n, &format!("nd:k={k}"))
 }
 
 fn json(eval: &Evaluator, low: &Points, labels: &Labels, specs: &[Spec]) -> String {
@@ -28,9 +17,7 @@ fn json(eval: &Evaluator, low: &Points, labels: &Labels, specs: &[Spec]) -> Stri
 
 /// Data whose values come from `levels` distinct integers: few levels mean many exact ties.
 fn data(n: usize, d: usize, levels: u64, seed: u64) -> Points {
-    let mut rng = Rng(seed);
-    let v = (0..n * d).map(|_| if levels == 0 { rng.uniform() } else { rng.below(levels) as f64 }).collect();
-    Points::from_vec("p", n, d, v).unwrap()
+    common::levels("p", n, d, levels, seed)
 }
 
 proptest! {

@@ -11,25 +11,11 @@ use proptest::prelude::*;
 use std::ops::Range;
 
 fn specs(k: usize, n: usize) -> Vec<Spec> {
-    let kt = k.min((n - 1) / 2).max(1);
-    [
-        format!("tnc:k={kt}"),
-        format!("mrre:k={k}"),
-        format!("lcmc:k={k}"),
-        format!("nh:k={k}"),
-        format!("ca_tnc:k={kt}"),
-        format!("coranking:k_max={}", (2 * k).min(n - 2)),
-    ]
-    .iter()
-    .map(|s| s.parse().unwrap())
-    .collect()
+    common::neighbourhood_specs(k, n, &format!("coranking:k_max={}", (2 * k).min(n - 2)))
 }
 
-/// Values from `levels` distinct integers (few levels: many exact ties); 0 for generic data.
 fn data(name: &str, n: usize, d: usize, levels: u64, seed: u64) -> Points {
-    let mut rng = Rng(seed);
-    let v = (0..n * d).map(|_| if levels == 0 { rng.uniform() } else { rng.below(levels) as f64 }).collect();
-    Points::from_vec(name, n, d, v).unwrap()
+    common::levels(name, n, d, levels, seed)
 }
 
 fn eval(high: &Points, threads: usize, block_rows: usize) -> Evaluator {

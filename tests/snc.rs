@@ -6,12 +6,14 @@
 //!   (docs/measures.md, snc), so there faithful's score must lie within the spread of 20 seeds;
 //! - the same bits for any thread count and block size; ZADU's parameter errors.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use faithful::{Error, Evaluator, Options, ParamValue, Points, Spec, data};
+use faithful::{Error, Evaluator, Options, Points, Spec, data};
 use serde_json::Value;
 
-const TOL: f64 = 1e-12;
+use common::zadu::{TOL, close};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -22,17 +24,7 @@ fn fixture() -> Value {
 }
 
 fn spec(params: &Value) -> Spec {
-    let mut spec = Spec::new("snc");
-    for (name, v) in params.as_object().unwrap() {
-        let value = match v {
-            Value::Number(x) if x.is_i64() => ParamValue::Int(x.as_i64().unwrap()),
-            Value::Number(x) => ParamValue::Float(x.as_f64().unwrap()),
-            Value::String(s) => ParamValue::Str(s.clone()),
-            other => panic!("unexpected param {other}"),
-        };
-        spec = spec.with(name.clone(), value);
-    }
-    spec
+    common::zadu::spec("snc", params)
 }
 
 fn points(dataset: &str) -> (Points, Points) {
@@ -48,10 +40,6 @@ fn evaluator(high: Points, threads: Option<usize>, block_rows: Option<usize>) ->
         o.block_rows = b;
     }
     Evaluator::new(high, o)
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= TOL * b.abs().max(1.0)
 }
 
 /// faithful's scores for the one pinned case, `ties_500` with `clustering_strategy=kmeans`:

@@ -12,7 +12,7 @@ use faithful::resources::{
     Budgets, Extents, Needs, PairwiseCache, PassOutput, build_pairwise, densities as density_pass, plan_order,
     radix_sort, row_pass,
 };
-use faithful::{Cancel, Control, Neighbours, Options, Points, Spec};
+use faithful::{Cancel, Control, Neighbours, Options, OutputKeyProblem, Points, Spec};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -261,14 +261,26 @@ fn run_measure(spec: &str, ctx: &Ctx<'_>) -> faithful::Result<Output> {
     (r.def.compute)(ctx, &r)
 }
 
-/// The value of `key` in a measure's output (measures name what they return).
-fn value_of(out: Output, key: &str) -> f64 {
-    out.values.into_iter().find(|(k, _)| k == key).map_or(f64::NAN, |(_, v)| v)
+/// The entry named `key` among a measure's named outputs; a measure that stopped naming it is
+/// `Error::MeasureOutput` (a typed error, never a NaN score).
+fn named<T>(id: &str, entries: Vec<(String, T)>, key: &str) -> faithful::Result<T> {
+    let keys = entries.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(", ");
+    entries.into_iter().find(|(k, _)| k == key).map(|(_, v)| v).ok_or_else(|| faithful::Error::MeasureOutput {
+        id: id.to_string(),
+        key: key.to_string(),
+        problem: OutputKeyProblem::Missing,
+        keys,
+    })
 }
 
-/// The per-point values of `key` in a measure's output.
-fn local_of(out: Output, key: &str) -> Vec<f64> {
-    out.local.into_iter().find(|(k, _)| k == key).map(|(_, v)| v).unwrap_or_default()
+/// The value of `key` in measure `id`'s output (measures name what they return).
+fn value_of(id: &str, out: Output, key: &str) -> faithful::Result<f64> {
+    named(id, out.values, key)
+}
+
+/// The per-point values of `key` in measure `id`'s output.
+fn local_of(id: &str, out: Output, key: &str) -> faithful::Result<Vec<f64>> {
+    named(id, out.local, key)
 }
 
 /// A kNN table from ZADU's n×k index array (distances unused by the callers: zero).
@@ -310,7 +322,9 @@ pub fn topographic_product<'py>(
             ctl: &Control::default(),
         };
         ks.iter()
-            .map(|kk| run_measure(&format!("topo:k={kk}"), &ctx).map(|o| value_of(o, "topographic_product")))
+            .map(|kk| {
+                run_measure(&format!("topo:k={kk}"), &ctx).and_then(|o| value_of("topo", o, "topographic_product"))
+            })
             .collect::<faithful::Result<Vec<f64>>>()
     });
     scores.map_err(to_py)
@@ -353,11 +367,11 @@ pub fn neighbor_statistics<'py>(
         };
         let local = lcmc_ks
             .iter()
-            .map(|k| run_measure(&format!("lcmc:k={k}"), &ctx).map(|o| local_of(o, "local_lcmc")))
+            .map(|k| run_measure(&format!("lcmc:k={k}"), &ctx).and_then(|o| local_of("lcmc", o, "local_lcmc")))
             .collect::<faithful::Result<Vec<Vec<f64>>>>()?;
         let nd = nd_ks
             .iter()
-            .map(|k| run_measure(&format!("nd:k={k}"), &ctx).map(|o| value_of(o, "neighbor_dissimilarity")))
+            .map(|k| run_measure(&format!("nd:k={k}"), &ctx).and_then(|o| value_of("nd", o, "neighbor_dissimilarity")))
             .collect::<faithful::Result<Vec<f64>>>()?;
         Ok::<_, faithful::Error>((local, nd))
     })?;

@@ -174,7 +174,7 @@ fn label(t: Dtype, raw: &[u8]) -> Result<i64, String> {
     }
 }
 
-/// An element type [`write`] can store.
+/// An element type [`write()`] can store.
 pub trait Element: Copy {
     /// NumPy's descriptor, little-endian.
     const DESCR: &'static str;

@@ -41,7 +41,7 @@ impl Budgets {
 pub const WASM_MEMORY_BUDGET: u64 = 1 << 30;
 
 /// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read; in a
-/// browser (wasm32), [`WASM_MEMORY_BUDGET`].
+/// browser (wasm32), `WASM_MEMORY_BUDGET` (1 GiB).
 pub fn default_memory_budget() -> u64 {
     if cfg!(target_arch = "wasm32") {
         return WASM_MEMORY_BUDGET;

@@ -1,10 +1,11 @@
 //! Shared test helpers: the adversarial corpus of `docs/exactness.md` §4 and a brute-force oracle.
 #![allow(dead_code)]
 
-use faithful::Points;
+use faithful::{Points, Spec};
 
 pub mod cli;
 pub mod files;
+pub mod zadu;
 
 /// The crate's seeded generator.
 pub use faithful::splitmix::SplitMix64 as Rng;
@@ -19,6 +20,29 @@ pub fn points(name: &str, n: usize, d: usize, f: impl FnMut(usize, usize) -> f64
 pub fn uniform(name: &str, n: usize, d: usize, seed: u64) -> Points {
     let mut rng = Rng(seed);
     points(name, n, d, |_, _| rng.uniform())
+}
+
+/// Values from `levels` distinct integers (few levels: many exact ties); uniform for 0.
+pub fn levels(name: &str, n: usize, d: usize, levels: u64, seed: u64) -> Points {
+    let mut rng = Rng(seed);
+    points(name, n, d, |_, _| if levels == 0 { rng.uniform() } else { rng.below(levels) as f64 })
+}
+
+/// The neighbourhood measures at `k` on n points (T&C and ca_tnc at a k they allow), then
+/// `last` (one more spec).
+pub fn neighbourhood_specs(k: usize, n: usize, last: &str) -> Vec<Spec> {
+    let kt = k.min((n - 1) / 2).max(1);
+    [
+        format!("tnc:k={kt}"),
+        format!("mrre:k={k}"),
+        format!("lcmc:k={k}"),
+        format!("nh:k={k}"),
+        format!("ca_tnc:k={kt}"),
+        last.to_string(),
+    ]
+    .iter()
+    .map(|s| s.parse().unwrap())
+    .collect()
 }
 
 /// Every 4th row a copy of an earlier row.

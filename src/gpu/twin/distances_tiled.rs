@@ -7,7 +7,7 @@ use crate::gpu::prepare::Prepared;
 /// Twin of `distances_tiled.wgsl` for block rows `row0..row0 + rows`: s̃ (rows × n, row-major)
 /// and each row's witness count, simulating the workgroups' tile walk (tiles of rows and
 /// points, coordinates staged in sub-chunks of `tiles.coords`, 4 × 4 register blocks). Each
-/// sum takes its terms in coordinate order, so s̃ equals [`super::sqdist`] bit for bit.
+/// sum takes its terms in coordinate order, so s̃ equals `super::sqdist` bit for bit.
 pub fn distances_tiled(prep: &Prepared, tiles: Tiles, row0: usize, rows: usize) -> (Vec<f32>, Vec<u32>) {
     let (n, d) = (prep.n, prep.dim);
     let (tr, tp, kc) = (tiles.rows() as usize, tiles.points() as usize, tiles.coords as usize);

@@ -33,7 +33,7 @@ impl RankMoments {
 pub enum OrderPath {
     /// All records sorted in memory.
     InMemory,
-    /// Ranks only, in cache-sized buckets ([`super::bucketed`]): the number of X-chunks and the
+    /// Ranks only, in cache-sized buckets (`resources::pairs::bucketed`): the number of X-chunks and the
     /// largest X-chunk and Y-bucket, in records.
     Bucketed {
         chunks: usize,

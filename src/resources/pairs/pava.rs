@@ -118,6 +118,9 @@ impl PavaStack {
 impl Drop for PavaStack {
     fn drop(&mut self) {
         if let Some((file, path, _)) = self.spill.take() {
+            // Closed before removed (Windows refuses to remove an open file). On wasm32 `File`
+            // holds nothing to drop, hence the allow.
+            #[allow(clippy::drop_non_drop)]
             drop(file);
             let _ = std::fs::remove_file(path);
         }

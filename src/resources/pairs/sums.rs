@@ -36,7 +36,7 @@ pub struct PairSums {
     /// 0, or e when the statistics of d^Y (`sum_yy`, `sum_xy`, `mean_y`, `m2_y`, `co_moment`)
     /// are those of 2^e·d^Y: a projection whose distances are so large or small that their
     /// squares and products leave f64's range is measured rescaled (see
-    /// [`crate::resources::pairwise::rescaled_sums`]). `sum_sq_diff` is always in original
+    /// `resources::pairwise::rescaled_sums`). `sum_sq_diff` is always in original
     /// units and `scaled_residual` does not depend on the scale of d^Y.
     pub y_scale_exp: i32,
 }
