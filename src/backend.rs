@@ -53,12 +53,14 @@ pub enum Selected {
     Gpu(Arc<Gpu>),
 }
 
-/// Decides the backend for a job of `n` points; `gpu_work` says whether the job has anything a
-/// GPU serves (neighbours, ranks, or Fast pair reductions). `gpu` starts (or returns) the
-/// device. `auto` probes the adapters only when a GPU could serve: a large job with GPU work.
+/// Decides the backend for a job on `rows` of `n` points (all n for a whole run, a block for a
+/// row shard: its work is rows × n pairs); `gpu_work` says whether the job has anything a GPU
+/// serves (neighbours, ranks, or Fast pair reductions). `gpu` starts (or returns) the device.
+/// `auto` probes the adapters only when a GPU could serve: a large job with GPU work.
 #[cfg(feature = "gpu")]
 pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>(
     choice: BackendChoice,
+    rows: usize,
     n: usize,
     gpu_work: bool,
     gpu: impl FnOnce() -> F,
@@ -67,10 +69,11 @@ pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>
         BackendChoice::Cpu => Ok(Selected::Cpu { reason: None }),
         BackendChoice::Gpu => gpu().await.map(Selected::Gpu),
         BackendChoice::Auto => {
-            let pairs = n as f64 * n as f64;
+            let pairs = rows as f64 * n as f64;
             if pairs < AUTO_MIN_PAIRS {
+                let job = if rows == n { format!("{n} points are") } else { format!("a block of {rows} rows of {n} points is") };
                 return Ok(Selected::Cpu {
-                    reason: Some(format!("auto: {n} points are below the GPU threshold ({AUTO_MIN_PAIRS:e} pairs)")),
+                    reason: Some(format!("auto: {job} below the GPU threshold ({AUTO_MIN_PAIRS:e} pairs)")),
                 });
             }
             if !gpu_work {

@@ -4,6 +4,7 @@
 //! builds the resources in one row pass (reusing the original space's kNN across calls, like
 //! ZADU's `measure_many`), then runs each measure on the shared resources.
 
+use std::ops::Range;
 use std::sync::{Arc, Mutex};
 use web_time::Instant;
 
@@ -14,11 +15,11 @@ use crate::data::{Labels, Points};
 use crate::error::GpuError;
 use crate::error::{Error, Result};
 #[cfg(feature = "gpu")]
-use crate::gpu::{Gpu, GpuRequest, gpu_row_pass_async};
+use crate::gpu::{Gpu, GpuRequest, gpu_row_pass_rows_async};
 use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
 use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
-use crate::resources::{Needs, Neighbours, PassOutput, row_pass};
+use crate::resources::{Needs, Neighbours, PassOutput, row_pass_rows};
 use crate::spec::Spec;
 
 /// How an evaluation runs. Set it with [`Evaluator::builder`]; the fields can be read and
@@ -117,12 +118,12 @@ pub struct Evaluator {
 }
 
 /// Which backend built the resources, and how.
-struct Served {
-    backend: &'static str,
+pub(crate) struct Served {
+    pub(crate) backend: &'static str,
     numerics: Numerics,
-    fallback_reason: Option<String>,
+    pub(crate) fallback_reason: Option<String>,
     #[cfg(feature = "gpu")]
-    gpu: Option<(Arc<Gpu>, crate::gpu::GpuStats)>,
+    pub(crate) gpu: Option<(Arc<Gpu>, crate::gpu::GpuStats)>,
     /// The all-pairs statistics came from the GPU's Fast reductions.
     pairwise_gpu: bool,
 }
@@ -302,9 +303,17 @@ impl Evaluator {
 
     /// Builds the resources on the selected backend; a GPU failure retries with smaller
     /// blocks, then falls back to the CPU, and says so.
-    async fn build(&self, cached: Option<&Neighbours>, lows: &[&Points], needs: Needs) -> Result<(PassOutput, Served)> {
+    /// `rows` are the rows to build (a shard's block, or all); `numerics` the posture asked for.
+    pub(crate) async fn build(
+        &self,
+        cached: Option<&Neighbours>,
+        lows: &[&Points],
+        needs: Needs,
+        rows: Range<usize>,
+        numerics: Numerics,
+    ) -> Result<(PassOutput, Served)> {
         let cpu = |reason: Option<String>| {
-            let pass = row_pass(&self.high, cached, lows, needs.clone(), self.opts.block_rows);
+            let pass = row_pass_rows(&self.high, cached, lows, needs.clone(), self.opts.block_rows, rows.clone());
             (
                 pass,
                 Served {
@@ -319,14 +328,14 @@ impl Evaluator {
         };
         #[cfg(feature = "gpu")]
         let selected = {
-            let gpu_work = needs.gpu_work(self.opts.numerics == Numerics::Fast);
-            backend::select(self.opts.backend, self.high.n(), gpu_work, || self.gpu()).await?
+            let gpu_work = needs.gpu_work(numerics == Numerics::Fast);
+            backend::select(self.opts.backend, rows.len(), self.high.n(), gpu_work, || self.gpu()).await?
         };
         #[cfg(not(feature = "gpu"))]
         let selected = backend::select(self.opts.backend)?;
         match selected {
             Selected::Cpu { reason } => {
-                let reason = match (reason, self.opts.numerics) {
+                let reason = match (reason, numerics) {
                     (r, Numerics::Fast) => Some(
                         r.map_or(String::new(), |r| r + "; ")
                             + "the CPU reference is always exact (Fast applies to GPU work)",
@@ -339,7 +348,8 @@ impl Evaluator {
             Selected::Gpu(gpu) => {
                 let mut last: Option<GpuError> = None;
                 for _attempt in 0..2 {
-                    match gpu_row_pass_async(&gpu, &self.high, cached, lows, needs.clone(), self.opts.numerics).await {
+                    let pass = gpu_row_pass_rows_async(&gpu, &self.high, cached, lows, needs.clone(), numerics, rows.clone());
+                    match pass.await {
                         Ok((pass, stats)) => {
                             let mut reason = last
                                 .as_ref()
@@ -355,7 +365,7 @@ impl Evaluator {
                             }
                             let served = Served {
                                 backend: "gpu",
-                                numerics: self.opts.numerics,
+                                numerics,
                                 fallback_reason: reason,
                                 gpu: Some((gpu.clone(), stats)),
                                 pairwise_gpu: false,
@@ -478,7 +488,7 @@ impl Evaluator {
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
         #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
-        let (pass, mut served) = self.build(cached.as_deref(), lows, needs.clone()).await?;
+        let (pass, mut served) = self.build(cached.as_deref(), lows, needs.clone(), 0..self.high.n(), o.numerics).await?;
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
                 let fresh = Arc::new(fresh);
@@ -629,7 +639,7 @@ impl Evaluator {
             });
         }
         let t0 = Instant::now();
-        let (pass, served) = self.build(None, &[], needs.clone()).await?;
+        let (pass, served) = self.build(None, &[], needs.clone(), 0..n, self.opts.numerics).await?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
         *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
         let t = t0.elapsed().as_secs_f64();

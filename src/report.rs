@@ -154,7 +154,8 @@ pub struct RunReport {
     pub faithful_version: &'static str,
     /// `auto`, `cpu` or `gpu`, as asked for.
     pub backend_requested: String,
-    /// `cpu` or `gpu`: what built the neighbours and ranks.
+    /// `cpu` or `gpu`: what built the neighbours and ranks (`cpu+gpu`: a fold of row
+    /// shards some of which each served).
     pub backend: String,
     /// `exact`, or `fast` when the GPU served in the Fast posture.
     pub numerics: String,

@@ -1,6 +1,8 @@
 //! Host side of certified kNN: dispatch `knn_candidates` in row blocks, then refine each row's
 //! candidates with the reference's f64 keys (Exact) or take the f32 order (Fast).
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -39,30 +41,34 @@ fn cap(k: usize) -> usize {
     2 * k + 64
 }
 
-/// The exact kNN of every point of `points` (already resident as `space`).
+/// The exact kNN of the points `rows` of `points` (already resident as `space`) among all n:
+/// a list of `rows.len()` rows, row `rows.start` first (all rows for `0..n`).
 pub async fn certified_knn(
     gpu: &Gpu,
     space: &Space,
     points: &Points,
     k: usize,
+    rows: Range<usize>,
     numerics: Numerics,
     tally: &mut Tally,
 ) -> Result<(Neighbours, KnnStats), GpuError> {
-    let n = points.n();
-    let mut stats = KnnStats { rows: n as u64, ..Default::default() };
-    let mut idx = vec![0u32; n * k];
-    let mut dist = vec![0.0f64; n * k];
+    let m = rows.len();
+    let first = rows.start;
+    let mut stats = KnnStats { rows: m as u64, ..Default::default() };
+    let mut idx = vec![0u32; m * k];
+    let mut dist = vec![0.0f64; m * k];
     if k.div_ceil(WG) > KT_MAX {
-        cpu_rows(points, k, 0..n, &mut idx, &mut dist);
-        stats.rows_recomputed = n as u64;
+        cpu_rows(points, k, rows, &mut idx, &mut dist);
+        stats.rows_recomputed = m as u64;
         return Ok((Neighbours { k, idx, dist }, stats));
     }
     let cap = cap(k);
-    let params = knn_params(n, points.dim(), k);
+    let params = knn_params(points.n(), points.dim(), k);
     let prep = &space.prep;
-    stats.rows_per_dispatch = for_each_block(gpu, space, k, tally, |row0, rows, counts, cands, short| {
-        let block_idx = &mut idx[row0 * k..(row0 + rows) * k];
-        let block_dist = &mut dist[row0 * k..(row0 + rows) * k];
+    stats.rows_per_dispatch = for_each_block(gpu, space, k, rows, tally, |row0, rows, counts, cands, short| {
+        let at = row0 - first;
+        let block_idx = &mut idx[at * k..(at + rows) * k];
+        let block_dist = &mut dist[at * k..(at + rows) * k];
         let results: Vec<(u64, u64, u64, u64)> = block_idx
             .par_chunks_mut(k)
             .zip(block_dist.par_chunks_mut(k))
@@ -115,7 +121,7 @@ pub async fn certified_knn(
     Ok((Neighbours { k, idx, dist }, stats))
 }
 
-/// Runs `distances` and `knn_candidates` over all rows in blocks that fit the adapter's
+/// Runs `distances` and `knn_candidates` over the rows `rows` in blocks that fit the adapter's
 /// limits, handing each block's (first row, rows, (count, pool size) per row, candidates, rows
 /// whose witness came back short) to `f`; returns the rows per dispatch. Each block is one
 /// batch, submitted before the previous block's results are read and refined (`f`), so the
@@ -124,6 +130,7 @@ async fn for_each_block(
     gpu: &Gpu,
     space: &Space,
     k: usize,
+    rows: Range<usize>,
     tally: &mut Tally,
     mut f: impl FnMut(usize, usize, &[[u32; 2]], &[[u32; 2]], &[bool]),
 ) -> Result<u32, GpuError> {
@@ -131,10 +138,10 @@ async fn for_each_block(
     let per = block_rows(gpu, n, cap as u64 * 8);
     let mut params = with_knn(certified_params(gpu, n, space.prep.dim)?, k);
     let mut pending: Option<(usize, usize, Submitted, Recorded, wgpu::Buffer)> = None;
-    let mut row0 = 0;
-    while row0 < n || pending.is_some() {
-        let next = if row0 < n {
-            let rows = per.min(n - row0);
+    let (mut row0, end) = (rows.start, rows.end);
+    while row0 < end || pending.is_some() {
+        let next = if row0 < end {
+            let rows = per.min(end - row0);
             params.row0 = row0 as u32;
             let dist = gpu.scratch((rows * n * 4) as u64, tally);
             let mut batch = gpu.batch();
@@ -222,7 +229,7 @@ pub async fn raw_candidates_async(
     let space = gpu.upload(super::prepare::prepare_checked(points)?, &mut tally)?;
     let cap = cap(k);
     let mut rows_out = Vec::with_capacity(points.n());
-    for_each_block(gpu, &space, k, &mut tally, |_, rows, counts, cands, _| {
+    for_each_block(gpu, &space, k, 0..points.n(), &mut tally, |_, rows, counts, cands, _| {
         for r in 0..rows {
             let c = counts[r][0] as usize;
             rows_out.push((
@@ -255,7 +262,7 @@ fn with_knn(mut params: Params, k: usize) -> Params {
 }
 
 /// Whole rows on the CPU reference (overflow, or k beyond the kernel's reach).
-fn cpu_rows(points: &Points, k: usize, rows: std::ops::Range<usize>, idx: &mut [u32], dist: &mut [f64]) {
+fn cpu_rows(points: &Points, k: usize, rows: Range<usize>, idx: &mut [u32], dist: &mut [f64]) {
     let n = points.n();
     let mut d = vec![0.0; n];
     let mut scratch = Vec::new();

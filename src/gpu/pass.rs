@@ -1,6 +1,8 @@
 //! The GPU counterpart of [`crate::resources::row_pass`]: the same resources, bit for bit,
 //! built from certified kernels and host refinement.
 
+use std::ops::Range;
+
 use serde::Serialize;
 
 use super::GpuError;
@@ -54,9 +56,9 @@ impl GpuStats {
     }
 }
 
-/// First `kc` neighbours of every row, as a query list (n×kc).
-fn prefix(nb: &Neighbours, kc: usize) -> Vec<u32> {
-    (0..nb.n()).flat_map(|i| nb.row(i, kc).iter().copied()).collect()
+/// First `kc` neighbours of the rows `rows` of `nb`, as a query list (`rows.len()`×kc).
+fn prefix(nb: &Neighbours, kc: usize, rows: Range<usize>) -> Vec<u32> {
+    rows.flat_map(|i| nb.row(i, kc).iter().copied()).collect()
 }
 
 /// Builds the resources of `needs` on the GPU (see [`crate::resources::row_pass`]).
@@ -67,6 +69,22 @@ pub async fn gpu_row_pass_async(
     lows: &[&Points],
     needs: Needs,
     numerics: Numerics,
+) -> Result<(PassOutput, GpuStats), GpuError> {
+    gpu_row_pass_rows_async(gpu, high, cached_high, lows, needs, numerics, 0..high.n()).await
+}
+
+/// [`gpu_row_pass_async`] over the rows `rows` only (a row shard, as
+/// [`crate::resources::row_pass_rows`]): rows `rows` are queried against all n points, the
+/// lists hold `rows.len()` rows, row `rows.start` first, each row the same bits as in a full
+/// pass. `cached_high` holds all n rows.
+pub async fn gpu_row_pass_rows_async(
+    gpu: &Gpu,
+    high: &Points,
+    cached_high: Option<&Neighbours>,
+    lows: &[&Points],
+    needs: Needs,
+    numerics: Numerics,
+    rows: Range<usize>,
 ) -> Result<(PassOutput, GpuStats), GpuError> {
     let t0 = web_time::Instant::now();
     let kh = needs.knn_high.max(needs.cross);
@@ -80,13 +98,19 @@ pub async fn gpu_row_pass_async(
         if need_high_space { Some(gpu.upload(prepare_checked(high)?, &mut tally)?) } else { None };
     let fresh_high = match (cached, &high_space) {
         (None, Some(space)) if kh > 0 => {
-            let (nb, s) = certified_knn(gpu, space, high, kh, numerics, &mut tally).await?;
+            let (nb, s) = certified_knn(gpu, space, high, kh, rows.clone(), numerics, &mut tally).await?;
             stats.add_knn(&s);
             Some(nb)
         }
         _ => None,
     };
-    let high_nb = cached.or(fresh_high.as_ref());
+    // The original space's lists of the rows: all n rows when cached, the block's when fresh.
+    let high_nb = match (cached, &fresh_high) {
+        (Some(c), _) => Some((c, rows.clone())),
+        (None, Some(f)) => Some((f, 0..rows.len())),
+        (None, None) => None,
+    };
+    let own = 0..rows.len();
     let mut out_lows = Vec::with_capacity(lows.len());
     for low in lows {
         if kl == 0 {
@@ -94,13 +118,17 @@ pub async fn gpu_row_pass_async(
             continue;
         }
         let space = gpu.upload(prepare_checked(low)?, &mut tally)?;
-        let (knn, s) = certified_knn(gpu, &space, low, kl, numerics, &mut tally).await?;
+        let (knn, s) = certified_knn(gpu, &space, low, kl, rows.clone(), numerics, &mut tally).await?;
         stats.add_knn(&s);
         let cross = if kc > 0 {
             let hs = high_space.as_ref().expect("uploaded when cross ranks are needed");
-            let hn = high_nb.expect("original kNN exists when cross ranks are needed");
-            let (r_hl, d_hl, s1) = certified_ranks(gpu, hs, high, &prefix(&knn, kc), kc, numerics, &mut tally).await?;
-            let (r_lh, d_lh, s2) = certified_ranks(gpu, &space, low, &prefix(hn, kc), kc, numerics, &mut tally).await?;
+            let (hn, h_rows) = high_nb.clone().expect("original kNN exists when cross ranks are needed");
+            let q_hl = prefix(&knn, kc, own.clone());
+            let q_lh = prefix(hn, kc, h_rows);
+            let (r_hl, d_hl, s1) =
+                certified_ranks(gpu, hs, high, &q_hl, kc, rows.clone(), numerics, &mut tally).await?;
+            let (r_lh, d_lh, s2) =
+                certified_ranks(gpu, &space, low, &q_lh, kc, rows.clone(), numerics, &mut tally).await?;
             stats.add_ranks(&s1);
             stats.add_ranks(&s2);
             Some(CrossRanks {
@@ -140,4 +168,18 @@ pub fn gpu_row_pass(
     numerics: Numerics,
 ) -> Result<(PassOutput, GpuStats), GpuError> {
     super::block_on(gpu_row_pass_async(gpu, high, cached_high, lows, needs, numerics))
+}
+
+/// [`gpu_row_pass_rows_async`], blocking.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn gpu_row_pass_rows(
+    gpu: &Gpu,
+    high: &Points,
+    cached_high: Option<&Neighbours>,
+    lows: &[&Points],
+    needs: Needs,
+    numerics: Numerics,
+    rows: Range<usize>,
+) -> Result<(PassOutput, GpuStats), GpuError> {
+    super::block_on(gpu_row_pass_rows_async(gpu, high, cached_high, lows, needs, numerics, rows))
 }

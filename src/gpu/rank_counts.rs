@@ -1,6 +1,8 @@
 //! Host side of certified rank counting: dispatch `rank_counts` in row blocks, then decide each
 //! row's overlaps with the reference's f64 keys (Exact) or take the f32 count (Fast).
 
+use std::ops::Range;
+
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -51,27 +53,31 @@ fn cap(kq: usize) -> usize {
     8 * kq + 256
 }
 
-/// Ranks (and exact distances) in `points` of the `kq` queries per row in `queries` (n×kq).
+/// Ranks (and exact distances) in `points` of the `kq` queries per row of the points `rows`,
+/// in `queries` (`rows.len()`×kq, row `rows.start` first; all rows for `0..n`).
+#[allow(clippy::too_many_arguments)]
 pub async fn certified_ranks(
     gpu: &Gpu,
     space: &Space,
     points: &Points,
     queries: &[u32],
     kq: usize,
+    rows: Range<usize>,
     numerics: Numerics,
     tally: &mut Tally,
 ) -> Result<(Vec<u32>, Vec<f64>, RankStats), GpuError> {
     let n = points.n();
-    let mut stats = RankStats { queries: (n * kq) as u64, ..Default::default() };
-    let mut ranks = vec![0u32; n * kq];
+    let (m, first, end) = (rows.len(), rows.start, rows.end);
+    let mut stats = RankStats { queries: (m * kq) as u64, ..Default::default() };
+    let mut ranks = vec![0u32; m * kq];
     let dists: Vec<f64> =
-        (0..n * kq).into_par_iter().map(|t| distance_pair(points, t / kq, queries[t] as usize)).collect();
+        (0..m * kq).into_par_iter().map(|t| distance_pair(points, first + t / kq, queries[t] as usize)).collect();
     if kq > KQ_MAX {
         ranks
             .par_chunks_mut(kq)
             .enumerate()
-            .for_each(|(i, out)| cpu_row(points, i, &queries[i * kq..(i + 1) * kq], out));
-        stats.rows_recomputed = n as u64;
+            .for_each(|(r, out)| cpu_row(points, first + r, &queries[r * kq..(r + 1) * kq], out));
+        stats.rows_recomputed = m as u64;
         return Ok((ranks, dists, stats));
     }
     let cap = cap(kq);
@@ -83,12 +89,13 @@ pub async fn certified_ranks(
     params.cap = cap as u32;
     // Each block is one batch, submitted before the previous block is read back and refined.
     let mut pending: Option<Started> = None;
-    let mut next_row = 0;
-    while next_row < n || pending.is_some() {
-        let next = if next_row < n {
-            let rows = per.min(n - next_row);
+    let mut next_row = first;
+    while next_row < end || pending.is_some() {
+        let next = if next_row < end {
+            let rows = per.min(end - next_row);
             params.row0 = next_row as u32;
-            let q_block: &[u8] = bytemuck::cast_slice(&queries[next_row * kq..(next_row + rows) * kq]);
+            let at = next_row - first;
+            let q_block: &[u8] = bytemuck::cast_slice(&queries[at * kq..(at + rows) * kq]);
             let started = start_block(gpu, space, &params, q_block, rows, numerics, tally).await?;
             next_row += rows;
             Some(started)
@@ -102,12 +109,13 @@ pub async fn certified_ranks(
         pending = next;
         let (row0, rows) = (started.row0, started.rows);
         let counted = finish_block(gpu, started, numerics, tally).await?;
-        let results: Vec<(u64, u64, u64)> = ranks[row0 * kq..(row0 + rows) * kq]
+        let at = row0 - first;
+        let results: Vec<(u64, u64, u64)> = ranks[at * kq..(at + rows) * kq]
             .par_chunks_mut(kq)
             .enumerate()
             .map(|(r, out)| {
-                let i = row0 + r;
-                let qs = &queries[i * kq..(i + 1) * kq];
+                let (i, t) = (row0 + r, at + r);
+                let qs = &queries[t * kq..(t + 1) * kq];
                 let ov = &counted.overlaps[r];
                 if counted.short[r] || counted.ocount[r] as usize > cap {
                     cpu_row(points, i, qs, out);
@@ -118,7 +126,7 @@ pub async fn certified_ranks(
                 }
                 match numerics {
                     Numerics::Exact => {
-                        let qkeys: Vec<u128> = (0..kq).map(|q| key(dists[i * kq + q], qs[q] as usize)).collect();
+                        let qkeys: Vec<u128> = (0..kq).map(|q| key(dists[t * kq + q], qs[q] as usize)).collect();
                         for &[q, l] in ov {
                             if key(distance_pair(points, i, l as usize), l as usize) < qkeys[q as usize] {
                                 out[q as usize] += 1;

@@ -103,7 +103,7 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
     });
     Ok(Evaluation {
         projections: vec![ProjectionScores { name: first.projection.clone(), scores }],
-        run: fold_report(first, order.len(), work),
+        run: fold_report(first, &order, work),
     })
 }
 
@@ -201,15 +201,19 @@ fn tree_sum(node: Range<usize>, sums: &BTreeMap<usize, (usize, f64)>) -> f64 {
     }
 }
 
-fn fold_report(p: &Partial, blocks: usize, work: PassStats) -> RunReport {
-    let served = ["knn_high", "knn_low", "cross_ranks", "measures"]
+fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats) -> RunReport {
+    let blocks = parts.len();
+    // The blocks' backend: theirs when they agree, `cpu+gpu` when some blocks ran on each.
+    let backend = if parts.iter().all(|q| q.backend == p.backend) { p.backend.clone() } else { "cpu+gpu".into() };
+    let served = ["knn_high", "knn_low", "cross_ranks"]
         .iter()
-        .map(|o| Served { output: o.to_string(), backend: "cpu".into(), numerics: "exact".into() })
+        .map(|o| Served { output: o.to_string(), backend: backend.clone(), numerics: "exact".into() })
+        .chain([Served { output: "measures".into(), backend: "cpu".into(), numerics: "exact".into() }])
         .collect();
     RunReport {
         faithful_version: env!("CARGO_PKG_VERSION"),
-        backend_requested: "cpu".into(),
-        backend: "cpu".into(),
+        backend_requested: backend.clone(),
+        backend,
         numerics: "exact".into(),
         fallback_reason: None,
         adapter: None,

@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
 use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
-use crate::resources::{CrossRanks, Needs, Neighbours, row_pass_rows};
+use crate::backend::Numerics;
+use crate::resources::{CrossRanks, Needs, Neighbours};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
 
@@ -26,7 +27,9 @@ fn spread<T: Copy + Default>(block: Vec<T>, n: usize, k: usize, start: usize) ->
 impl Evaluator {
     /// Scores `specs` on the rows `rows` of `low` only: the shard's [`Partial`]. `rows` must be
     /// a block of the shard plan ([`is_block`], [`plan`]); every spec must be in [`SHARDABLE`](super::SHARDABLE).
-    /// The CPU computes it; the result does not depend on threads or block size.
+    /// The evaluator's backend serves it as it would a full run (`auto`'s threshold weighs the
+    /// block's rows × n pairs), always in the exact posture; [`Partial::backend`] says which
+    /// served. The scores do not depend on backend, threads or block size.
     pub fn map_rows(
         &self,
         low: &Points,
@@ -64,7 +67,13 @@ impl Evaluator {
             });
         }
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
-        let pass = row_pass_rows(high, None, &[low], needs, self.options().block_rows, rows.clone());
+        // The backend of a full run serves the block (the CPU, or the GPU's certified kernels
+        // on rows A:B only), always exact: partials must fold to the reference's bits.
+        let (pass, served) = pollster::block_on(self.build(None, &[low], needs, rows.clone(), Numerics::Exact))?;
+        #[cfg(feature = "gpu")]
+        let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
+        #[cfg(not(feature = "gpu"))]
+        let adapter = None;
         let start = rows.start;
         let knn_high = pass.high.map(|h| Neighbours {
             k: h.k,
@@ -155,6 +164,9 @@ impl Evaluator {
                 ranks_counted: s.ranks_counted,
                 rank_scans: s.rank_scans,
             },
+            backend: served.backend.into(),
+            adapter,
+            fallback_reason: served.fallback_reason,
         })
     }
 }

@@ -40,8 +40,23 @@ pub struct Partial {
     pub rows: [usize; 2],
     /// One per spec, in order.
     pub scores: Vec<PartialScore>,
-    /// The row pass's work on this block.
+    /// The row pass's work on this block (what was counted depends on the backend).
     pub work: PartialWork,
+    /// `cpu` or `gpu`: which backend built this block's neighbours and ranks (not in the
+    /// fingerprint: blocks served anywhere fold together, to the same bits).
+    #[serde(default = "cpu")]
+    pub backend: String,
+    /// The GPU adapter that served, when the GPU did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<String>,
+    /// Why the backend differs from the one asked for, when it does (`auto`'s choice too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_reason: Option<String>,
+}
+
+/// The backend of a partial written before partials named theirs: only the CPU mapped then.
+fn cpu() -> String {
+    "cpu".into()
 }
 
 /// One spec's share of a block.
