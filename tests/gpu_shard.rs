@@ -7,9 +7,12 @@ mod common;
 #[path = "common/gpu.rs"]
 mod gpu_common;
 
+use std::ffi::OsString;
 use std::ops::Range;
+use std::process::Command;
 use std::sync::Arc;
 
+use common::files;
 use common::{levels, neighbourhood_specs, points};
 use faithful::gpu::{Gpu, GpuRequest, gpu_row_pass_rows};
 use faithful::resources::{Needs, row_pass_rows};
@@ -124,4 +127,32 @@ fn map_rows_on_the_gpu_is_the_cpu_partial_and_folds_to_one_measure() {
             assert_eq!(serde_json::to_string(&folded.projections[0].scores).unwrap(), want, "{name}: fold != measure");
         }
     }
+}
+
+/// `faithful shard --backend gpu` writes the partial of `--backend cpu` but for how it was
+/// served, and the partial says so.
+#[test]
+fn the_shard_command_serves_a_block_on_the_gpu() {
+    if gpu(GpuRequest::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ties = |n, d, seed| -> Vec<Vec<f64>> {
+        files::random_rows(n, d, seed, 0.0, 4.0).into_iter().map(|r| r.into_iter().map(f64::floor).collect()).collect()
+    };
+    let high = files::write_csv(dir.path(), "high.csv", &ties(600, 4, 1));
+    let low = files::write_csv(dir.path(), "low.csv", &ties(600, 2, 2));
+    let part = |backend: &str| -> Partial {
+        let out = dir.path().join(format!("{backend}.fpart"));
+        let mut args: Vec<OsString> = ["shard", "--rows", "296:600", "--backend", backend, "--high"].map(Into::into).into();
+        args.extend([high.clone().into(), "--low".into(), low.clone().into(), "--out".into(), out.clone().into()]);
+        args.extend(["--spec", "tnc:k=7", "--spec", "mrre:k=5"].map(OsString::from));
+        let run = Command::new(env!("CARGO_BIN_EXE_faithful")).args(&args).output().expect("binary runs");
+        assert!(run.status.success(), "{backend}: {}", String::from_utf8_lossy(&run.stderr));
+        Partial::from_json(&std::fs::read_to_string(&out).unwrap(), backend).unwrap()
+    };
+    let (c, g) = (part("cpu"), part("gpu"));
+    assert_eq!((c.backend.as_str(), g.backend.as_str()), ("cpu", "gpu"), "{:?}", g.fallback_reason);
+    assert!(g.adapter.is_some());
+    assert_eq!(served_as(&g, &c), c.to_json());
 }

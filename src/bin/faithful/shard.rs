@@ -6,9 +6,11 @@ use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+use faithful::gpu::GpuRequest;
 use faithful::shard::{Partial, plan};
 use faithful::{Error, Evaluator, Options, Points, Result, Spec, data};
 
+use crate::backend_args::BackendArg;
 use crate::output;
 use crate::table;
 
@@ -35,6 +37,14 @@ pub struct ShardArgs {
     /// Worker threads, at most 1024 (default, or 0: all cores). The partial does not depend on it.
     #[arg(long)]
     threads: Option<usize>,
+    /// Which backend builds the block's neighbours and ranks: auto (GPU for a hardware adapter
+    /// and a block of rows × n pairs large enough), cpu, gpu (a wgpu adapter, or exit 3). A
+    /// shard is always exact; its scores do not depend on the backend, which the partial names.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
+    /// Use the first GPU adapter whose name contains this (see `faithful backends`).
+    #[arg(long, value_name = "SUBSTR")]
+    adapter: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -76,6 +86,8 @@ pub fn shard(args: ShardArgs) -> Result<()> {
     let specs = args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?;
     let mut opts = Options::default();
     opts.threads = args.threads;
+    opts.backend = args.backend.into();
+    opts.gpu = GpuRequest { adapter: args.adapter.clone(), ..opts.gpu };
     let part = Evaluator::new(high, opts).map_rows(&low, labels.as_ref(), args.rows, &specs)?;
     output::write_file(&args.out, |w| w.write_all(part.to_json().as_bytes()))
 }
