@@ -24,8 +24,10 @@ _cache_lock = threading.Lock()
 def measure(client, high, lows, specs, *, labels=None, rows_per_task=None, backend="auto", local=False):
     """Scores `specs` on each projection of `lows` ({name: n x d array}) on the Dask cluster of
     `client`. rows_per_task: rows per task (rounded to blocks of NumPy's summation tree; None:
-    about four tasks per worker thread, at least 128 rows). backend: the evaluator's option; a
-    shard is computed on the worker's CPU in the exact posture whatever it says. local: also
+    about four tasks per worker thread, at least 128 rows). backend: each worker's evaluator's
+    option, as `Evaluator`'s ("auto": the worker's hardware GPU for a block of rows x n pairs
+    large enough, else its CPU; "gpu": a wgpu adapter on every worker, or the task fails);
+    a shard is always exact and its partial names the backend that served it. local: also
     return per-point values. A spec that cannot be sharded raises ValueError naming it before
     any data is sent."""
     from dask.base import tokenize

@@ -122,8 +122,10 @@ class Evaluator:
         """One row block's shard of `specs` on the projection `low`: a partial (JSON text,
         picklable, about 20 bytes per row and local key) for `faithful_dr.fold`. `rows` is a
         `(start, end)` block of `faithful_dr.shard_plan(n, ...)`; `name` is the projection's
-        name in the folded result (`measure` names it "low"). Computed on the CPU; the bits do
-        not depend on the block size or the thread count."""
+        name in the folded result (`measure` names it "low"). Served by this evaluator's backend
+        (the GPU's certified kernels query only the block's rows; `auto` weighs the block's
+        rows x n pairs), always exact: the bits do not depend on the backend, the block size or
+        the thread count. The partial's "backend" field says which served."""
         low = _inputs.points(low, str(name))
         labels = None if labels is None else _inputs.labels(labels)
         start, end = (_count("rows", r) for r in rows)
