@@ -71,7 +71,11 @@ pub async fn select<F: std::future::Future<Output = Result<Arc<Gpu>, GpuError>>>
         BackendChoice::Auto => {
             let pairs = rows as f64 * n as f64;
             if pairs < AUTO_MIN_PAIRS {
-                let job = if rows == n { format!("{n} points are") } else { format!("a block of {rows} rows of {n} points is") };
+                let job = if rows == n {
+                    format!("{n} points are")
+                } else {
+                    format!("a block of {rows} rows of {n} points is")
+                };
                 return Ok(Selected::Cpu {
                     reason: Some(format!("auto: {job} below the GPU threshold ({AUTO_MIN_PAIRS:e} pairs)")),
                 });

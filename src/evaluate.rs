@@ -348,7 +348,8 @@ impl Evaluator {
             Selected::Gpu(gpu) => {
                 let mut last: Option<GpuError> = None;
                 for _attempt in 0..2 {
-                    let pass = gpu_row_pass_rows_async(&gpu, &self.high, cached, lows, needs.clone(), numerics, rows.clone());
+                    let pass =
+                        gpu_row_pass_rows_async(&gpu, &self.high, cached, lows, needs.clone(), numerics, rows.clone());
                     match pass.await {
                         Ok((pass, stats)) => {
                             let mut reason = last
@@ -488,7 +489,8 @@ impl Evaluator {
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
         #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
-        let (pass, mut served) = self.build(cached.as_deref(), lows, needs.clone(), 0..self.high.n(), o.numerics).await?;
+        let (pass, mut served) =
+            self.build(cached.as_deref(), lows, needs.clone(), 0..self.high.n(), o.numerics).await?;
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
                 let fresh = Arc::new(fresh);

@@ -144,7 +144,8 @@ fn the_shard_command_serves_a_block_on_the_gpu() {
     let low = files::write_csv(dir.path(), "low.csv", &ties(600, 2, 2));
     let part = |backend: &str| -> Partial {
         let out = dir.path().join(format!("{backend}.fpart"));
-        let mut args: Vec<OsString> = ["shard", "--rows", "296:600", "--backend", backend, "--high"].map(Into::into).into();
+        let mut args: Vec<OsString> =
+            ["shard", "--rows", "296:600", "--backend", backend, "--high"].map(Into::into).into();
         args.extend([high.clone().into(), "--low".into(), low.clone().into(), "--out".into(), out.clone().into()]);
         args.extend(["--spec", "tnc:k=7", "--spec", "mrre:k=5"].map(OsString::from));
         let run = Command::new(env!("CARGO_BIN_EXE_faithful")).args(&args).output().expect("binary runs");

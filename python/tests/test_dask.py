@@ -16,6 +16,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 import faithful_dr
 from faithful_dr import dask as fdask
+from test_gpu import on_gpu
 
 SPECS = ["tnc:k=10", "mrre:k=7", "lcmc:k=10", "nh:k=5", "ca_tnc:k=10", "coranking:k_max=30"]
 
@@ -80,6 +81,26 @@ def test_two_workers_give_the_bits_of_measure_on_tie_heavy_data(client):
         got = fdask.measure(client, high, {"low": low}, SPECS, labels=labels, rows_per_task=128, local=True)
         same_result(got, want)
     assert got.run["work"]["blocks"] == len(faithful_dr.shard_plan(len(high), 128)) > 4
+
+
+def test_the_backend_reaches_the_workers(client):
+    """backend="gpu": each worker's evaluator serves its blocks on its GPU (lavapipe where no
+    GPU exists; under CI=true a missing adapter fails), and the fold is the CPU's bits."""
+    high, low, labels = tie_heavy(n=600, seed=9)
+    want = faithful_dr.Evaluator(high, labels=labels, backend="cpu", local=True).measure(low, SPECS)
+    got = on_gpu(
+        lambda: fdask.measure(
+            client, high, {"low": low}, SPECS, labels=labels, rows_per_task=150, backend="gpu", local=True
+        )
+    )
+    assert scores_json(got) == scores_json(want)
+    assert got.run["backend"] == "gpu" and got.run["numerics"] == "exact"
+    # One block by hand: the partial names the backend that served it.
+    ev = faithful_dr.Evaluator(high, labels=labels, backend="gpu")
+    part = json.loads(on_gpu(lambda: ev.map_rows(low, (0, 296), SPECS)))
+    assert part["backend"] == "gpu" and part["adapter"], part.get("fallback_reason")
+    cpu = json.loads(faithful_dr.Evaluator(high, labels=labels, backend="cpu").map_rows(low, (0, 296), SPECS))
+    assert cpu["backend"] == "cpu" and part["scores"] == cpu["scores"]
 
 
 def test_a_spec_that_cannot_be_sharded_is_refused_by_name(client):

@@ -40,9 +40,9 @@ pub use pair_stats::fast_pairwise_async;
 pub fn dispatch_tally() -> tally::Tally {
     tally::Tally::default()
 }
+pub use pass::{GpuStats, gpu_row_pass_async, gpu_row_pass_rows_async};
 #[cfg(not(target_arch = "wasm32"))]
 pub use pass::{gpu_row_pass, gpu_row_pass_rows};
-pub use pass::{GpuStats, gpu_row_pass_async, gpu_row_pass_rows_async};
 
 /// Runs a future to completion on this thread (native only: the GPU work inside is driven by
 /// `device.poll`, so the futures are ready when awaited).

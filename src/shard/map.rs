@@ -6,12 +6,12 @@ use std::ops::Range;
 use super::{
     PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork, check_shardable, is_block, plan,
 };
+use crate::backend::Numerics;
 use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
 use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
-use crate::backend::Numerics;
 use crate::resources::{CrossRanks, Needs, Neighbours};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
