@@ -16,7 +16,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 import faithful_dr
 from faithful_dr import dask as fdask
-from test_gpu import on_gpu
+from conftest import on_gpu
 
 SPECS = ["tnc:k=10", "mrre:k=7", "lcmc:k=10", "nh:k=5", "ca_tnc:k=10", "coranking:k_max=30"]
 

@@ -2,25 +2,14 @@
 bit for bit (Mesa's lavapipe where no GPU exists). Under CI=true a missing adapter fails,
 elsewhere it skips (as tests/common/gpu.rs)."""
 
-import os
-
 import numpy as np
 import pytest
 
 import faithful_dr
-from conftest import blobs
+from conftest import blobs, on_gpu
 from test_zadu_facade import ties
 
 SPECS = ["tnc:k=10", "mrre:k=10", "lcmc:k=10", "nh:k=7", "ca_tnc:k=10"]
-
-
-def on_gpu(run):
-    try:
-        return run()
-    except RuntimeError as e:
-        if os.environ.get("CI") == "true" or "GPU backend unavailable" not in str(e):
-            raise
-        pytest.skip(f"no GPU adapter: {e}")
 
 
 @pytest.mark.parametrize("data", ["blobs", "ties"])
