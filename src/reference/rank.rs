@@ -40,8 +40,10 @@ pub fn count_by_scan(dist_row: &[f64], i: usize, queries: &[u32], out: &mut [u32
     }
 }
 
-/// One pass: each l is placed among the sorted query keys by binary search (with fast paths
-/// for l before or after every query); a prefix sum turns placements into counts.
+/// One pass: each l is placed among the sorted query keys by binary search (with a fast path
+/// for l before every query); a prefix sum turns placements into counts. Blocks of the row
+/// with no distance up to the largest query's precede no query and are skipped whole by one
+/// vectorised test: in a projection's row most points are farther than every query.
 pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut [u32], s: &mut RankScratch) {
     let m = queries.len();
     if m == 0 {
@@ -53,20 +55,28 @@ pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut
     s.hist.clear();
     s.hist.resize(m + 1, 0);
     let (lo, hi) = (s.sorted[0].0, s.sorted[m - 1].0);
-    for (l, &d) in dist_row.iter().enumerate() {
-        if l == i {
+    let d_hi = dist_row[queries[s.sorted[m - 1].1] as usize];
+    const B: usize = 16;
+    for (b, block) in dist_row.chunks(B).enumerate() {
+        if !block.iter().fold(false, |any, &d| any | (d <= d_hi)) {
             continue;
         }
-        let kl = key(d, l);
-        // p = #{query keys <= kl}; l precedes the query at sorted position t iff p <= t.
-        let p = if kl < lo {
-            0
-        } else if kl >= hi {
-            m
-        } else {
-            s.sorted.partition_point(|&(kq, _)| kq <= kl)
-        };
-        s.hist[p] += 1;
+        for (off, &d) in block.iter().enumerate() {
+            let l = b * B + off;
+            if d > d_hi || l == i {
+                continue;
+            }
+            let kl = key(d, l);
+            // p = #{query keys <= kl}; l precedes the query at sorted position t iff p <= t.
+            let p = if kl < lo {
+                0
+            } else if kl >= hi {
+                m
+            } else {
+                s.sorted.partition_point(|&(kq, _)| kq <= kl)
+            };
+            s.hist[p] += 1;
+        }
     }
     let mut before = 0u32;
     for (t, &(_, q)) in s.sorted.iter().enumerate() {
