@@ -45,5 +45,5 @@ pub use pairwise::{
 pub use pass::{
     Extents, PassOutput, PassStats, ProjectionResources, Resident, row_pass, row_pass_resident, row_pass_rows,
 };
-pub use rank_table::{HighRanksReport, RankTable, ResidentRanks, TablePlan, plan as plan_rank_table};
 pub use radix::sort as radix_sort;
+pub use rank_table::{HighRanksReport, RankTable, ResidentRanks, TablePlan, plan as plan_rank_table};

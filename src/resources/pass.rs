@@ -17,9 +17,7 @@ use rayon::prelude::*;
 use super::rank_table::RankTable;
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
-use crate::reference::{
-    Key, RankScratch, count_by_placement, count_ranks, distance_pair, distance_row, select_knn,
-};
+use crate::reference::{Key, RankScratch, count_by_placement, count_ranks, distance_pair, distance_row, select_knn};
 
 /// The resources of one projection.
 #[derive(Debug, Clone, Default)]
@@ -303,7 +301,17 @@ fn run_block(
                     }
                     out.stats.ranks_from_table += s.kc as u64;
                     let q = &hx_idx[..s.kc];
-                    cross_ranks(&sc.dy, i, q, ly_full, ranks_lh, dists_lh, &mut sc.cross, &mut out.stats, count_by_placement);
+                    cross_ranks(
+                        &sc.dy,
+                        i,
+                        q,
+                        ly_full,
+                        ranks_lh,
+                        dists_lh,
+                        &mut sc.cross,
+                        &mut out.stats,
+                        count_by_placement,
+                    );
                 }
                 // Ranks in X of the projection's neighbours, and converse.
                 None => {
