@@ -6,7 +6,9 @@
 //   {op: 'abort', target}                  aborts call `target`
 // while a measure runs: {id, progress}. Failures: {id, ok: false, error: {name, message}, fatal}
 // where fatal = a wasm trap (the module is unusable: the client starts a fresh worker).
-import init, { Session, evaluate, version } from './faithful.js';
+import init, * as wasm from './faithful.js';
+
+const { Session, evaluate, version } = wasm;
 
 const ready = init();
 const sessions = new Map();
@@ -57,8 +59,10 @@ async function handle({ id, op, session: sid, request, options }) {
       sessions.delete(sid);
       return null;
     case '__trap':
-      // For the package's tests only: the client's restart path, as a real trap would take it.
-      throw new WebAssembly.RuntimeError('unreachable (simulated by the __trap test operation)');
+      // For the package's tests only: a real wasm trap, in a build with the test-trap feature
+      // (scripts/test_browser.sh packs one); a release build has no such export.
+      if (typeof wasm.testTrap !== 'function') throw new Error('__trap: this build has no test trap (build it with FAITHFUL_WASM_FEATURES=test-trap)');
+      return wasm.testTrap();
     default:
       throw new Error(`unknown operation ${op}`);
   }
