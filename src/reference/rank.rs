@@ -45,7 +45,7 @@ pub fn count_by_scan(dist_row: &[f64], i: usize, queries: &[u32], out: &mut [u32
 /// counts. Blocks of the row with no distance up to the largest query's precede no query and
 /// are skipped whole by one vectorised test (in a projection's row most points are farther than
 /// every query). The rest are placed in O(1) on average: the queries' distance bit patterns
-/// (which order like the values) span [lo, hi], cut into [`BUCKETS`] equal buckets; a table
+/// (which order like the values) span [lo, hi], cut into `BUCKETS` equal buckets; a table
 /// gives the queries before each bucket, and only the few buckets that hold a query compare
 /// keys `(d, j)` with those inside it.
 pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut [u32], s: &mut RankScratch) {
