@@ -1,14 +1,17 @@
 // The worker side of faithful-dr/worker (worker.js starts it as a module worker). Messages:
 //   {id, op: 'create', options}            → {id, ok, value: {session, rows, backend, fallbackReason}}
 //   {id, op: 'measure'|'neighbours', session, request} → {id, ok, value} (buffers transferred)
-//   {id, op: 'evaluate', request}          → {id, ok, value}
+//   {id, op: 'evaluate', request, json}    → {id, ok, value} (json: the CLI's JSON text)
+//   {id, op: 'measures'|'exampleData'}     → {id, ok, value}
+//   {id, op: 'bench', request}             → {id, ok, value: the receipt's JSON text}, with
+//                                            {id, progress: {done, total, what}} while it runs
 //   {id, op: 'free', session}              → {id, ok}
 //   {op: 'abort', target}                  aborts call `target`
 // while a measure runs: {id, progress}. Failures: {id, ok: false, error: {name, message}, fatal}
 // where fatal = a wasm trap (the module is unusable: the client starts a fresh worker).
 import init, * as wasm from './faithful.js';
 
-const { Session, evaluate, version } = wasm;
+const { Session, bench, evaluate, evaluateJson, exampleData, measures, version } = wasm;
 
 const ready = init();
 const sessions = new Map();
@@ -29,7 +32,7 @@ function session(id) {
   return s;
 }
 
-async function handle({ id, op, session: sid, request, options }) {
+async function handle({ id, op, session: sid, request, options, json }) {
   await ready;
   switch (op) {
     case 'version':
@@ -53,7 +56,15 @@ async function handle({ id, op, session: sid, request, options }) {
     case 'neighbours':
       return session(sid).neighbours(request);
     case 'evaluate':
-      return evaluate(request);
+      return json ? evaluateJson(request) : evaluate(request);
+    case 'measures':
+      return measures();
+    case 'exampleData':
+      return exampleData();
+    case 'bench': {
+      const progress = (done, total, what) => self.postMessage({ id, progress: { done, total, what } });
+      return bench({ ...request, progress });
+    }
     case 'free':
       session(sid).free();
       sessions.delete(sid);
