@@ -40,6 +40,14 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// Tests only (feature `test-trap`): executes `unreachable`, a real wasm trap (a
+/// `WebAssembly.RuntimeError`), after which the module instance must not be used again.
+#[cfg(feature = "test-trap")]
+#[wasm_bindgen(js_name = testTrap)]
+pub fn test_trap() {
+    core::arch::wasm32::unreachable()
+}
+
 fn fail(msg: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&msg.to_string()).into()
 }

@@ -227,6 +227,7 @@ fn fold_report(p: &Partial, blocks: usize, work: PassStats) -> RunReport {
             scratch_bytes_per_worker: 0,
             resource_bytes: 0,
             pairwise: None,
+            high_ranks: None,
         },
         work: PassStats { blocks, ..work },
         timings: Timings::default(),

@@ -201,6 +201,8 @@ test('the worker client: measure, abort, neighbours, and a trap restarts the wor
   sameProjection(r.afterCrash.projections[0], native.projections[0], `worker (${backend}) measure after the restart`);
   assert.equal(r.aborted?.name, 'AbortError', JSON.stringify(r.aborted));
   assert.equal(r.crash?.name, 'WorkerCrashedError', JSON.stringify(r.crash));
+  // A real trap: the test build's testTrap() executes `unreachable` in the wasm.
+  assert.match(r.crash.message, /the wasm module trapped: .*unreachable/, JSON.stringify(r.crash));
   assert.equal(r.knnHigh.typed, 'Int32Array');
   assert.ok(r.knnIsInt32 && r.localIsF64, 'results lost their typed arrays on the way back');
   t.diagnostic(`worker client on ${backend}`);
