@@ -39,6 +39,9 @@ use crate::resources::Neighbours;
 /// Iterations whose events are folded into the local logs together (bounds the memory held by
 /// events; a constant, so results do not depend on it or on threads).
 const ITERATIONS_PER_BATCH: usize = 16;
+/// Without local values, a batch holds at most this many drawn points per point of the data
+/// (O(n) memory; at n = 2000 ZADU's defaults draw 100–160 points an iteration, so all 300 fit).
+const DRAWN_POINTS_PER_POINT: usize = 64;
 /// Largest `walk_num_ratio` accepted: the walk length is ratio·n steps per extraction.
 const MAX_WALK_RATIO: f64 = 100.0;
 
@@ -570,29 +573,43 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         ranges: [(min_compress, max_compress), (min_stretch, max_stretch)],
     };
 
-    // The draws of a batch are made serially, in ZADU's order (steadiness's iterations walk the
-    // projection, then cohesiveness's walk the original space), before the batch runs in
-    // parallel; results are folded in iteration order.
+    // The draws are made serially, in ZADU's order (steadiness's iterations walk the
+    // projection, then cohesiveness's walk the original space); a batch of them then runs in
+    // parallel and its results are folded in iteration order. Draws never depend on results, so
+    // a batch may span both modes: with local values it holds ITERATIONS_PER_BATCH iterations
+    // (bounding the events held), for scores only up to DRAWN_POINTS_PER_POINT·n drawn points
+    // (one batch at ZADU's defaults, so both CPUs stay busy to the end).
     let mut rng = Mt19937::new(seed);
     let mut sums = [(0.0f64, 0.0f64); 2];
     let mut logs = [Log::new(n), Log::new(n)];
-    for (mode, g) in [(Mode::Steadiness, &setup.emb), (Mode::Cohesiveness, &setup.raw)] {
-        let mut left = iterations as usize;
-        while left > 0 {
-            let size = left.min(ITERATIONS_PER_BATCH);
-            left -= size;
-            let batch = (0..size).map(|_| draw(g, n, walk_num, kmeans, mode, &mut rng)).collect::<Result<Vec<_>>>()?;
-            let results: Vec<IterationResult> =
-                batch.par_iter().map_init(|| Scratch::new(n), |s, d| setup.run(d, s)).collect();
-            let m = mode as usize;
-            for res in results {
-                sums[m].0 += res.distortion;
-                sums[m].1 += res.weight;
-                // Without local values ZADU's per-pair logs are not needed.
-                for &(i, j, dist) in res.events.iter().filter(|_| ctx.local) {
-                    let (a, b) = (&res.clusters[i as usize], &res.clusters[j as usize]);
-                    logs[m].record(a, b, dist * (a.len() * b.len()) as f64);
-                }
+    let mut order = [Mode::Steadiness, Mode::Cohesiveness]
+        .into_iter()
+        .flat_map(|mode| std::iter::repeat_n(mode, iterations as usize));
+    loop {
+        let (mut batch, mut held) = (Vec::new(), 0usize);
+        while batch.len() < if ctx.local { ITERATIONS_PER_BATCH } else { usize::MAX }
+            && held < DRAWN_POINTS_PER_POINT * n
+        {
+            let Some(mode) = order.next() else { break };
+            // Steadiness walks the projection's graph, cohesiveness the original space's.
+            let g = if mode == Mode::Steadiness { &setup.emb } else { &setup.raw };
+            let d = draw(g, n, walk_num, kmeans, mode, &mut rng)?;
+            held += d.points.len();
+            batch.push(d);
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let results: Vec<IterationResult> =
+            batch.par_iter().with_max_len(1).map_init(|| Scratch::new(n), |s, d| setup.run(d, s)).collect();
+        for (d, res) in batch.iter().zip(results) {
+            let m = d.mode as usize;
+            sums[m].0 += res.distortion;
+            sums[m].1 += res.weight;
+            // Without local values ZADU's per-pair logs are not needed.
+            for &(i, j, dist) in res.events.iter().filter(|_| ctx.local) {
+                let (a, b) = (&res.clusters[i as usize], &res.clusters[j as usize]);
+                logs[m].record(a, b, dist * (a.len() * b.len()) as f64);
             }
         }
     }
