@@ -44,6 +44,9 @@ const ITERATIONS_PER_BATCH: usize = 16;
 const DRAWN_POINTS_PER_POINT: usize = 64;
 /// Largest `walk_num_ratio` accepted: the walk length is ratio·n steps per extraction.
 const MAX_WALK_RATIO: f64 = 100.0;
+/// Largest S whose distances are tabulated (8 MiB a graph; ⌊√n⌋-NN graphs reach it past
+/// n ≈ 2·10⁴, where S is computed per pair instead).
+const TABLE_MAX: u64 = 1 << 20;
 
 fn undefined(reason: &str) -> Error {
     Error::Undefined { id: "snc".into(), projection: None, reason: reason.into() }
@@ -59,6 +62,10 @@ struct Snn<'a> {
     max: f64,
     /// S(i, j) / max for the j-th neighbour of i, n×k.
     knn_sim: Vec<f64>,
+    alpha: f64,
+    /// `1/(S/max + α)` for every S in 0..=max when max <= TABLE_MAX (the same expression,
+    /// evaluated once per value instead of once per pair; empty otherwise).
+    distances: Vec<f64>,
 }
 
 /// Scratch for accumulating rows of S.
@@ -87,7 +94,30 @@ impl<'a> Snn<'a> {
                 rev[m as usize].push((j as u32, (k + 1 - p) as u32));
             }
         }
-        Snn { knn, k, rev, max: 1.0, knn_sim: Vec::new() }
+        Snn { knn, k, rev, max: 1.0, knn_sim: Vec::new(), alpha: 0.0, distances: Vec::new() }
+    }
+
+    /// Sets the largest S (0 when every S is 0) and tabulates the distances.
+    fn set_max(&mut self, max: u64, alpha: f64) {
+        self.max = if max > 0 { max as f64 } else { 1.0 };
+        self.alpha = alpha;
+        self.distances.clear();
+        if max <= TABLE_MAX {
+            self.distances = (0..=max).map(|s| self.distance_of(s)).collect();
+        }
+    }
+
+    fn distance_of(&self, s: u64) -> f64 {
+        1.0 / (s as f64 / self.max + self.alpha)
+    }
+
+    /// `1/(S/max + α)` for an S of this graph.
+    #[inline]
+    fn distance(&self, s: u64) -> f64 {
+        match self.distances.get(s as usize) {
+            Some(&d) => d,
+            None => self.distance_of(s),
+        }
     }
 
     /// Row i of S (integers, exact) into `row`; i itself is touched too and must be skipped.
@@ -138,7 +168,7 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
                 },
             )
             .reduce(|| 0, u64::max);
-        g.max = if max > 0 { max as f64 } else { 1.0 };
+        g.set_max(max, alpha);
     }
     let (r, e): (&Snn, &Snn) = (raw, emb);
     let rows: Vec<(Vec<f64>, Vec<f64>, f64, f64)> = (0..blocks)
@@ -157,7 +187,7 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
                         if j as usize == i {
                             continue;
                         }
-                        let d = 1.0 / (r.sim(rr, j as usize) + alpha) - 1.0 / (e.sim(er, j as usize) + alpha);
+                        let d = r.distance(rr.acc[j as usize]) - e.distance(er.acc[j as usize]);
                         lo = lo.min(d);
                         hi = hi.max(d);
                     }
@@ -341,17 +371,14 @@ impl Setup<'_> {
                     s.acc[b as usize] += wa * u64::from(wb);
                 }
             }
-            for (o, acc) in out[a * m + a + 1..(a + 1) * m].iter_mut().zip(s.acc[a + 1..].iter_mut()) {
-                if *acc != 0 {
-                    *o = 1.0 / (*acc as f64 / g.max + self.alpha);
-                    *acc = 0;
-                }
-            }
-        }
-        for a in 0..m {
             out[a * m + a] = 0.0;
             for b in a + 1..m {
-                out[b * m + a] = out[a * m + b];
+                let acc = std::mem::take(&mut s.acc[b]);
+                if acc != 0 {
+                    let v = g.distance(acc);
+                    out[a * m + b] = v;
+                    out[b * m + a] = v;
+                }
             }
         }
         for &nb in &s.neighbours {
