@@ -26,6 +26,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use rayon::prelude::*;
 
+use super::support::frontier::{Frontier, extremes};
 use super::support::hdbscan::hdbscan_precomputed;
 use super::support::kmeans::kmeans;
 use super::support::params::{param_int, param_str};
@@ -120,11 +121,6 @@ impl<'a> Snn<'a> {
         }
     }
 
-    /// Row i of S (integers, exact) into `row`; i itself is touched too and must be skipped.
-    fn row(&self, i: usize, row: &mut Row) {
-        self.row_from(i, row, 0);
-    }
-
     /// Row i of S over the points j >= `from` only (the reverse lists are ascending in j).
     fn row_from(&self, i: usize, row: &mut Row, from: usize) {
         row.clear();
@@ -140,72 +136,70 @@ impl<'a> Snn<'a> {
             }
         }
     }
-
-    fn sim(&self, row: &Row, j: usize) -> f64 {
-        row.acc[j] as f64 / self.max
-    }
 }
 
-/// The largest S of each graph, then the kNN similarities and the extremes of
-/// 1/(S_X + α) − 1/(S_Y + α) over the pairs where either S is non-zero.
+/// What one block of rows of the setup pass finds.
+struct BlockSetup {
+    /// The largest S of each graph among the block's pairs.
+    max: [u64; 2],
+    /// (i·k + p, S(i, p-th neighbour of i)) of each graph, for the pairs met here.
+    knn: [Vec<(usize, u64)>; 2],
+    /// (S_X, smallest S_Y, largest S_Y) per S_X met (see [`Frontier`]).
+    kept: Vec<(u64, u64, u64)>,
+}
+
+/// One pass over the pairs (each once, from its smaller point, both graphs together): the
+/// largest S of each graph, the kNN similarities, and the extremes of
+/// 1/(S_X/max_X + α) − 1/(S_Y/max_Y + α) over the pairs where either S is non-zero (0 included).
 fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block: usize) -> (f64, f64) {
     let block = block.max(1);
     let blocks = n.div_ceil(block);
-    for g in [&mut *raw, &mut *emb] {
-        let gr: &Snn = g;
-        let max = (0..blocks)
-            .into_par_iter()
-            .map_init(
-                || Row::new(n),
-                |row, b| {
-                    let mut max = 0u64;
-                    // S is symmetric: each pair is seen once, from its smaller point.
-                    for i in b * block..((b + 1) * block).min(n) {
-                        gr.row_from(i, row, i + 1);
-                        max = row.touched.iter().map(|&j| row.acc[j as usize]).fold(max, u64::max);
-                    }
-                    max
-                },
-            )
-            .reduce(|| 0, u64::max);
-        g.set_max(max, alpha);
-    }
+    let k = raw.k;
+    // S(a, b) <= Σ w² over the weights 2..=k + 1 (rearrangement), in both graphs.
+    let bound = ((k + 1) * (k + 2) * (2 * k + 3) / 6 - 1) as u64;
     let (r, e): (&Snn, &Snn) = (raw, emb);
-    let rows: Vec<(Vec<f64>, Vec<f64>, f64, f64)> = (0..blocks)
+    let outs: Vec<BlockSetup> = (0..blocks)
         .into_par_iter()
         .map_init(
-            || (Row::new(n), Row::new(n)),
-            |(rr, er), b| {
-                let (mut rs, mut es) = (Vec::new(), Vec::new());
-                let (mut lo, mut hi) = (0.0f64, 0.0f64);
+            || (Row::new(n), Row::new(n), Frontier::new(bound)),
+            |(rr, er, frontier), b| {
+                let mut out = BlockSetup { max: [0; 2], knn: [Vec::new(), Vec::new()], kept: Vec::new() };
                 for i in b * block..((b + 1) * block).min(n) {
-                    r.row(i, rr);
-                    e.row(i, er);
-                    rs.extend(r.knn.row(i, r.k).iter().map(|&j| r.sim(rr, j as usize)));
-                    es.extend(e.knn.row(i, e.k).iter().map(|&j| e.sim(er, j as usize)));
-                    for &j in rr.touched.iter().chain(er.touched.iter().filter(|&&j| rr.acc[j as usize] == 0)) {
-                        if j as usize == i {
-                            continue;
+                    r.row_from(i, rr, i + 1);
+                    e.row_from(i, er, i + 1);
+                    for (t, (g, row)) in [(r, &*rr), (e, &*er)].into_iter().enumerate() {
+                        out.max[t] = row.touched.iter().map(|&j| row.acc[j as usize]).fold(out.max[t], u64::max);
+                        // i's later neighbours, and the later points that list i (at k + 1 − w).
+                        for (p, &j) in g.knn.row(i, k).iter().enumerate().filter(|&(_, &j)| j as usize > i) {
+                            out.knn[t].push((i * k + p, row.acc[j as usize]));
                         }
-                        let d = r.distance(rr.acc[j as usize]) - e.distance(er.acc[j as usize]);
-                        lo = lo.min(d);
-                        hi = hi.max(d);
+                        let list = &g.rev[i];
+                        for &(j, w) in &list[list.partition_point(|&(j, _)| j as usize <= i)..] {
+                            out.knn[t].push((j as usize * k + k + 1 - w as usize, row.acc[j as usize]));
+                        }
+                    }
+                    for &j in rr.touched.iter().chain(er.touched.iter().filter(|&&j| rr.acc[j as usize] == 0)) {
+                        frontier.note(rr.acc[j as usize], er.acc[j as usize]);
                     }
                 }
-                (rs, es, lo, hi)
+                frontier.drain(&mut out.kept);
+                out
             },
         )
         .collect();
-    let (mut lo, mut hi) = (0.0f64, 0.0f64);
-    raw.knn_sim = Vec::with_capacity(n * raw.k);
-    emb.knn_sim = Vec::with_capacity(n * emb.k);
-    for (rs, es, l, h) in rows {
-        raw.knn_sim.extend(rs);
-        emb.knn_sim.extend(es);
-        lo = lo.min(l);
-        hi = hi.max(h);
+    let max = |t: usize| outs.iter().map(|o| o.max[t]).max().unwrap_or(0);
+    raw.set_max(max(0), alpha);
+    emb.set_max(max(1), alpha);
+    for (t, g) in [&mut *raw, &mut *emb].into_iter().enumerate() {
+        let mut sim = vec![0.0f64; n * k];
+        for &(at, s) in outs.iter().flat_map(|o| &o.knn[t]) {
+            sim[at] = s as f64 / g.max;
+        }
+        g.knn_sim = sim;
     }
-    (lo, hi)
+    let (r, e): (&Snn, &Snn) = (raw, emb);
+    let kept: Vec<(u64, u64, u64)> = outs.into_iter().flat_map(|o| o.kept).collect();
+    extremes(&kept, |s| r.distance(s), |s| e.distance(s))
 }
 
 #[derive(Clone, Copy, PartialEq)]
