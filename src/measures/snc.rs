@@ -313,6 +313,7 @@ impl Setup<'_> {
     /// sums only the members after it (a neighbour's list holds its members in order, and row a
     /// meets its own entry first in every list it reads) and the lower triangle is mirrored.
     /// The matrix is left in `s.dist`.
+    #[inline(never)]
     fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) {
         let m = points.len();
         // Count, per distinct neighbour of the cluster, the members listing it.
