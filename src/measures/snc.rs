@@ -287,6 +287,8 @@ struct Scratch {
     lists: Vec<Vec<(u32, u64)>>,
     /// HDBSCAN's m×m input, reused across iterations.
     dist: Vec<f64>,
+    /// The non-zero S(a, b), a < b, among a cluster's members (indices into it).
+    pairs: Vec<(u32, u32, u64)>,
     /// The cluster-pair sums of S in each space, reused across iterations.
     sums: [Vec<u64>; 2],
 }
@@ -301,6 +303,7 @@ impl Scratch {
             acc: Vec::new(),
             lists: Vec::new(),
             dist: Vec::new(),
+            pairs: Vec::new(),
             sums: [Vec::new(), Vec::new()],
         }
     }
@@ -312,7 +315,7 @@ impl Setup<'_> {
     /// only (exact integers); a zero S is 1/α without a division. S is symmetric, so each row
     /// sums only the members after it (a neighbour's list holds its members in order, and row a
     /// meets its own entry first in every list it reads) and the lower triangle is mirrored.
-    /// The matrix is left in `s.dist`.
+    /// The matrix is left in `s.dist`, and the non-zero S (a < b) in `s.pairs`.
     #[inline(never)]
     fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) {
         let m = points.len();
@@ -355,6 +358,7 @@ impl Setup<'_> {
         let out = &mut s.dist;
         s.acc.clear();
         s.acc.resize(m, 0);
+        s.pairs.clear();
         for a in 0..m {
             for (p, &nb) in g.knn.row(points[a] as usize, g.k).iter().enumerate() {
                 let wa = (g.k + 1 - p) as u64;
@@ -373,6 +377,7 @@ impl Setup<'_> {
                     let v = g.distance(acc);
                     out[a * m + b] = v;
                     out[b * m + a] = v;
+                    s.pairs.push((a as u32, b as u32, acc));
                 }
             }
         }
@@ -461,8 +466,16 @@ impl Setup<'_> {
         // `_cluster_distance_matrices`: 1/(mean S between two clusters + α) in each space.
         let c = clusters.len();
         let (raw_sums, emb_sums) = (std::mem::take(&mut s.sums[0]), std::mem::take(&mut s.sums[1]));
-        let raw_sums = self.cluster_sums(&self.raw, &clusters, s, raw_sums);
-        let emb_sums = self.cluster_sums(&self.emb, &clusters, s, emb_sums);
+        // HDBSCAN's space has its member pairs' S at hand; the other space sums its lists.
+        let clustered = if self.kmeans { None } else { Some(d.mode) };
+        let raw_sums = match clustered {
+            Some(Mode::Steadiness) => pair_sums(&s.pairs, &labels, count, c, raw_sums),
+            _ => self.cluster_sums(&self.raw, &clusters, s, raw_sums),
+        };
+        let emb_sums = match clustered {
+            Some(Mode::Cohesiveness) => pair_sums(&s.pairs, &labels, count, c, emb_sums),
+            _ => self.cluster_sums(&self.emb, &clusters, s, emb_sums),
+        };
         let distance = |sums: &[u64], g: &Snn, i: usize, j: usize| {
             1.0 / (sums[i * c + j] as f64 / g.max / (clusters[i].len() * clusters[j].len()) as f64 + self.alpha)
         };
@@ -489,6 +502,32 @@ impl Setup<'_> {
         s.sums = [raw_sums, emb_sums];
         IterationResult { distortion, weight, clusters, events }
     }
+}
+
+/// [`Setup::cluster_sums`] from the member pairs' S (exact integers, so the same sums): the
+/// cluster of member a is its label, or `count` + its rank among the noise points.
+fn pair_sums(pairs: &[(u32, u32, u64)], labels: &[i64], count: usize, c: usize, mut sums: Vec<u64>) -> Vec<u64> {
+    let mut noise = count;
+    let of: Vec<usize> = labels
+        .iter()
+        .map(|&l| {
+            if l >= 0 {
+                l as usize
+            } else {
+                noise += 1;
+                noise - 1
+            }
+        })
+        .collect();
+    sums.clear();
+    sums.resize(c * c, 0);
+    for &(a, b, v) in pairs {
+        let (x, y) = (of[a as usize], of[b as usize]);
+        if x != y {
+            sums[x.max(y) * c + x.min(y)] += v;
+        }
+    }
+    sums
 }
 
 /// A deterministic hasher for pair keys (the logs are filled serially, so their iteration
