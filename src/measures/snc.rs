@@ -353,31 +353,32 @@ impl Setup<'_> {
         // `fill` now walks each list again: its next entry is the next member to read it.
         fill.copy_from_slice(&s.offsets);
         let far = 1.0 / (0.0 + self.alpha);
-        s.dist.clear();
-        s.dist.resize(m * m, far);
-        let out = &mut s.dist;
-        s.acc.clear();
-        s.acc.resize(m, 0);
-        s.pairs.clear();
+        // The fields apart, so that the hot loops keep them in registers.
+        let Scratch { local, entries, offsets, acc, dist: out, pairs, .. } = s;
+        out.clear();
+        out.resize(m * m, far);
+        acc.clear();
+        acc.resize(m, 0);
+        pairs.clear();
         for a in 0..m {
             for (p, &nb) in g.knn.row(points[a] as usize, g.k).iter().enumerate() {
                 let wa = (g.k + 1 - p) as u64;
-                let l = s.local[nb as usize] as usize;
+                let l = local[nb as usize] as usize;
                 let own = fill[l] as usize;
-                debug_assert_eq!(s.entries[own].0 as usize, a);
+                debug_assert_eq!(entries[own].0 as usize, a);
                 fill[l] += 1;
-                for &(b, wb) in &s.entries[own + 1..s.offsets[l + 1] as usize] {
-                    s.acc[b as usize] += wa * u64::from(wb);
+                for &(b, wb) in &entries[own + 1..offsets[l + 1] as usize] {
+                    acc[b as usize] += wa * u64::from(wb);
                 }
             }
             out[a * m + a] = 0.0;
-            for b in a + 1..m {
-                let acc = std::mem::take(&mut s.acc[b]);
+            for (b, acc) in acc.iter_mut().enumerate().skip(a + 1) {
+                let acc = std::mem::take(acc);
                 if acc != 0 {
                     let v = g.distance(acc);
                     out[a * m + b] = v;
                     out[b * m + a] = v;
-                    s.pairs.push((a as u32, b as u32, acc));
+                    pairs.push((a as u32, b as u32, acc));
                 }
             }
         }
