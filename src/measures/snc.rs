@@ -23,6 +23,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Mutex, mpsc};
 
 use rayon::prelude::*;
 
@@ -636,36 +637,52 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     };
 
     // The draws are made serially, in ZADU's order (steadiness's iterations walk the
-    // projection, then cohesiveness's walk the original space); a batch of them then runs in
-    // parallel and its results are folded in iteration order. Draws never depend on results, so
-    // a batch may span both modes: with local values it holds ITERATIONS_PER_BATCH iterations
-    // (bounding the events held), for scores only up to DRAWN_POINTS_PER_POINT·n drawn points
-    // (one batch at ZADU's defaults, so both CPUs stay busy to the end).
+    // projection, then cohesiveness's walk the original space), and each round is handed to
+    // the pool as soon as it is drawn, so rounds run while later ones are drawn; the results
+    // are folded in iteration order. Draws never depend on results, so a batch may span both
+    // modes: with local values it holds ITERATIONS_PER_BATCH rounds (bounding the events held),
+    // for scores only up to DRAWN_POINTS_PER_POINT·n drawn points (one batch at ZADU's
+    // defaults, so both CPUs stay busy to the end).
     let mut rng = Mt19937::new(seed);
     let mut sums = [(0.0f64, 0.0f64); 2];
     let mut logs = [Log::new(n), Log::new(n)];
     let mut order = [Mode::Steadiness, Mode::Cohesiveness]
         .into_iter()
         .flat_map(|mode| std::iter::repeat_n(mode, iterations as usize));
+    // One scratch per pool thread (a round's result does not depend on which it gets).
+    let scratch: Vec<Mutex<Scratch>> = (0..rayon::current_num_threads()).map(|_| Mutex::new(Scratch::new(n))).collect();
+    let (setup, scratch) = (&setup, &scratch);
     loop {
-        let (mut batch, mut held) = (Vec::new(), 0usize);
-        while batch.len() < if ctx.local { ITERATIONS_PER_BATCH } else { usize::MAX }
-            && held < DRAWN_POINTS_PER_POINT * n
-        {
-            let Some(mode) = order.next() else { break };
-            // Steadiness walks the projection's graph, cohesiveness the original space's.
-            let g = if mode == Mode::Steadiness { &setup.emb } else { &setup.raw };
-            let d = draw(g, n, walk_num, kmeans, mode, &mut rng)?;
-            held += d.points.len();
-            batch.push(d);
-        }
-        if batch.is_empty() {
+        let (tx, rx) = mpsc::channel::<(usize, Mode, IterationResult)>();
+        let mut held = 0usize;
+        let drawn = rayon::scope(|pool| -> Result<usize> {
+            let mut count = 0;
+            while count < if ctx.local { ITERATIONS_PER_BATCH } else { usize::MAX } && held < DRAWN_POINTS_PER_POINT * n
+            {
+                let Some(mode) = order.next() else { break };
+                // Steadiness walks the projection's graph, cohesiveness the original space's.
+                let g = if mode == Mode::Steadiness { &setup.emb } else { &setup.raw };
+                let d = draw(g, n, walk_num, kmeans, mode, &mut rng)?;
+                held += d.points.len();
+                let (tx, at) = (tx.clone(), count);
+                pool.spawn(move |_| {
+                    let slot = rayon::current_thread_index().unwrap_or(0) % scratch.len();
+                    let mut s = scratch[slot].lock().unwrap_or_else(|e| e.into_inner());
+                    // The receiver outlives the scope, so the send cannot fail.
+                    let _ = tx.send((at, d.mode, setup.run(&d, &mut s)));
+                });
+                count += 1;
+            }
+            Ok(count)
+        })?;
+        drop(tx);
+        if drawn == 0 {
             break;
         }
-        let results: Vec<IterationResult> =
-            batch.par_iter().with_max_len(1).map_init(|| Scratch::new(n), |s, d| setup.run(d, s)).collect();
-        for (d, res) in batch.iter().zip(results) {
-            let m = d.mode as usize;
+        let mut results: Vec<(usize, Mode, IterationResult)> = rx.into_iter().collect();
+        results.sort_unstable_by_key(|r| r.0);
+        for (_, mode, res) in results {
+            let m = mode as usize;
             sums[m].0 += res.distortion;
             sums[m].1 += res.weight;
             // Without local values ZADU's per-pair logs are not needed.
