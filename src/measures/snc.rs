@@ -16,8 +16,8 @@
 //! touched, as ZADU's per-point dicts.
 //!
 //! Randomness and order: all draws (seeds, walks, k-means seeds) come from NumPy's
-//! `RandomState(random_state)` in ZADU's order; a batch's draws are made before it runs, its
-//! iterations run in parallel and are summed in iteration order, so the result does not
+//! `RandomState(random_state)` in ZADU's order, serially; each iteration runs on the pool as
+//! soon as it is drawn and the results are summed in iteration order, so the result does not
 //! depend on the thread count. A walk's points are ordered as CPython's `set` orders them
 //! ([`PySet`]), the order HDBSCAN and the cluster sums see in ZADU.
 
