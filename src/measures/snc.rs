@@ -157,7 +157,8 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
     let blocks = n.div_ceil(block);
     let k = raw.k;
     // S(a, b) <= Σ w² over the weights 2..=k + 1 (rearrangement), in both graphs.
-    let bound = ((k + 1) * (k + 2) * (2 * k + 3) / 6 - 1) as u64;
+    let k1 = k as u128 + 1;
+    let bound = u64::try_from(k1 * (k1 + 1) * (2 * k1 + 1) / 6 - 1).unwrap_or(u64::MAX);
     let (r, e): (&Snn, &Snn) = (raw, emb);
     let outs: Vec<BlockSetup> = (0..blocks)
         .into_par_iter()
