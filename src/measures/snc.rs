@@ -27,6 +27,7 @@ use std::sync::{Mutex, mpsc};
 
 use rayon::prelude::*;
 
+use super::def::custom_kmeans;
 use super::support::frontier::{Frontier, extremes};
 use super::support::hdbscan::hdbscan_precomputed;
 use super::support::kmeans::kmeans;
@@ -204,6 +205,31 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
     extremes(&kept, |s| r.distance(s), |s| e.distance(s))
 }
 
+/// ZADU's `clustering_strategy`: HDBSCAN (`dbscan`), or scikit-learn's KMeans with ⌊√m⌋ (at
+/// least 2) clusters for m drawn points (`kmeans`) or with k (`'<k>-means'`), at most m.
+#[derive(Clone, Copy, PartialEq)]
+enum Clustering {
+    Hdbscan,
+    KMeans(Option<usize>),
+}
+
+impl Clustering {
+    fn of(r: &Resolved) -> Self {
+        match param_str(r, "clustering_strategy") {
+            "dbscan" => Clustering::Hdbscan,
+            "kmeans" => Clustering::KMeans(None),
+            s => Clustering::KMeans(Some(
+                custom_kmeans(s).and_then(|k| k.ok()).expect("the registry accepts '<k>-means' only with k >= 1"),
+            )),
+        }
+    }
+
+    /// KMeans's `n_clusters` for m points.
+    fn clusters(k: Option<usize>, m: usize) -> usize {
+        k.unwrap_or_else(|| ((m as f64).sqrt() as usize).max(2)).min(m)
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
     Steadiness,
@@ -273,7 +299,7 @@ struct Setup<'a> {
     high: &'a Points,
     low: &'a Points,
     alpha: f64,
-    kmeans: bool,
+    clustering: Clustering,
     /// (min, max) distortion of steadiness, then of cohesiveness.
     ranges: [(f64, f64); 2],
 }
@@ -446,12 +472,11 @@ impl Setup<'_> {
             Mode::Steadiness => (&self.raw, self.high),
             Mode::Cohesiveness => (&self.emb, self.low),
         };
-        let labels: Vec<i64> = if self.kmeans {
+        let labels: Vec<i64> = if let Clustering::KMeans(k) = self.clustering {
             let dim = data.dim();
             let rows = pts.iter().flat_map(|&i| data.row(i as usize).iter().copied()).collect();
             let sub = Points::from_vec("snc cluster", m, dim, rows).expect("a non-empty subset of valid points");
-            let k = ((m as f64).sqrt() as usize).max(2).min(m);
-            kmeans(&sub, k, d.kmeans_seed).into_iter().map(i64::from).collect()
+            kmeans(&sub, Clustering::clusters(k, m), d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
             self.cluster_distances(g, pts, s);
             hdbscan_precomputed(&s.dist, m, true)
@@ -470,7 +495,7 @@ impl Setup<'_> {
         let c = clusters.len();
         let (raw_sums, emb_sums) = (std::mem::take(&mut s.sums[0]), std::mem::take(&mut s.sums[1]));
         // HDBSCAN's space has its member pairs' S at hand; the other space sums its lists.
-        let clustered = if self.kmeans { None } else { Some(d.mode) };
+        let clustered = if self.clustering == Clustering::Hdbscan { Some(d.mode) } else { None };
         let raw_sums = match clustered {
             Some(Mode::Steadiness) => pair_sums(&s.pairs, &labels, count, c, raw_sums),
             _ => self.cluster_sums(&self.raw, &clusters, s, raw_sums),
@@ -618,7 +643,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let ratio = r.float("walk_num_ratio");
     check(r, "walk_num_ratio", ratio <= MAX_WALK_RATIO, "must be at most 100 (walks of ratio·n steps)")?;
     let alpha = r.float("alpha");
-    let kmeans = param_str(r, "clustering_strategy") == "kmeans";
+    let clustering = Clustering::of(r);
+    // ZADU draws k-means's random_state after each cluster, for every strategy but HDBSCAN.
+    let kmeans = clustering != Clustering::Hdbscan;
     let seed = param_int(r, "random_state") as u32;
     let walk_num = ((n as f64 * ratio) as usize).max(1);
 
@@ -633,7 +660,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         high: ctx.high,
         low: ctx.low,
         alpha,
-        kmeans,
+        clustering,
         ranges: [(min_compress, max_compress), (min_stretch, max_stretch)],
     };
 
