@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use super::def::custom_kmeans;
 use super::support::frontier::{Frontier, extremes};
-use super::support::hdbscan::hdbscan_precomputed;
+use super::support::hdbscan::{MIN_CLUSTER_SIZE, core_distances, hdbscan_precomputed_with_core};
 use super::support::kmeans::kmeans;
 use super::support::params::{param_int, param_str};
 use super::support::pyset::PySet;
@@ -317,6 +317,10 @@ struct Scratch {
     dist: Vec<f64>,
     /// The non-zero S(a, b), a < b, among a cluster's members (indices into it).
     pairs: Vec<(u32, u32, u64)>,
+    /// Each member's largest S with the others (HDBSCAN's `min_samples` of them, descending),
+    /// and its core distance.
+    top: Vec<u64>,
+    core: Vec<f64>,
     /// The cluster-pair sums of S in each space, reused across iterations.
     sums: [Vec<u64>; 2],
 }
@@ -332,6 +336,8 @@ impl Scratch {
             lists: Vec::new(),
             dist: Vec::new(),
             pairs: Vec::new(),
+            top: Vec::new(),
+            core: Vec::new(),
             sums: [Vec::new(), Vec::new()],
         }
     }
@@ -410,6 +416,35 @@ impl Setup<'_> {
                 }
             }
         }
+        // HDBSCAN's core distances, from the pairs' S rather than a pass over the matrix: every
+        // entry off the diagonal is distance(S), with S = 0 for the pairs not listed (`far` is
+        // distance(0): 0/max = 0), the distance falls as S grows (correctly rounded division and
+        // addition are monotone) and the diagonal's 0 is the smallest entry, so a column's core
+        // distance is the distance of its member's min_points-th largest S: the same value.
+        let min_points = MIN_CLUSTER_SIZE.min(m - 1);
+        let Scratch { top, core, pairs, .. } = s;
+        top.clear();
+        top.resize(m * min_points, 0);
+        for &(a, b, v) in pairs.iter() {
+            for x in [a as usize, b as usize] {
+                let t = &mut top[x * min_points..(x + 1) * min_points];
+                if v <= t[min_points - 1] {
+                    continue;
+                }
+                let mut at = min_points - 1;
+                while at > 0 && t[at - 1] < v {
+                    t[at] = t[at - 1];
+                    at -= 1;
+                }
+                t[at] = v;
+            }
+        }
+        core.clear();
+        core.extend(top.chunks_exact(min_points).map(|t| g.distance(t[min_points - 1])));
+        debug_assert!(
+            core.iter().zip(core_distances(out, m, MIN_CLUSTER_SIZE)).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "core distances from S equal the matrix's"
+        );
         for &nb in &s.neighbours {
             s.local[nb as usize] = u32::MAX;
         }
@@ -479,7 +514,7 @@ impl Setup<'_> {
             kmeans(&sub, Clustering::clusters(k, m), d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
             self.cluster_distances(g, pts, s);
-            hdbscan_precomputed(&s.dist, m, true)
+            hdbscan_precomputed_with_core(&s.dist, m, &s.core, true)
         };
         // `_separate_cluster_labels`: clusters by label, then each noise point alone.
         let count = labels.iter().copied().max().map_or(0, |l| (l + 1).max(0) as usize);
