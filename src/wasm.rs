@@ -297,7 +297,7 @@ pub fn measures_json() -> String {
                     let (kind, choices): (&str, &[&str]) = match p.kind {
                         ParamKind::Int | ParamKind::Count | ParamKind::Seed(_) => ("int", &[]),
                         ParamKind::Float | ParamKind::PositiveFloat => ("float", &[]),
-                        ParamKind::Choice(c) => ("choice", c),
+                        ParamKind::Choice(c) | ParamKind::Clustering(c) => ("choice", c),
                     };
                     serde_json::json!({"name": p.name, "kind": kind, "default": p.default, "choices": choices})
                 })
