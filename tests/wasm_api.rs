@@ -62,6 +62,14 @@ async fn bad_requests_are_clear_errors() {
 fn registry_and_version_are_exposed() {
     let list: Value = serde_json::from_str(&measures_json()).unwrap();
     assert!(list.as_array().unwrap().iter().any(|m| m["id"] == "tnc"));
+    // snc's clustering strategy lists its named choices and accepts '<k>-means' besides.
+    let snc = list.as_array().unwrap().iter().find(|m| m["id"] == "snc").expect("snc listed");
+    let strategy = snc["params"].as_array().unwrap().iter().find(|p| p["name"] == "clustering_strategy").unwrap();
+    assert_eq!((strategy["kind"].as_str(), strategy["open"].as_bool()), (Some("choice"), Some(true)));
+    assert!(strategy["choices"].as_array().unwrap().iter().any(|c| c == "kmeans"));
+    let closed =
+        list.as_array().unwrap().iter().flat_map(|m| m["params"].as_array().unwrap()).filter(|p| p["open"] == false);
+    assert!(closed.count() > 0);
     assert_eq!(version(), env!("CARGO_PKG_VERSION"));
 }
 

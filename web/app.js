@@ -318,6 +318,12 @@ function renderMeasures() {
       row.dataset.id = m.id;
       const inputs = m.params.map((p) => {
         const name = `p-${m.id}-${p.name}`;
+        if (p.kind === 'choice' && p.open) {
+          // A listed choice or another value the measure accepts (snc's '<k>-means').
+          const dl = `dl-${m.id}-${p.name}`;
+          return `<label>${esc(p.name)} <input list="${dl}" name="${name}" data-param="${esc(p.name)}" data-default="${esc(p.default)}" value="${esc(p.default)}" title="${esc(p.choices.join(', '))} or <k>-means"><datalist id="${dl}">${p.choices
+            .map((c) => `<option value="${esc(c)}">`).join('')}<option value="5-means"></datalist></label>`;
+        }
         if (p.kind === 'choice') {
           return `<label>${esc(p.name)} <select name="${name}" data-param="${esc(p.name)}" data-default="${esc(p.default)}">${p.choices
             .map((c) => `<option${c === p.default ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select></label>`;

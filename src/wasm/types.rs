@@ -94,7 +94,8 @@ export interface BenchRequest {
   progress?: (done: number, total: number, what: string) => void;
 }
 /** A measure's parameter as `measures()` lists it. */
-export interface MeasureParam { name: string; kind: "int" | "float" | "choice"; default: string; choices: string[]; }
+/** `open`: a choice that also accepts other values (snc's `clustering_strategy`: `"<k>-means"`). */
+export interface MeasureParam { name: string; kind: "int" | "float" | "choice"; default: string; choices: string[]; open: boolean; }
 /** A measure as `measures()` lists it. */
 export interface MeasureInfo { id: string; zadu_id: string; params: MeasureParam[]; keys: string[]; local_keys: string[]; labels: boolean; about: string; }
 "#;
