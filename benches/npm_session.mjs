@@ -8,24 +8,16 @@
 // Data and spec: benches/npm_session_data.mjs (T&C at k = 20, exact, a new projection every
 // call). Cold = evaluate() with nothing resident (it builds the original space's kNN); warm =
 // Session.measure after the first.
-import path from 'node:path';
 import os from 'node:os';
-import { pathToFileURL } from 'node:url';
+import { nodePackage, opt } from './npm_session_args.mjs';
 import { SPEC, blobs, median, projection, time } from './npm_session_data.mjs';
 
-const args = process.argv.slice(2);
-const dir = path.resolve(args[0] ?? '.');
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i < 0 ? dflt : args[i + 1];
-};
 const sizes = opt('sizes', '2000,5000').split(',').map(Number);
 const liveN = Number(opt('live-n', '5000'));
 const liveEvals = Number(opt('live-evals', '20'));
 const REPEAT = 5;
 
-const pkg = await import(pathToFileURL(path.join(dir, 'node.js')).href);
-await pkg.default();
+const pkg = await nodePackage();
 
 const rows = [];
 for (const n of sizes) {

@@ -16,17 +16,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { launchChromium } from '../tests/browser/flags.mjs';
 import { serveStatic } from '../tests/browser/static_server.mjs';
+import { nodePackage, opt, packageDir } from './npm_session_args.mjs';
 import { SPEC, blobs, median, projection } from './npm_session_data.mjs';
 
-const args = process.argv.slice(2);
-const dir = path.resolve(args[0] ?? '.');
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i < 0 ? dflt : args[i + 1];
-};
 const sizes = opt('sizes', '2000,5000').split(',').map(Number);
 const backends = opt('backends', 'webgpu,cpu').split(',');
 const repeat = Number(opt('repeat', '3'));
@@ -63,8 +58,7 @@ async function inPage({ n, backend, seeds, spec }) {
 }
 
 // The reference: the Node wasm CPU on the same inputs.
-const pkg = await import(pathToFileURL(path.join(dir, 'node.js')).href);
-await pkg.default();
+const pkg = await nodePackage();
 const reference = async (n, seed) => {
   const high = blobs(n, 50, n);
   const r = await pkg.evaluate({ high, lows: [projection(high, seed)], specs: SPEC, backend: 'cpu' });
@@ -73,7 +67,7 @@ const reference = async (n, seed) => {
 
 // The page: the unpacked package and the data module, served from a throw-away folder.
 const site = mkdtempSync(path.join(os.tmpdir(), 'faithful-bench-site-'));
-symlinkSync(dir, path.join(site, 'faithful-dr'));
+symlinkSync(packageDir, path.join(site, 'faithful-dr'));
 symlinkSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'npm_session_data.mjs'), path.join(site, 'npm_session_data.mjs'));
 writeFileSync(path.join(site, 'index.html'), '<!doctype html><meta charset="utf-8"><title>faithful-dr benchmark</title>\n');
 const server = await serveStatic(site);
