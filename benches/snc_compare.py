@@ -8,10 +8,14 @@ ZADU's other defaults, times, per dataset and for scores only and scores + local
   .measure(ld)` call in a subprocess (imports and loading excluded), with NumPy as installed
   and, for the agreement column, once more with NumPy's baseline sort
   (NPY_DISABLE_CPU_FEATURES, the sort faithful reproduces; see docs/measures.md);
-- faithful: the whole `faithful measure --spec snc:random_state=0 --json [--local]` process.
+- faithful, two columns from the same `faithful measure --spec snc:random_state=0 --json
+  [--local]` runs: "call", the run's own timing of the evaluation (`run.timings.total_s`:
+  validation, both kNN graphs and the measure; process start and reading the .npy files
+  excluded), timed like ZADU's column; and "CLI", the whole process's wall time.
 
-Best of --repeat runs per side; the agreement column is max |Δ| between faithful's scores and
-the baseline-sort ZADU run's (0 = the same bits).
+Best of --repeat runs per side; the ratios divide ZADU's time by faithful's call time and by its
+CLI time. The agreement column is max |Δ| between faithful's scores and the baseline-sort ZADU
+run's (0 = the same bits).
 
     python3 benches/snc_compare.py --python /path/to/venv/bin/python \\
         --faithful target/release/faithful --markdown docs/bench/snc_DATE.md --json ...json
@@ -65,7 +69,8 @@ def faithful(exe, dataset, local):
     code, wall, peak, out, err = run_measured(cmd + (["--local"] if local else []))
     if code != 0:
         raise SystemExit(f"faithful failed on {dataset}: {err}")
-    return wall, peak, json.loads(out)["projections"][0]["scores"][0]["values"]
+    report = json.loads(out)
+    return wall, peak, report["projections"][0]["scores"][0]["values"], report["run"]["timings"]["total_s"]
 
 
 def main():
@@ -91,25 +96,31 @@ def main():
                 z = [zadu(args.python, dataset, local, False, tmp) for _ in range(args.repeat)]
                 f = [faithful(args.faithful, dataset, local) for _ in range(args.repeat)]
                 _, _, exact = zadu(args.python, dataset, local, True, tmp)
-                zs, fs = min(r[0] for r in z), min(r[0] for r in f)
+                zs, fs, fc = min(r[0] for r in z), min(r[0] for r in f), min(r[3] for r in f)
                 delta = max(abs(f[0][2][k] - exact[k]) for k in exact)
-                rows.append({"dataset": dataset, "local": local, "zadu_s": zs, "faithful_s": fs,
-                             "ratio": zs / fs, "zadu_peak_mib": max(r[1] for r in z),
+                rows.append({"dataset": dataset, "local": local, "zadu_s": zs, "faithful_call_s": fc,
+                             "faithful_cli_s": fs, "ratio_call": zs / fc, "ratio_cli": zs / fs,
+                             "zadu_peak_mib": max(r[1] for r in z),
                              "faithful_peak_mib": max(r[1] for r in f), "max_delta_vs_baseline_zadu": delta,
                              "faithful": f[0][2], "zadu_baseline_sort": exact, "zadu_installed": z[0][2]})
-                print(dataset, "local" if local else "scores", f"ZADU {zs:.3f} s, faithful {fs:.3f} s", file=sys.stderr)
+                print(dataset, "local" if local else "scores", f"ZADU {zs:.3f} s, faithful call {fc:.3f} s, CLI {fs:.3f} s",
+                      file=sys.stderr)
     lines = [
         f"snc (random_state=0, ZADU's defaults: 150 iterations, walk_num_ratio 0.3, k = ⌊√n⌋, HDBSCAN); "
-        f"best of {args.repeat}; {os.cpu_count()} CPUs. ZADU s = one ZADU(...).measure() call in a "
-        "subprocess (imports and loading excluded); faithful s = the whole CLI process; "
-        "Δ = max |faithful − ZADU with NumPy's baseline sort| over both scores.",
+        f"best of {args.repeat}; {os.cpu_count()} CPUs; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        "at the end. ZADU s = one ZADU(...).measure() call in a subprocess (imports and loading excluded); "
+        "faithful call s = the same for faithful: the evaluation's own timing (run.timings.total_s: both "
+        "kNN graphs and the measure; process start and .npy reading excluded); faithful CLI s = the whole "
+        "`faithful measure` process; Δ = max |faithful − ZADU with NumPy's baseline sort| over both scores.",
         "",
-        "| dataset | local values | ZADU s | faithful s | ratio | ZADU peak MiB | faithful peak MiB | Δ |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        "| dataset | local values | ZADU s | faithful call s | ratio (call) | faithful CLI s | ratio (CLI) "
+        "| ZADU peak MiB | faithful peak MiB | Δ |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        lines.append(f"| {r['dataset']} | {'yes' if r['local'] else 'no'} | {r['zadu_s']:.3f} | {r['faithful_s']:.3f} | "
-                     f"{r['ratio']:.1f}× | {r['zadu_peak_mib']:.0f} | {r['faithful_peak_mib']:.0f} | "
+        lines.append(f"| {r['dataset']} | {'yes' if r['local'] else 'no'} | {r['zadu_s']:.3f} | "
+                     f"{r['faithful_call_s']:.3f} | {r['ratio_call']:.1f}× | {r['faithful_cli_s']:.3f} | "
+                     f"{r['ratio_cli']:.1f}× | {r['zadu_peak_mib']:.0f} | {r['faithful_peak_mib']:.0f} | "
                      f"{r['max_delta_vs_baseline_zadu']:.2g} |")
     write_outputs("\n".join(lines) + "\n", args.markdown, args.json_out, {"rows": rows})
 

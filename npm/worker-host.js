@@ -1,12 +1,17 @@
 // The worker side of faithful-dr/worker (worker.js starts it as a module worker). Messages:
 //   {id, op: 'create', options}            → {id, ok, value: {session, rows, backend, fallbackReason}}
 //   {id, op: 'measure'|'neighbours', session, request} → {id, ok, value} (buffers transferred)
-//   {id, op: 'evaluate', request}          → {id, ok, value}
+//   {id, op: 'evaluate', request, json}    → {id, ok, value} (json: the CLI's JSON text)
+//   {id, op: 'measures'|'exampleData'}     → {id, ok, value}
+//   {id, op: 'bench', request}             → {id, ok, value: the receipt's JSON text}, with
+//                                            {id, progress: {done, total, what}} while it runs
 //   {id, op: 'free', session}              → {id, ok}
 //   {op: 'abort', target}                  aborts call `target`
 // while a measure runs: {id, progress}. Failures: {id, ok: false, error: {name, message}, fatal}
 // where fatal = a wasm trap (the module is unusable: the client starts a fresh worker).
-import init, { Session, evaluate, version } from './faithful.js';
+import init, * as wasm from './faithful.js';
+
+const { Session, bench, evaluate, evaluateJson, exampleData, measures, version } = wasm;
 
 const ready = init();
 const sessions = new Map();
@@ -27,7 +32,7 @@ function session(id) {
   return s;
 }
 
-async function handle({ id, op, session: sid, request, options }) {
+async function handle({ id, op, session: sid, request, options, json }) {
   await ready;
   switch (op) {
     case 'version':
@@ -51,14 +56,24 @@ async function handle({ id, op, session: sid, request, options }) {
     case 'neighbours':
       return session(sid).neighbours(request);
     case 'evaluate':
-      return evaluate(request);
+      return json ? evaluateJson(request) : evaluate(request);
+    case 'measures':
+      return measures();
+    case 'exampleData':
+      return exampleData();
+    case 'bench': {
+      const progress = (done, total, what) => self.postMessage({ id, progress: { done, total, what } });
+      return bench({ ...request, progress });
+    }
     case 'free':
       session(sid).free();
       sessions.delete(sid);
       return null;
     case '__trap':
-      // For the package's tests only: the client's restart path, as a real trap would take it.
-      throw new WebAssembly.RuntimeError('unreachable (simulated by the __trap test operation)');
+      // For the package's tests only: a real wasm trap, in a build with the test-trap feature
+      // (scripts/test_browser.sh packs one); a release build has no such export.
+      if (typeof wasm.testTrap !== 'function') throw new Error('__trap: this build has no test trap (build it with FAITHFUL_WASM_FEATURES=test-trap)');
+      return wasm.testTrap();
     default:
       throw new Error(`unknown operation ${op}`);
   }

@@ -1,6 +1,6 @@
 // Types of faithful-dr/worker; the request and result types are the package's own
 // (faithful.d.ts, generated from src/wasm/types.rs).
-import type { EvaluateRequest, Evaluation, MeasureRequest, NeighboursRequest, SessionOptions } from './faithful.js';
+import type { BenchRequest, EvaluateRequest, Evaluation, ExampleData, MeasureInfo, MeasureRequest, NeighboursRequest, SessionOptions } from './faithful.js';
 
 /** The worker trapped (a wasm runtime error) or failed to start; the call did not complete. */
 export declare class WorkerCrashedError extends Error {
@@ -12,6 +12,12 @@ export declare class FaithfulWorker {
   constructor(url?: URL | string);
   version(): Promise<string>;
   evaluate(request: EvaluateRequest, transfer?: Transferable[]): Promise<Evaluation>;
+  /** `evaluate`, returning the CLI's JSON text. */
+  evaluateJson(request: EvaluateRequest, transfer?: Transferable[]): Promise<string>;
+  measures(): Promise<MeasureInfo[]>;
+  exampleData(): Promise<ExampleData>;
+  /** The kernel benchmark: the receipt's JSON text (`progress` is replaced by `onProgress`). */
+  bench(request: Omit<BenchRequest, 'progress'>, options?: { onProgress?: (p: { done: number; total: number; what: string }) => void; signal?: AbortSignal }): Promise<string>;
   createSession(options: SessionOptions, transfer?: Transferable[]): Promise<WorkerSession>;
   terminate(): void;
 }

@@ -102,6 +102,26 @@ export class FaithfulWorker {
     return this.call({ op: 'evaluate', request }, { transfer });
   }
 
+  /** `evaluate`, returning the CLI's JSON text (exact decimal floats, for display or files). */
+  evaluateJson(request, transfer) {
+    return this.call({ op: 'evaluate', request, json: true }, { transfer });
+  }
+
+  measures() {
+    return this.call({ op: 'measures' });
+  }
+
+  /** The bundled example (its buffers are transferred). */
+  exampleData() {
+    return this.call({ op: 'exampleData' });
+  }
+
+  /** The kernel benchmark (`bench`): the receipt's JSON text; `onProgress({done, total, what})`. */
+  bench(request, { onProgress, signal } = {}) {
+    const { progress, ...rest } = request;
+    return this.call({ op: 'bench', request: rest }, { onProgress, signal });
+  }
+
   /** A Session in the worker (see Session.create). */
   async createSession(options, transfer) {
     const s = new WorkerSession(this, options);

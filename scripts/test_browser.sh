@@ -83,7 +83,9 @@ port=$(cat "$port_file")
 # in the browser and in Node (tests/browser/npm.test.mjs).
 npm_dir=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; rm -f "$port_file"; rm -rf "$npm_dir"' EXIT
-tarball=$(scripts/npm_pack.sh "$npm_dir")
+# The tested package exports testTrap() (feature test-trap): the worker client's restart is
+# tested on a real wasm trap.
+tarball=$(FAITHFUL_WASM_FEATURES=test-trap scripts/npm_pack.sh "$npm_dir")
 
 FAITHFUL_URL="http://127.0.0.1:$port" FAITHFUL_CLI="$cli" FAITHFUL_OUT="$root/out" CHROMIUM="$CHROMIUM" \
     FAITHFUL_NPM_TARBALL="$tarball" \

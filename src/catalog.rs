@@ -68,10 +68,11 @@ impl ParamInfo {
     pub fn default(&self) -> &'static str {
         self.def.default
     }
-    /// The values it accepts, when it is a choice from a fixed set.
+    /// The values it accepts, when it is a choice from a fixed set; for snc's
+    /// `clustering_strategy`, the named ones (it also accepts ZADU's `<k>-means`).
     pub fn choices(&self) -> Option<&'static [&'static str]> {
         match self.def.kind {
-            ParamKind::Choice(c) => Some(c),
+            ParamKind::Choice(c) | ParamKind::Clustering(c) => Some(c),
             _ => None,
         }
     }

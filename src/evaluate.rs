@@ -19,7 +19,10 @@ use crate::gpu::{Gpu, GpuRequest, gpu_row_pass_rows_async};
 use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
 use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
-use crate::resources::{Needs, Neighbours, PassOutput, row_pass_rows};
+use crate::resources::{
+    HighRanksReport, Needs, Neighbours, OrderPlan, PassOutput, RankTable, Resident, ResidentRanks, TablePlan,
+    plan_rank_table, row_pass_resident,
+};
 use crate::spec::Spec;
 
 /// How an evaluation runs. Set it with [`Evaluator::builder`]; the fields can be read and
@@ -53,6 +56,10 @@ pub struct Options {
     pub progress: Option<ProgressFn>,
     /// Set it to stop a run: it ends with `Error::Interrupted` and removes its temporary files.
     pub cancel: Option<Cancel>,
+    /// Whether the evaluator keeps the original space's rank table (n² ranks within the memory
+    /// budget) so that later calls look trustworthiness's ranks up instead of recomputing the
+    /// original space's rows; `run.plan.high_ranks` says which served and why.
+    pub resident_ranks: ResidentRanks,
 }
 
 impl Default for Options {
@@ -70,6 +77,7 @@ impl Default for Options {
             temp_dir: None,
             progress: None,
             cancel: None,
+            resident_ranks: ResidentRanks::Auto,
         }
     }
 }
@@ -115,6 +123,14 @@ pub struct Evaluator {
     #[cfg(feature = "gpu")]
     gpu: Mutex<Option<Result<Arc<Gpu>, GpuError>>>,
     pairwise: Mutex<PairwiseCache>,
+    ranks: Mutex<RankState>,
+}
+
+/// The original space's rank table, once built, and how many calls needed cross ranks.
+#[derive(Default)]
+struct RankState {
+    table: Option<Arc<RankTable>>,
+    cross_calls: usize,
 }
 
 /// Which backend built the resources, and how.
@@ -126,6 +142,8 @@ pub(crate) struct Served {
     pub(crate) gpu: Option<(Arc<Gpu>, crate::gpu::GpuStats)>,
     /// The all-pairs statistics came from the GPU's Fast reductions.
     pairwise_gpu: bool,
+    /// Where the original-space cross ranks came from, when the run needed them.
+    high_ranks: Option<HighRanksReport>,
 }
 
 /// Sets an [`Evaluator`]'s [`Options`] one by one: `Evaluator::builder(high).threads(4).build()`.
@@ -247,6 +265,12 @@ impl EvaluatorBuilder {
         self.opts.cancel = Some(cancel);
         self
     }
+    /// Whether to keep the original space's rank table (default [`ResidentRanks::Auto`]: from
+    /// the second call that needs cross ranks, when it fits the memory budget).
+    pub fn resident_ranks(mut self, policy: ResidentRanks) -> Self {
+        self.opts.resident_ranks = policy;
+        self
+    }
     /// The evaluator.
     pub fn build(self) -> Evaluator {
         Evaluator::new(self.high, self.opts)
@@ -280,6 +304,7 @@ impl Evaluator {
             #[cfg(feature = "gpu")]
             gpu: Mutex::new(None),
             pairwise: Mutex::default(),
+            ranks: Mutex::default(),
         }
     }
 
@@ -287,7 +312,14 @@ impl Evaluator {
     /// pipelines, but no cached resources).
     #[cfg(feature = "gpu")]
     pub fn with_gpu(high: Points, opts: Options, gpu: Arc<Gpu>) -> Self {
-        Evaluator { high, opts, knn_high: Mutex::new(None), gpu: Mutex::new(Some(Ok(gpu))), pairwise: Mutex::default() }
+        Evaluator {
+            high,
+            opts,
+            knn_high: Mutex::new(None),
+            gpu: Mutex::new(Some(Ok(gpu))),
+            pairwise: Mutex::default(),
+            ranks: Mutex::default(),
+        }
     }
 
     /// The GPU, started on first use and kept for later calls.
@@ -307,13 +339,16 @@ impl Evaluator {
     pub(crate) async fn build(
         &self,
         cached: Option<&Neighbours>,
+        table: Option<&TablePlan>,
         lows: &[&Points],
         needs: Needs,
         rows: Range<usize>,
         numerics: Numerics,
     ) -> Result<(PassOutput, Served)> {
         let cpu = |reason: Option<String>| {
-            let pass = row_pass_rows(&self.high, cached, lows, needs.clone(), self.opts.block_rows, rows.clone());
+            let (ranks, high_ranks) = self.resident_table(table);
+            let resident = Resident { knn: cached, ranks: ranks.as_deref() };
+            let pass = row_pass_resident(&self.high, resident, lows, needs.clone(), self.opts.block_rows, rows.clone());
             (
                 pass,
                 Served {
@@ -323,6 +358,7 @@ impl Evaluator {
                     #[cfg(feature = "gpu")]
                     gpu: None,
                     pairwise_gpu: false,
+                    high_ranks,
                 },
             )
         };
@@ -370,6 +406,12 @@ impl Evaluator {
                                 fallback_reason: reason,
                                 gpu: Some((gpu.clone(), stats)),
                                 pairwise_gpu: false,
+                                high_ranks: table.map(|_| HighRanksReport {
+                                    source: "recomputed",
+                                    reason: "the GPU serves the cross ranks".into(),
+                                    table_bytes: RankTable::bytes_for(self.high.n()),
+                                    built_now: false,
+                                }),
                             };
                             return Ok((pass, served));
                         }
@@ -388,6 +430,20 @@ impl Evaluator {
                     e => Ok(cpu(Some(format!("GPU failed ({e}); the CPU reference served")))),
                 }
             }
+        }
+    }
+
+    /// The rank table that `plan` asks for (built now if it says so) and its report.
+    fn resident_table(&self, plan: Option<&TablePlan>) -> (Option<Arc<RankTable>>, Option<HighRanksReport>) {
+        match plan {
+            None => (None, None),
+            Some(TablePlan::Use(t, r)) => (Some(t.clone()), Some(r.clone())),
+            Some(TablePlan::Build(r)) => {
+                let t = Arc::new(RankTable::build(&self.high, self.opts.block_rows));
+                self.ranks.lock().expect("ranks lock").table = Some(t.clone());
+                (Some(t), Some(r.clone()))
+            }
+            Some(TablePlan::Recompute(r)) => (None, Some(r.clone())),
         }
     }
 
@@ -489,8 +545,21 @@ impl Evaluator {
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
         #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
+        let table = (needs.cross > 0).then(|| {
+            let state = self.ranks.lock().expect("ranks lock");
+            let order_bytes = match &order_plan {
+                Some(OrderPlan::InMemory { bytes }) => *bytes,
+                _ => 0,
+            };
+            let other = needs.list_bytes(self.high.n(), lows.len()).saturating_add(order_bytes);
+            let (policy, budget) = (self.opts.resident_ranks, budgets.memory_bytes());
+            plan_rank_table(self.high.n(), policy, state.table.clone(), state.cross_calls, other, budget)
+        });
         let (pass, mut served) =
-            self.build(cached.as_deref(), lows, needs.clone(), 0..self.high.n(), o.numerics).await?;
+            self.build(cached.as_deref(), table.as_ref(), lows, needs.clone(), 0..self.high.n(), o.numerics).await?;
+        if needs.cross > 0 {
+            self.ranks.lock().expect("ranks lock").cross_calls += 1;
+        }
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
                 let fresh = Arc::new(fresh);
@@ -641,7 +710,7 @@ impl Evaluator {
             });
         }
         let t0 = Instant::now();
-        let (pass, served) = self.build(None, &[], needs.clone(), 0..n, self.opts.numerics).await?;
+        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, self.opts.numerics).await?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
         *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
         let t = t0.elapsed().as_secs_f64();
@@ -713,6 +782,7 @@ impl Evaluator {
                 scratch_bytes_per_worker: n * (8 + 8 + 16),
                 resource_bytes,
                 pairwise,
+                high_ranks: served.high_ranks.clone(),
             },
             work,
             timings,

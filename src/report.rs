@@ -127,6 +127,9 @@ pub struct BlockPlan {
     pub resource_bytes: usize,
     /// The all-pairs resources: pair-order plan (in memory or external) and cache reuse.
     pub pairwise: Option<crate::resources::PairwiseReport>,
+    /// Where the original space's cross ranks came from (its resident rank table, or its rows
+    /// recomputed) and why; `None` when no measure needed cross ranks.
+    pub high_ranks: Option<crate::resources::HighRanksReport>,
 }
 
 /// Wall-clock phases, in seconds.

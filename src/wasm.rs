@@ -40,6 +40,14 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// Tests only (feature `test-trap`): executes `unreachable`, a real wasm trap (a
+/// `WebAssembly.RuntimeError`), after which the module instance must not be used again.
+#[cfg(feature = "test-trap")]
+#[wasm_bindgen(js_name = testTrap)]
+pub fn test_trap() {
+    core::arch::wasm32::unreachable()
+}
+
 fn fail(msg: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&msg.to_string()).into()
 }
@@ -286,12 +294,14 @@ pub fn measures_json() -> String {
                 .params
                 .iter()
                 .map(|p| {
-                    let (kind, choices): (&str, &[&str]) = match p.kind {
-                        ParamKind::Int | ParamKind::Count | ParamKind::Seed(_) => ("int", &[]),
-                        ParamKind::Float | ParamKind::PositiveFloat => ("float", &[]),
-                        ParamKind::Choice(c) => ("choice", c),
+                    // `open`: values beyond the listed choices are accepted (snc's '<k>-means').
+                    let (kind, choices, open): (&str, &[&str], bool) = match p.kind {
+                        ParamKind::Int | ParamKind::Count | ParamKind::Seed(_) => ("int", &[], false),
+                        ParamKind::Float | ParamKind::PositiveFloat => ("float", &[], false),
+                        ParamKind::Choice(c) => ("choice", c, false),
+                        ParamKind::Clustering(c) => ("choice", c, true),
                     };
-                    serde_json::json!({"name": p.name, "kind": kind, "default": p.default, "choices": choices})
+                    serde_json::json!({"name": p.name, "kind": kind, "default": p.default, "choices": choices, "open": open})
                 })
                 .collect();
             serde_json::json!({"id": d.id, "zadu_id": d.zadu_id, "params": params, "keys": d.keys, "local_keys": d.local_keys, "labels": d.min_classes > 0, "about": d.about})

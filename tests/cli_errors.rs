@@ -263,10 +263,13 @@ fn unknown_spec_id() {
 fn snc_parameter_errors() {
     let c = case();
     expect_error(&c.args(&["--spec", "snc:iteration=0"]), &["snc", "iteration=0", "at least 1"]);
+    // ZADU's '<k>-means' needs a whole k >= 1.
     expect_error(
-        &c.args(&["--spec", "steadiness_cohesiveness:clustering_strategy=3-means"]),
-        &["snc", "clustering_strategy"],
+        &c.args(&["--spec", "steadiness_cohesiveness:clustering_strategy=x-means"]),
+        &["snc", "clustering_strategy=x-means", "'<k>-means'"],
     );
+    expect_error(&c.args(&["--spec", "snc:clustering_strategy=0-means"]), &["snc", "0-means", "k >= 1"]);
+    expect_error(&c.args(&["--spec", "snc:clustering_strategy=optics"]), &["snc", "dbscan, kmeans, or '<k>-means'"]);
 }
 
 #[test]

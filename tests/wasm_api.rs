@@ -62,6 +62,14 @@ async fn bad_requests_are_clear_errors() {
 fn registry_and_version_are_exposed() {
     let list: Value = serde_json::from_str(&measures_json()).unwrap();
     assert!(list.as_array().unwrap().iter().any(|m| m["id"] == "tnc"));
+    // snc's clustering strategy lists its named choices and accepts '<k>-means' besides.
+    let snc = list.as_array().unwrap().iter().find(|m| m["id"] == "snc").expect("snc listed");
+    let strategy = snc["params"].as_array().unwrap().iter().find(|p| p["name"] == "clustering_strategy").unwrap();
+    assert_eq!((strategy["kind"].as_str(), strategy["open"].as_bool()), (Some("choice"), Some(true)));
+    assert!(strategy["choices"].as_array().unwrap().iter().any(|c| c == "kmeans"));
+    let closed =
+        list.as_array().unwrap().iter().flat_map(|m| m["params"].as_array().unwrap()).filter(|p| p["open"] == false);
+    assert!(closed.count() > 0);
     assert_eq!(version(), env!("CARGO_PKG_VERSION"));
 }
 
@@ -185,7 +193,8 @@ async fn a_session_measures_two_projections_like_evaluate_and_survives_an_abort(
     field(&ctl, &["abort"]).unchecked_into::<js_sys::Function>().call0(&ctl).unwrap();
     let err = measure(1, Some(field(&ctl, &["signal"]))).await.unwrap_err();
     assert_eq!(field(&err, &["name"]).as_string().as_deref(), Some("AbortError"));
-    for p in 0..2 {
+    // The third call scores the first projection again, from the rank table the second built.
+    for (step, p) in [0, 1, 0].into_iter().enumerate() {
         let r = measure(p, None).await.unwrap();
         let tnc = field(&r, &["projections", "0", "scores", "0"]);
         // The JSON text read by JSON.parse (exact; serde_json's default float parser is not).
@@ -199,8 +208,12 @@ async fn a_session_measures_two_projections_like_evaluate_and_survives_an_abort(
             local.iter().zip(&want_local).all(|(a, b)| a.to_bits() == b.to_bits()),
             "projection {p}: local values differ"
         );
-        // The original space's kNN is built once and kept.
-        assert_eq!(field(&r, &["run", "plan", "knn_high_reused"]).as_bool(), Some(p == 1));
+        // The original space's kNN is built once and kept; its rank table from the second call.
+        assert_eq!(field(&r, &["run", "plan", "knn_high_reused"]).as_bool(), Some(step > 0));
+        let ranks = field(&r, &["run", "plan", "high_ranks"]);
+        let source = field(&ranks, &["source"]).as_string();
+        assert_eq!(source.as_deref(), Some(if step == 0 { "recomputed" } else { "resident_table" }));
+        assert_eq!(field(&ranks, &["built_now"]).as_bool(), Some(step == 1));
     }
 }
 

@@ -1,4 +1,4 @@
-// The page: inputs, measure choice, runs in a module worker (worker.js), results, plots.
+// The page: inputs, measure choice, runs in the package's worker client (pkg/worker.js), results, plots.
 //
 // Automation hook: ?example=default&autorun=1[&backend=webgpu|cpu] loads the bundled example and
 // evaluates exampleData().specs with local values. When a run ends, <body data-status> becomes
@@ -9,6 +9,7 @@
 // Cancel (#cancel, #bench-cancel) stops a run by terminating the worker (wasm cannot be
 // interrupted from outside) and starting a fresh one; data-status becomes "cancelled".
 
+import { FaithfulWorker, WorkerCrashedError } from './pkg/worker.js';
 import { readFile } from './files.js';
 import { drawScatter, drawCurve, markPoint, nearest, viridisGradient, CATEGORICAL } from './plots.js';
 
@@ -42,34 +43,14 @@ function setStatus(s) {
 
 // ---------------------------------------------------------------- worker
 
-let worker = null;
-let nextId = 1;
-const pending = new Map();
+// The runs go through the package's own worker client (faithful-dr/worker, copied to pkg/ by
+// web/build.sh): a wasm trap restarts its worker and rejects the call with a typed error.
+let client = null;
+let generation = 0;
 
 function startWorker() {
-  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  worker.onmessage = (e) => {
-    const { id, ok, value, error, fatal, ms, progress } = e.data;
-    const p = pending.get(id);
-    if (progress) {
-      p?.onProgress?.(progress);
-      return;
-    }
-    pending.delete(id);
-    if (fatal) restartWorker();
-    if (p) (ok ? p.resolve({ value, ms }) : p.reject(new Error(error)));
-  };
-  worker.onerror = (e) => {
-    e.preventDefault();
-    const err = new Error(`the worker failed: ${e.message || 'could not start (is web/pkg built?)'}`);
-    for (const p of pending.values()) p.reject(err);
-    pending.clear();
-  };
-}
-
-function restartWorker() {
-  worker.terminate();
-  startWorker();
+  client = new FaithfulWorker();
+  generation += 1;
 }
 
 /** Thrown to the callers of a run that Cancel stopped. */
@@ -80,22 +61,54 @@ class Cancelled extends Error {
   }
 }
 
-/** Stops whatever the worker runs: a fresh worker loads the wasm package again on its next call. */
+/** Stops whatever the worker runs (wasm cannot be interrupted from outside): its calls reject
+ * as cancelled, and a fresh worker loads the wasm package again for the next call. */
 function cancelRun() {
   if (!state.busy) return;
-  worker.terminate();
-  const err = new Cancelled();
-  for (const p of pending.values()) p.reject(err);
-  pending.clear();
+  const old = client;
   startWorker();
+  old.terminate();
 }
 
-function call(op, request, onProgress) {
-  return new Promise((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, { resolve, reject, onProgress });
-    worker.postMessage({ id, op, request });
-  });
+// What the browser says about its WebGPU adapter (wgpu cannot see names in a browser).
+async function adapterInfo() {
+  if (!('gpu' in navigator)) return null;
+  try {
+    const a = await navigator.gpu.requestAdapter({ powerPreference: 'high-performance' });
+    if (!a) return null;
+    const i = a.info ?? {};
+    return { vendor: i.vendor ?? '', architecture: i.architecture ?? '', device: i.device ?? '', description: i.description ?? '', fallback: !!i.isFallbackAdapter };
+  } catch {
+    return null;
+  }
+}
+
+const loadHint = (e) => (e instanceof WorkerCrashedError && /failed/.test(e.message) ? `${e.message} (is web/pkg built? web/build.sh builds it)` : e.message);
+
+/** One run on the worker: {value, ms}; a run that Cancel stopped rejects with Cancelled. */
+async function call(op, request, onProgress) {
+  const gen = generation;
+  const c = client;
+  const t0 = performance.now();
+  try {
+    let value;
+    if (op === 'init') {
+      const [version, measures, example, adapter] = await Promise.all([c.version(), c.measures(), c.exampleData(), adapterInfo()]);
+      value = { version, measures, example, webgpu: adapter !== null, adapter };
+    } else if (op === 'evaluate') {
+      value = await c.evaluateJson(request);
+    } else if (op === 'bench') {
+      const a = await adapterInfo();
+      const adapterLabel = a ? [a.vendor, a.architecture, a.device, a.description].filter(Boolean).join(' ') || 'webgpu' : undefined;
+      value = await c.bench({ ...request, adapterLabel }, { onProgress });
+    } else {
+      throw new Error(`unknown operation ${op}`);
+    }
+    return { value, ms: performance.now() - t0 };
+  } catch (e) {
+    if (gen !== generation) throw new Cancelled();
+    throw new Error(loadHint(e));
+  }
 }
 
 // ---------------------------------------------------------------- messages
@@ -305,6 +318,12 @@ function renderMeasures() {
       row.dataset.id = m.id;
       const inputs = m.params.map((p) => {
         const name = `p-${m.id}-${p.name}`;
+        if (p.kind === 'choice' && p.open) {
+          // A listed choice or another value the measure accepts (snc's '<k>-means').
+          const dl = `dl-${m.id}-${p.name}`;
+          return `<label>${esc(p.name)} <input list="${dl}" name="${name}" data-param="${esc(p.name)}" data-default="${esc(p.default)}" value="${esc(p.default)}" title="${esc(p.choices.join(', '))} or <k>-means"><datalist id="${dl}">${p.choices
+            .map((c) => `<option value="${esc(c)}">`).join('')}<option value="5-means"></datalist></label>`;
+        }
         if (p.kind === 'choice') {
           return `<label>${esc(p.name)} <select name="${name}" data-param="${esc(p.name)}" data-default="${esc(p.default)}">${p.choices
             .map((c) => `<option${c === p.default ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select></label>`;

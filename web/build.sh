@@ -25,7 +25,9 @@ fi
 
 target_dir=${FAITHFUL_WASM_TARGET_DIR:-${CARGO_TARGET_DIR:-target}}
 # The page needs the GPU backend and the bundled data, not the command line (Cargo.toml features).
-CARGO_TARGET_DIR="$target_dir" cargo rustc --locked --lib --release --target wasm32-unknown-unknown --no-default-features --features gpu,example-data --crate-type cdylib
+# $FAITHFUL_WASM_FEATURES adds features (tests: test-trap).
+features=gpu,example-data${FAITHFUL_WASM_FEATURES:+,$FAITHFUL_WASM_FEATURES}
+CARGO_TARGET_DIR="$target_dir" cargo rustc --locked --lib --release --target wasm32-unknown-unknown --no-default-features --features "$features" --crate-type cdylib
 out_dir=${1:-web/pkg}
 wasm-bindgen --target web --out-dir "$out_dir" "$target_dir/wasm32-unknown-unknown/release/faithful.wasm"
 # The package's worker client (faithful-dr/worker): the Live tab scores through it.

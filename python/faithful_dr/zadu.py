@@ -4,8 +4,9 @@
 
 What differs: `snc` (steadiness & cohesiveness) equals ZADU's seeded runs where NumPy sorts
 with its baseline introsort; with x86-simd-sort (AVX2/AVX-512) ZADU's HDBSCAN orders tied tree
-edges differently (docs/measures.md), and an unseeded `random_state` (ZADU's default None) is
-seed 0 here; `geodesic=True` is not supported; `execution` is accepted for its memory budget
+edges differently (docs/measures.md), an unseeded `random_state` (ZADU's default None) is
+seed 0 here and a NumPy `Generator` as `random_state` is refused with a TypeError (integer
+seeds only); `geodesic=True` is not supported; `execution` is accepted for its memory budget
 only. ZADU itself is not needed.
 """
 
@@ -45,6 +46,14 @@ class ZADU:
         if budget is None and execution is not None:
             budget = getattr(execution, "memory_budget_bytes", None)
         self.spec_list = [{"id": s["id"], "params": dict(s.get("params") or {})} for s in spec_list]
+        for spec in self.spec_list:
+            # ZADU's snc also draws from a NumPy Generator (PCG64); faithful reproduces only the
+            # RandomState stream of an integer seed, so a Generator is refused, not approximated.
+            if isinstance(spec["params"].get("random_state"), np.random.Generator):
+                raise TypeError(
+                    f"{spec['id']}: random_state as a numpy.random.Generator is not supported; "
+                    "pass an integer seed (faithful reproduces NumPy's RandomState(seed) draws)"
+                )
         self.return_local = bool(return_local)
         self.verbose = bool(verbose)
         self._evaluator = Evaluator(orig, local=self.return_local, memory_budget=budget)

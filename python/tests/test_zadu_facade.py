@@ -99,3 +99,11 @@ def test_snc_same_shapes_keys_and_range_as_zadu():
     assert list(gl) == list(wl) == ["local_steadiness", "local_cohesiveness"]
     assert all(len(gl[k]) == len(wl[k]) == len(high) for k in wl)
     assert all(0.0 <= gv[k] <= 1.0 for k in gv)
+
+
+def test_snc_refuses_a_numpy_generator_as_random_state():
+    # ZADU accepts one (its PCG64 stream); faithful reproduces RandomState(int) only.
+    high, _, _ = blobs(n=60, d=3)
+    spec = [{"id": "snc", "params": {"random_state": np.random.default_rng(0), "iteration": 5}}]
+    with pytest.raises(TypeError, match="snc: random_state as a numpy.random.Generator is not supported"):
+        ZADU(spec, high)

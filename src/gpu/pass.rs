@@ -153,6 +153,7 @@ pub async fn gpu_row_pass_rows_async(
         ranks_from_knn: 0,
         ranks_counted: stats.ranks.queries,
         rank_scans: stats.ranks.rows_recomputed,
+        ranks_from_table: 0,
     };
     Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass, extents: Default::default() }, stats))
 }

@@ -16,6 +16,9 @@ pub enum ParamKind {
     PositiveFloat,
     /// A string from a fixed set.
     Choice(&'static [&'static str]),
+    /// A clustering strategy: one of the named ones, or ZADU's `'<k>-means'` (k-means with k
+    /// clusters, k ≥ 1, read by [`custom_kmeans`]).
+    Clustering(&'static [&'static str]),
     /// An integer ≥ 0 (a count).
     Count,
     /// A random seed: an integer 0 ≤ seed < 2^bits, the range of the NumPy generator the
@@ -23,6 +26,20 @@ pub enum ParamKind {
     /// `RandomState` (l_tnc) takes 32 bits; `default_rng`'s SeedSequence (cadi) any
     /// non-negative integer, of which faithful reproduces the 63-bit ones.
     Seed(u32),
+}
+
+/// ZADU's custom k-means strategy `'<k>-means'` (snc's `clustering_strategy`): `None` when `s`
+/// does not end in `-means`, else the cluster count, or why the prefix is refused. As ZADU
+/// checks it (`prefix.isdigit() and int(prefix) >= 1`), leading zeros are allowed and any size
+/// is (a count above the usize range saturates: the clusterer takes min(k, points) anyway);
+/// only ASCII digits are read.
+pub(crate) fn custom_kmeans(s: &str) -> Option<std::result::Result<usize, &'static str>> {
+    let prefix = s.strip_suffix("-means")?;
+    if prefix.is_empty() || !prefix.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Err("a custom k-means strategy is '<k>-means' with k a whole number written in digits"));
+    }
+    let k = prefix.bytes().fold(0usize, |k, b| k.saturating_mul(10).saturating_add(usize::from(b - b'0')));
+    Some(if k == 0 { Err("'<k>-means' needs k >= 1 clusters") } else { Ok(k) })
 }
 
 /// A parameter of a measure, with its default as written on the command line.

@@ -1,6 +1,6 @@
 //! The table of measures and the resolution of a [`Spec`] against it.
 
-use super::def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved};
+use super::def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved, custom_kmeans};
 use crate::error::{Error, Result};
 use crate::resources::Needs;
 use crate::spec::{ParamValue, Spec};
@@ -328,7 +328,12 @@ pub static REGISTRY: &[MeasureDef] = &[
             ParamDef { name: "alpha", kind: ParamKind::PositiveFloat, default: "0.1" },
             // 0: ⌊√n⌋, ZADU's k=None.
             ParamDef { name: "k", kind: ParamKind::Int, default: "0" },
-            ParamDef { name: "clustering_strategy", kind: ParamKind::Choice(&["dbscan", "kmeans"]), default: "dbscan" },
+            // Or ZADU's '<k>-means': k-means with k clusters instead of ⌊√m⌋.
+            ParamDef {
+                name: "clustering_strategy",
+                kind: ParamKind::Clustering(&["dbscan", "kmeans"]),
+                default: "dbscan",
+            },
             // NumPy's RandomState(random_state); ZADU's default None is unseeded.
             ParamDef { name: "random_state", kind: ParamKind::Seed(32), default: "0" },
         ],
@@ -449,6 +454,14 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
                 Ok(ParamValue::Str(s))
             } else {
                 Err(bad(&format!("must be one of {}", options.join(", "))))
+            }
+        }
+        (ParamKind::Clustering(options), v) => {
+            let s = v.to_string();
+            match (options.contains(&s.as_str()), custom_kmeans(&s)) {
+                (true, _) | (false, Some(Ok(_))) => Ok(ParamValue::Str(s)),
+                (false, Some(Err(reason))) => Err(bad(reason)),
+                (false, None) => Err(bad(&format!("must be one of {}, or '<k>-means' (k >= 1)", options.join(", ")))),
             }
         }
     }

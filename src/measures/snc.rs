@@ -16,17 +16,20 @@
 //! touched, as ZADU's per-point dicts.
 //!
 //! Randomness and order: all draws (seeds, walks, k-means seeds) come from NumPy's
-//! `RandomState(random_state)` in ZADU's order; a batch's draws are made before it runs, its
-//! iterations run in parallel and are summed in iteration order, so the result does not
+//! `RandomState(random_state)` in ZADU's order, serially; each iteration runs on the pool as
+//! soon as it is drawn and the results are summed in iteration order, so the result does not
 //! depend on the thread count. A walk's points are ordered as CPython's `set` orders them
 //! ([`PySet`]), the order HDBSCAN and the cluster sums see in ZADU.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Mutex, mpsc};
 
 use rayon::prelude::*;
 
-use super::support::hdbscan::hdbscan_precomputed;
+use super::def::custom_kmeans;
+use super::support::frontier::{Frontier, extremes};
+use super::support::hdbscan::{MIN_CLUSTER_SIZE, core_distances, hdbscan_precomputed_with_core};
 use super::support::kmeans::kmeans;
 use super::support::params::{param_int, param_str};
 use super::support::pyset::PySet;
@@ -39,8 +42,14 @@ use crate::resources::Neighbours;
 /// Iterations whose events are folded into the local logs together (bounds the memory held by
 /// events; a constant, so results do not depend on it or on threads).
 const ITERATIONS_PER_BATCH: usize = 16;
+/// Without local values, a batch holds at most this many drawn points per point of the data
+/// (O(n) memory; at n = 2000 ZADU's defaults draw 100–160 points an iteration, so all 300 fit).
+const DRAWN_POINTS_PER_POINT: usize = 64;
 /// Largest `walk_num_ratio` accepted: the walk length is ratio·n steps per extraction.
 const MAX_WALK_RATIO: f64 = 100.0;
+/// Largest S whose distances are tabulated (8 MiB a graph; ⌊√n⌋-NN graphs reach it past
+/// n ≈ 2·10⁴, where S is computed per pair instead).
+const TABLE_MAX: u64 = 1 << 20;
 
 fn undefined(reason: &str) -> Error {
     Error::Undefined { id: "snc".into(), projection: None, reason: reason.into() }
@@ -56,6 +65,10 @@ struct Snn<'a> {
     max: f64,
     /// S(i, j) / max for the j-th neighbour of i, n×k.
     knn_sim: Vec<f64>,
+    alpha: f64,
+    /// `1/(S/max + α)` for every S in 0..=max when max <= TABLE_MAX (the same expression,
+    /// evaluated once per value instead of once per pair; empty otherwise).
+    distances: Vec<f64>,
 }
 
 /// Scratch for accumulating rows of S.
@@ -84,12 +97,30 @@ impl<'a> Snn<'a> {
                 rev[m as usize].push((j as u32, (k + 1 - p) as u32));
             }
         }
-        Snn { knn, k, rev, max: 1.0, knn_sim: Vec::new() }
+        Snn { knn, k, rev, max: 1.0, knn_sim: Vec::new(), alpha: 0.0, distances: Vec::new() }
     }
 
-    /// Row i of S (integers, exact) into `row`; i itself is touched too and must be skipped.
-    fn row(&self, i: usize, row: &mut Row) {
-        self.row_from(i, row, 0);
+    /// Sets the largest S (0 when every S is 0) and tabulates the distances.
+    fn set_max(&mut self, max: u64, alpha: f64) {
+        self.max = if max > 0 { max as f64 } else { 1.0 };
+        self.alpha = alpha;
+        self.distances.clear();
+        if max <= TABLE_MAX {
+            self.distances = (0..=max).map(|s| self.distance_of(s)).collect();
+        }
+    }
+
+    fn distance_of(&self, s: u64) -> f64 {
+        1.0 / (s as f64 / self.max + self.alpha)
+    }
+
+    /// `1/(S/max + α)` for an S of this graph.
+    #[inline]
+    fn distance(&self, s: u64) -> f64 {
+        match self.distances.get(s as usize) {
+            Some(&d) => d,
+            None => self.distance_of(s),
+        }
     }
 
     /// Row i of S over the points j >= `from` only (the reverse lists are ascending in j).
@@ -107,72 +138,96 @@ impl<'a> Snn<'a> {
             }
         }
     }
-
-    fn sim(&self, row: &Row, j: usize) -> f64 {
-        row.acc[j] as f64 / self.max
-    }
 }
 
-/// The largest S of each graph, then the kNN similarities and the extremes of
-/// 1/(S_X + α) − 1/(S_Y + α) over the pairs where either S is non-zero.
+/// What one block of rows of the setup pass finds.
+struct BlockSetup {
+    /// The largest S of each graph among the block's pairs.
+    max: [u64; 2],
+    /// (i·k + p, S(i, p-th neighbour of i)) of each graph, for the pairs met here.
+    knn: [Vec<(usize, u64)>; 2],
+    /// (S_X, smallest S_Y, largest S_Y) per S_X met (see [`Frontier`]).
+    kept: Vec<(u64, u64, u64)>,
+}
+
+/// One pass over the pairs (each once, from its smaller point, both graphs together): the
+/// largest S of each graph, the kNN similarities, and the extremes of
+/// 1/(S_X/max_X + α) − 1/(S_Y/max_Y + α) over the pairs where either S is non-zero (0 included).
 fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block: usize) -> (f64, f64) {
     let block = block.max(1);
     let blocks = n.div_ceil(block);
-    for g in [&mut *raw, &mut *emb] {
-        let gr: &Snn = g;
-        let max = (0..blocks)
-            .into_par_iter()
-            .map_init(
-                || Row::new(n),
-                |row, b| {
-                    let mut max = 0u64;
-                    // S is symmetric: each pair is seen once, from its smaller point.
-                    for i in b * block..((b + 1) * block).min(n) {
-                        gr.row_from(i, row, i + 1);
-                        max = row.touched.iter().map(|&j| row.acc[j as usize]).fold(max, u64::max);
-                    }
-                    max
-                },
-            )
-            .reduce(|| 0, u64::max);
-        g.max = if max > 0 { max as f64 } else { 1.0 };
-    }
+    let k = raw.k;
+    // S(a, b) <= Σ w² over the weights 2..=k + 1 (rearrangement), in both graphs.
+    let k1 = k as u128 + 1;
+    let bound = u64::try_from(k1 * (k1 + 1) * (2 * k1 + 1) / 6 - 1).unwrap_or(u64::MAX);
     let (r, e): (&Snn, &Snn) = (raw, emb);
-    let rows: Vec<(Vec<f64>, Vec<f64>, f64, f64)> = (0..blocks)
+    let outs: Vec<BlockSetup> = (0..blocks)
         .into_par_iter()
         .map_init(
-            || (Row::new(n), Row::new(n)),
-            |(rr, er), b| {
-                let (mut rs, mut es) = (Vec::new(), Vec::new());
-                let (mut lo, mut hi) = (0.0f64, 0.0f64);
+            || (Row::new(n), Row::new(n), Frontier::new(bound)),
+            |(rr, er, frontier), b| {
+                let mut out = BlockSetup { max: [0; 2], knn: [Vec::new(), Vec::new()], kept: Vec::new() };
                 for i in b * block..((b + 1) * block).min(n) {
-                    r.row(i, rr);
-                    e.row(i, er);
-                    rs.extend(r.knn.row(i, r.k).iter().map(|&j| r.sim(rr, j as usize)));
-                    es.extend(e.knn.row(i, e.k).iter().map(|&j| e.sim(er, j as usize)));
-                    for &j in rr.touched.iter().chain(er.touched.iter().filter(|&&j| rr.acc[j as usize] == 0)) {
-                        if j as usize == i {
-                            continue;
+                    r.row_from(i, rr, i + 1);
+                    e.row_from(i, er, i + 1);
+                    for (t, (g, row)) in [(r, &*rr), (e, &*er)].into_iter().enumerate() {
+                        out.max[t] = row.touched.iter().map(|&j| row.acc[j as usize]).fold(out.max[t], u64::max);
+                        // i's later neighbours, and the later points that list i (at k + 1 − w).
+                        for (p, &j) in g.knn.row(i, k).iter().enumerate().filter(|&(_, &j)| j as usize > i) {
+                            out.knn[t].push((i * k + p, row.acc[j as usize]));
                         }
-                        let d = 1.0 / (r.sim(rr, j as usize) + alpha) - 1.0 / (e.sim(er, j as usize) + alpha);
-                        lo = lo.min(d);
-                        hi = hi.max(d);
+                        let list = &g.rev[i];
+                        for &(j, w) in &list[list.partition_point(|&(j, _)| j as usize <= i)..] {
+                            out.knn[t].push((j as usize * k + k + 1 - w as usize, row.acc[j as usize]));
+                        }
+                    }
+                    for &j in rr.touched.iter().chain(er.touched.iter().filter(|&&j| rr.acc[j as usize] == 0)) {
+                        frontier.note(rr.acc[j as usize], er.acc[j as usize]);
                     }
                 }
-                (rs, es, lo, hi)
+                frontier.drain(&mut out.kept);
+                out
             },
         )
         .collect();
-    let (mut lo, mut hi) = (0.0f64, 0.0f64);
-    raw.knn_sim = Vec::with_capacity(n * raw.k);
-    emb.knn_sim = Vec::with_capacity(n * emb.k);
-    for (rs, es, l, h) in rows {
-        raw.knn_sim.extend(rs);
-        emb.knn_sim.extend(es);
-        lo = lo.min(l);
-        hi = hi.max(h);
+    let max = |t: usize| outs.iter().map(|o| o.max[t]).max().unwrap_or(0);
+    raw.set_max(max(0), alpha);
+    emb.set_max(max(1), alpha);
+    for (t, g) in [&mut *raw, &mut *emb].into_iter().enumerate() {
+        let mut sim = vec![0.0f64; n * k];
+        for &(at, s) in outs.iter().flat_map(|o| &o.knn[t]) {
+            sim[at] = s as f64 / g.max;
+        }
+        g.knn_sim = sim;
     }
-    (lo, hi)
+    let (r, e): (&Snn, &Snn) = (raw, emb);
+    let kept: Vec<(u64, u64, u64)> = outs.into_iter().flat_map(|o| o.kept).collect();
+    extremes(&kept, |s| r.distance(s), |s| e.distance(s))
+}
+
+/// ZADU's `clustering_strategy`: HDBSCAN (`dbscan`), or scikit-learn's KMeans with ⌊√m⌋ (at
+/// least 2) clusters for m drawn points (`kmeans`) or with k (`'<k>-means'`), at most m.
+#[derive(Clone, Copy, PartialEq)]
+enum Clustering {
+    Hdbscan,
+    KMeans(Option<usize>),
+}
+
+impl Clustering {
+    fn of(r: &Resolved) -> Self {
+        match param_str(r, "clustering_strategy") {
+            "dbscan" => Clustering::Hdbscan,
+            "kmeans" => Clustering::KMeans(None),
+            s => Clustering::KMeans(Some(
+                custom_kmeans(s).and_then(|k| k.ok()).expect("the registry accepts '<k>-means' only with k >= 1"),
+            )),
+        }
+    }
+
+    /// KMeans's `n_clusters` for m points.
+    fn clusters(k: Option<usize>, m: usize) -> usize {
+        k.unwrap_or_else(|| ((m as f64).sqrt() as usize).max(2)).min(m)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -244,7 +299,7 @@ struct Setup<'a> {
     high: &'a Points,
     low: &'a Points,
     alpha: f64,
-    kmeans: bool,
+    clustering: Clustering,
     /// (min, max) distortion of steadiness, then of cohesiveness.
     ranges: [(f64, f64); 2],
 }
@@ -260,6 +315,12 @@ struct Scratch {
     lists: Vec<Vec<(u32, u64)>>,
     /// HDBSCAN's m×m input, reused across iterations.
     dist: Vec<f64>,
+    /// The non-zero S(a, b), a < b, among a cluster's members (indices into it).
+    pairs: Vec<(u32, u32, u64)>,
+    /// Each member's largest S with the others (HDBSCAN's `min_samples` of them, descending),
+    /// and its core distance.
+    top: Vec<u64>,
+    core: Vec<f64>,
     /// The cluster-pair sums of S in each space, reused across iterations.
     sums: [Vec<u64>; 2],
 }
@@ -274,6 +335,9 @@ impl Scratch {
             acc: Vec::new(),
             lists: Vec::new(),
             dist: Vec::new(),
+            pairs: Vec::new(),
+            top: Vec::new(),
+            core: Vec::new(),
             sums: [Vec::new(), Vec::new()],
         }
     }
@@ -285,7 +349,8 @@ impl Setup<'_> {
     /// only (exact integers); a zero S is 1/α without a division. S is symmetric, so each row
     /// sums only the members after it (a neighbour's list holds its members in order, and row a
     /// meets its own entry first in every list it reads) and the lower triangle is mirrored.
-    /// The matrix is left in `s.dist`.
+    /// The matrix is left in `s.dist`, and the non-zero S (a < b) in `s.pairs`.
+    #[inline(never)]
     fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) {
         let m = points.len();
         // Count, per distinct neighbour of the cluster, the members listing it.
@@ -322,35 +387,64 @@ impl Setup<'_> {
         // `fill` now walks each list again: its next entry is the next member to read it.
         fill.copy_from_slice(&s.offsets);
         let far = 1.0 / (0.0 + self.alpha);
-        s.dist.clear();
-        s.dist.resize(m * m, far);
-        let out = &mut s.dist;
-        s.acc.clear();
-        s.acc.resize(m, 0);
+        // The fields apart, so that the hot loops keep them in registers.
+        let Scratch { local, entries, offsets, acc, dist: out, pairs, .. } = s;
+        out.clear();
+        out.resize(m * m, far);
+        acc.clear();
+        acc.resize(m, 0);
+        pairs.clear();
         for a in 0..m {
             for (p, &nb) in g.knn.row(points[a] as usize, g.k).iter().enumerate() {
                 let wa = (g.k + 1 - p) as u64;
-                let l = s.local[nb as usize] as usize;
+                let l = local[nb as usize] as usize;
                 let own = fill[l] as usize;
-                debug_assert_eq!(s.entries[own].0 as usize, a);
+                debug_assert_eq!(entries[own].0 as usize, a);
                 fill[l] += 1;
-                for &(b, wb) in &s.entries[own + 1..s.offsets[l + 1] as usize] {
-                    s.acc[b as usize] += wa * u64::from(wb);
+                for &(b, wb) in &entries[own + 1..offsets[l + 1] as usize] {
+                    acc[b as usize] += wa * u64::from(wb);
                 }
             }
-            for (o, acc) in out[a * m + a + 1..(a + 1) * m].iter_mut().zip(s.acc[a + 1..].iter_mut()) {
-                if *acc != 0 {
-                    *o = 1.0 / (*acc as f64 / g.max + self.alpha);
-                    *acc = 0;
-                }
-            }
-        }
-        for a in 0..m {
             out[a * m + a] = 0.0;
-            for b in a + 1..m {
-                out[b * m + a] = out[a * m + b];
+            for (b, acc) in acc.iter_mut().enumerate().skip(a + 1) {
+                let acc = std::mem::take(acc);
+                if acc != 0 {
+                    let v = g.distance(acc);
+                    out[a * m + b] = v;
+                    out[b * m + a] = v;
+                    pairs.push((a as u32, b as u32, acc));
+                }
             }
         }
+        // HDBSCAN's core distances, from the pairs' S rather than a pass over the matrix: every
+        // entry off the diagonal is distance(S), with S = 0 for the pairs not listed (`far` is
+        // distance(0): 0/max = 0), the distance falls as S grows (correctly rounded division and
+        // addition are monotone) and the diagonal's 0 is the smallest entry, so a column's core
+        // distance is the distance of its member's min_points-th largest S: the same value.
+        let min_points = MIN_CLUSTER_SIZE.min(m - 1);
+        let Scratch { top, core, pairs, .. } = s;
+        top.clear();
+        top.resize(m * min_points, 0);
+        for &(a, b, v) in pairs.iter() {
+            for x in [a as usize, b as usize] {
+                let t = &mut top[x * min_points..(x + 1) * min_points];
+                if v <= t[min_points - 1] {
+                    continue;
+                }
+                let mut at = min_points - 1;
+                while at > 0 && t[at - 1] < v {
+                    t[at] = t[at - 1];
+                    at -= 1;
+                }
+                t[at] = v;
+            }
+        }
+        core.clear();
+        core.extend(top.chunks_exact(min_points).map(|t| g.distance(t[min_points - 1])));
+        debug_assert!(
+            core.iter().zip(core_distances(out, m, MIN_CLUSTER_SIZE)).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "core distances from S equal the matrix's"
+        );
         for &nb in &s.neighbours {
             s.local[nb as usize] = u32::MAX;
         }
@@ -413,15 +507,14 @@ impl Setup<'_> {
             Mode::Steadiness => (&self.raw, self.high),
             Mode::Cohesiveness => (&self.emb, self.low),
         };
-        let labels: Vec<i64> = if self.kmeans {
+        let labels: Vec<i64> = if let Clustering::KMeans(k) = self.clustering {
             let dim = data.dim();
             let rows = pts.iter().flat_map(|&i| data.row(i as usize).iter().copied()).collect();
             let sub = Points::from_vec("snc cluster", m, dim, rows).expect("a non-empty subset of valid points");
-            let k = ((m as f64).sqrt() as usize).max(2).min(m);
-            kmeans(&sub, k, d.kmeans_seed).into_iter().map(i64::from).collect()
+            kmeans(&sub, Clustering::clusters(k, m), d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
             self.cluster_distances(g, pts, s);
-            hdbscan_precomputed(&s.dist, m, true)
+            hdbscan_precomputed_with_core(&s.dist, m, &s.core, true)
         };
         // `_separate_cluster_labels`: clusters by label, then each noise point alone.
         let count = labels.iter().copied().max().map_or(0, |l| (l + 1).max(0) as usize);
@@ -436,8 +529,16 @@ impl Setup<'_> {
         // `_cluster_distance_matrices`: 1/(mean S between two clusters + α) in each space.
         let c = clusters.len();
         let (raw_sums, emb_sums) = (std::mem::take(&mut s.sums[0]), std::mem::take(&mut s.sums[1]));
-        let raw_sums = self.cluster_sums(&self.raw, &clusters, s, raw_sums);
-        let emb_sums = self.cluster_sums(&self.emb, &clusters, s, emb_sums);
+        // HDBSCAN's space has its member pairs' S at hand; the other space sums its lists.
+        let clustered = if self.clustering == Clustering::Hdbscan { Some(d.mode) } else { None };
+        let raw_sums = match clustered {
+            Some(Mode::Steadiness) => pair_sums(&s.pairs, &labels, count, c, raw_sums),
+            _ => self.cluster_sums(&self.raw, &clusters, s, raw_sums),
+        };
+        let emb_sums = match clustered {
+            Some(Mode::Cohesiveness) => pair_sums(&s.pairs, &labels, count, c, emb_sums),
+            _ => self.cluster_sums(&self.emb, &clusters, s, emb_sums),
+        };
         let distance = |sums: &[u64], g: &Snn, i: usize, j: usize| {
             1.0 / (sums[i * c + j] as f64 / g.max / (clusters[i].len() * clusters[j].len()) as f64 + self.alpha)
         };
@@ -464,6 +565,32 @@ impl Setup<'_> {
         s.sums = [raw_sums, emb_sums];
         IterationResult { distortion, weight, clusters, events }
     }
+}
+
+/// [`Setup::cluster_sums`] from the member pairs' S (exact integers, so the same sums): the
+/// cluster of member a is its label, or `count` + its rank among the noise points.
+fn pair_sums(pairs: &[(u32, u32, u64)], labels: &[i64], count: usize, c: usize, mut sums: Vec<u64>) -> Vec<u64> {
+    let mut noise = count;
+    let of: Vec<usize> = labels
+        .iter()
+        .map(|&l| {
+            if l >= 0 {
+                l as usize
+            } else {
+                noise += 1;
+                noise - 1
+            }
+        })
+        .collect();
+    sums.clear();
+    sums.resize(c * c, 0);
+    for &(a, b, v) in pairs {
+        let (x, y) = (of[a as usize], of[b as usize]);
+        if x != y {
+            sums[x.max(y) * c + x.min(y)] += v;
+        }
+    }
+    sums
 }
 
 /// A deterministic hasher for pair keys (the logs are filled serially, so their iteration
@@ -551,7 +678,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let ratio = r.float("walk_num_ratio");
     check(r, "walk_num_ratio", ratio <= MAX_WALK_RATIO, "must be at most 100 (walks of ratio·n steps)")?;
     let alpha = r.float("alpha");
-    let kmeans = param_str(r, "clustering_strategy") == "kmeans";
+    let clustering = Clustering::of(r);
+    // ZADU draws k-means's random_state after each cluster, for every strategy but HDBSCAN.
+    let kmeans = clustering != Clustering::Hdbscan;
     let seed = param_int(r, "random_state") as u32;
     let walk_num = ((n as f64 * ratio) as usize).max(1);
 
@@ -566,33 +695,63 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         high: ctx.high,
         low: ctx.low,
         alpha,
-        kmeans,
+        clustering,
         ranges: [(min_compress, max_compress), (min_stretch, max_stretch)],
     };
 
-    // The draws of a batch are made serially, in ZADU's order (steadiness's iterations walk the
-    // projection, then cohesiveness's walk the original space), before the batch runs in
-    // parallel; results are folded in iteration order.
+    // The draws are made serially, in ZADU's order (steadiness's iterations walk the
+    // projection, then cohesiveness's walk the original space), and each round is handed to
+    // the pool as soon as it is drawn, so rounds run while later ones are drawn; the results
+    // are folded in iteration order. Draws never depend on results, so a batch may span both
+    // modes: with local values it holds ITERATIONS_PER_BATCH rounds (bounding the events held),
+    // for scores only up to DRAWN_POINTS_PER_POINT·n drawn points (one batch at ZADU's
+    // defaults, so both CPUs stay busy to the end).
     let mut rng = Mt19937::new(seed);
     let mut sums = [(0.0f64, 0.0f64); 2];
     let mut logs = [Log::new(n), Log::new(n)];
-    for (mode, g) in [(Mode::Steadiness, &setup.emb), (Mode::Cohesiveness, &setup.raw)] {
-        let mut left = iterations as usize;
-        while left > 0 {
-            let size = left.min(ITERATIONS_PER_BATCH);
-            left -= size;
-            let batch = (0..size).map(|_| draw(g, n, walk_num, kmeans, mode, &mut rng)).collect::<Result<Vec<_>>>()?;
-            let results: Vec<IterationResult> =
-                batch.par_iter().map_init(|| Scratch::new(n), |s, d| setup.run(d, s)).collect();
+    let mut order = [Mode::Steadiness, Mode::Cohesiveness]
+        .into_iter()
+        .flat_map(|mode| std::iter::repeat_n(mode, iterations as usize));
+    // One scratch per pool thread (a round's result does not depend on which it gets).
+    let scratch: Vec<Mutex<Scratch>> = (0..rayon::current_num_threads()).map(|_| Mutex::new(Scratch::new(n))).collect();
+    let (setup, scratch) = (&setup, &scratch);
+    loop {
+        let (tx, rx) = mpsc::channel::<(usize, Mode, IterationResult)>();
+        let mut held = 0usize;
+        let drawn = rayon::scope(|pool| -> Result<usize> {
+            let mut count = 0;
+            while count < if ctx.local { ITERATIONS_PER_BATCH } else { usize::MAX } && held < DRAWN_POINTS_PER_POINT * n
+            {
+                let Some(mode) = order.next() else { break };
+                // Steadiness walks the projection's graph, cohesiveness the original space's.
+                let g = if mode == Mode::Steadiness { &setup.emb } else { &setup.raw };
+                let d = draw(g, n, walk_num, kmeans, mode, &mut rng)?;
+                held += d.points.len();
+                let (tx, at) = (tx.clone(), count);
+                pool.spawn(move |_| {
+                    let slot = rayon::current_thread_index().unwrap_or(0) % scratch.len();
+                    let mut s = scratch[slot].lock().unwrap_or_else(|e| e.into_inner());
+                    // The receiver outlives the scope, so the send cannot fail.
+                    let _ = tx.send((at, d.mode, setup.run(&d, &mut s)));
+                });
+                count += 1;
+            }
+            Ok(count)
+        })?;
+        drop(tx);
+        if drawn == 0 {
+            break;
+        }
+        let mut results: Vec<(usize, Mode, IterationResult)> = rx.into_iter().collect();
+        results.sort_unstable_by_key(|r| r.0);
+        for (_, mode, res) in results {
             let m = mode as usize;
-            for res in results {
-                sums[m].0 += res.distortion;
-                sums[m].1 += res.weight;
-                // Without local values ZADU's per-pair logs are not needed.
-                for &(i, j, dist) in res.events.iter().filter(|_| ctx.local) {
-                    let (a, b) = (&res.clusters[i as usize], &res.clusters[j as usize]);
-                    logs[m].record(a, b, dist * (a.len() * b.len()) as f64);
-                }
+            sums[m].0 += res.distortion;
+            sums[m].1 += res.weight;
+            // Without local values ZADU's per-pair logs are not needed.
+            for &(i, j, dist) in res.events.iter().filter(|_| ctx.local) {
+                let (a, b) = (&res.clusters[i as usize], &res.clusters[j as usize]);
+                logs[m].record(a, b, dist * (a.len() * b.len()) as f64);
             }
         }
     }

@@ -24,6 +24,9 @@ pub fn distance_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]
     let xi = points.row(i);
     let n = points.n();
     debug_assert_eq!(out.len(), n - from);
+    if points.dim() == 2 {
+        return row_2d(points, i, from, out);
+    }
     // The column slices, collected once per row: taking `points.col(c)` lazily inside the block
     // loop keeps LLVM from vectorising it (measured 3× slower).
     let cols: Vec<&[f64]> = (0..points.dim()).map(|c| points.col(c)).collect();
@@ -56,6 +59,21 @@ pub fn distance_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]
             let t = col[jj] - xc;
             s += t * t;
         }
+        *o = s.sqrt();
+    }
+}
+
+/// [`distance_row_from`] in two dimensions (projections): the same operations in the same
+/// order, `(x_j0 − x_i0)² + (x_j1 − x_i1)²` then the root, one point at a time (two sums fit
+/// in registers without blocks, and nothing is allocated).
+#[inline(always)]
+fn row_2d(points: &Points, i: usize, from: usize, out: &mut [f64]) {
+    let (c0, c1) = (&points.col(0)[from..], &points.col(1)[from..]);
+    let (a, b) = (points.row(i)[0], points.row(i)[1]);
+    for ((o, &u), &v) in out.iter_mut().zip(c0).zip(c1) {
+        let (t, w) = (u - a, v - b);
+        let mut s = t * t;
+        s += w * w;
         *o = s.sqrt();
     }
 }

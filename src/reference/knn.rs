@@ -7,10 +7,13 @@ use super::key::{Key, key};
 /// Writes the first `k` of row `i`'s neighbour order (ascending `(d, j)`, self excluded) into
 /// `idx` and their distances into `dist`. `dist_row` is `d(i, ·)`; `top` is reused scratch.
 ///
-/// One pass in index order keeps the k smallest keys seen so far, sorted. Since j only grows,
-/// a later j with a distance equal to the current k-th has a larger key, so a candidate must
-/// have a strictly smaller distance: on generic data almost every j is rejected by a single
-/// f64 comparison, and the result is the same as sorting the whole row.
+/// One pass in index order keeps the k smallest keys seen so far (the first k of `top`), with
+/// the candidates met since the last compaction appended after them. Since j only grows, a
+/// later j with a distance equal to the current k-th has a larger key, so a candidate must have
+/// a strictly smaller distance than the k-th of the last compaction: on generic data almost
+/// every j is rejected by a single f64 comparison. A compaction (when k more candidates are
+/// waiting) selects the k smallest keys in linear time; keys are unique, so the result is the
+/// same as sorting the whole row.
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub fn select_knn(dist_row: &[f64], i: usize, k: usize, top: &mut Vec<Key>, idx: &mut [u32], dist: &mut [f64]) {
     let n = dist_row.len();
@@ -23,8 +26,15 @@ pub fn select_knn(dist_row: &[f64], i: usize, k: usize, top: &mut Vec<Key>, idx:
         }
         j += 1;
     }
-    top.sort_unstable();
-    let mut worst = f64::from_bits((top[k - 1] >> 32) as u64);
+    let compact = |top: &mut Vec<Key>| {
+        if top.len() > k {
+            top.select_nth_unstable(k - 1);
+            top.truncate(k);
+        }
+        f64::from_bits((*top.iter().max().expect("k >= 1") >> 32) as u64)
+    };
+    let mut worst = compact(top);
+    let limit = 2 * k.max(16);
     // Blocks of 16 are first tested as a whole (vectorised): most blocks hold no candidate.
     const B: usize = 16;
     let mut start = j;
@@ -35,16 +45,17 @@ pub fn select_knn(dist_row: &[f64], i: usize, k: usize, top: &mut Vec<Key>, idx:
             for (off, &d) in block.iter().enumerate() {
                 let jj = start + off;
                 if d < worst && jj != i {
-                    let kk = key(d, jj);
-                    let pos = top.partition_point(|&t| t < kk);
-                    top.pop();
-                    top.insert(pos, kk);
-                    worst = f64::from_bits((top[k - 1] >> 32) as u64);
+                    top.push(key(d, jj));
                 }
+            }
+            if top.len() >= limit {
+                worst = compact(top);
             }
         }
         start = end;
     }
+    compact(top);
+    top.sort_unstable();
     for (slot, &kk) in top.iter().enumerate() {
         let jj = (kk & 0xFFFF_FFFF) as usize;
         idx[slot] = jj as u32;

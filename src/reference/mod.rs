@@ -10,4 +10,4 @@ mod rank;
 pub use distance::{distance_pair, distance_row, distance_row_from};
 pub use key::{Key, key};
 pub use knn::select_knn;
-pub use rank::{RankScratch, count_ranks};
+pub use rank::{RankScratch, count_by_placement, count_ranks};

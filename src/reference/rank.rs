@@ -13,6 +13,7 @@ const SCAN_MAX_QUERIES: usize = 48;
 pub struct RankScratch {
     sorted: Vec<(Key, usize)>,
     hist: Vec<u32>,
+    before: Vec<u32>,
 }
 
 /// For each query j in `queries` (distinct, none equal to i), writes `rank_i(j)` into `out`.
@@ -40,8 +41,13 @@ pub fn count_by_scan(dist_row: &[f64], i: usize, queries: &[u32], out: &mut [u32
     }
 }
 
-/// One pass: each l is placed among the sorted query keys by binary search (with fast paths
-/// for l before or after every query); a prefix sum turns placements into counts.
+/// One pass: each l is placed among the sorted query keys; a prefix sum turns placements into
+/// counts. Blocks of the row with no distance up to the largest query's precede no query and
+/// are skipped whole by one vectorised test (in a projection's row most points are farther than
+/// every query). The rest are placed in O(1) on average: the queries' distance bit patterns
+/// (which order like the values) span [lo, hi], cut into `BUCKETS` equal buckets; a table
+/// gives the queries before each bucket, and only the few buckets that hold a query compare
+/// keys `(d, j)` with those inside it.
 pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut [u32], s: &mut RankScratch) {
     let m = queries.len();
     if m == 0 {
@@ -50,30 +56,72 @@ pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut
     s.sorted.clear();
     s.sorted.extend(queries.iter().enumerate().map(|(q, &j)| (key(dist_row[j as usize], j as usize), q)));
     s.sorted.sort_unstable();
-    s.hist.clear();
-    s.hist.resize(m + 1, 0);
-    let (lo, hi) = (s.sorted[0].0, s.sorted[m - 1].0);
-    for (l, &d) in dist_row.iter().enumerate() {
-        if l == i {
+    let bits = |k: Key| (k >> 32) as u64;
+    let (lo, hi) = (bits(s.sorted[0].0), bits(s.sorted[m - 1].0));
+    let d_hi = f64::from_bits(hi);
+    let shift = (u64::BITS - (hi - lo).leading_zeros()).saturating_sub(BUCKETS.trailing_zeros());
+    // at[x + 1]: the queries in buckets before x, for x in 0..=BUCKETS; at[0] (below lo) = 0 and
+    // at[BUCKETS + 2] (past the last bucket) = m, so that every (start, end) window exists.
+    // Filled by runs between the queries' buckets (no prefix sum over the whole table).
+    let at = &mut s.before;
+    at.resize(BUCKETS + 3, 0);
+    let mut x = 0;
+    for (q, &(k, _)) in s.sorted.iter().enumerate() {
+        let end = ((bits(k) - lo) >> shift) as usize + 2;
+        if end > x {
+            at[x..end].fill(q as u32);
+            x = end;
+        }
+    }
+    at[x..].fill(m as u32);
+    let (sorted, at) = (&s.sorted, &s.before[..]);
+    let place = |d: f64, l: usize| place(d, l, lo, shift, at, sorted);
+    // Four interleaved histograms (by l mod 4): consecutive points in the same slot would
+    // otherwise chain through one counter's store and load. Slot m (after every query) is
+    // never read.
+    let hist = &mut s.hist;
+    hist.clear();
+    hist.resize(4 * (m + 1), 0);
+    const B: usize = 16;
+    for (c, block) in dist_row.chunks(B).enumerate() {
+        if !block.iter().fold(false, |any, &d| any | (d <= d_hi)) {
             continue;
         }
-        let kl = key(d, l);
-        // p = #{query keys <= kl}; l precedes the query at sorted position t iff p <= t.
-        let p = if kl < lo {
-            0
-        } else if kl >= hi {
-            m
-        } else {
-            s.sorted.partition_point(|&(kq, _)| kq <= kl)
-        };
-        s.hist[p] += 1;
+        for (off, &d) in block.iter().enumerate() {
+            let l = c * B + off;
+            hist[(l & 3) * (m + 1) + place(d, l)] += 1;
+        }
+    }
+    // i itself was placed too when its block passed, which d(i, i) ≤ d_hi ensures (for a
+    // distance row d(i, i) = 0); beyond d_hi it went to the unread slot m, if at all.
+    if dist_row[i] <= d_hi {
+        hist[(i & 3) * (m + 1) + place(dist_row[i], i)] -= 1;
     }
     let mut before = 0u32;
-    for (t, &(_, q)) in s.sorted.iter().enumerate() {
-        before += s.hist[t];
+    for (t, &(_, q)) in sorted.iter().enumerate() {
+        before += (0..4).map(|h| hist[h * (m + 1) + t]).sum::<u32>();
         out[q] = before + 1;
     }
 }
+
+/// `#{query keys <= (d, l)}`: l precedes the query at sorted position t iff that is ≤ t. No
+/// branch but the rare refinement: bits below lo take window 0, past the buckets the last.
+#[inline(always)]
+fn place(d: f64, l: usize, lo: u64, shift: u32, at: &[u32], sorted: &[(Key, usize)]) -> usize {
+    let diff = d.to_bits() as i64 - lo as i64;
+    let x = ((diff >> shift) + 1).clamp(0, BUCKETS as i64 + 1) as usize;
+    let (mut p, end) = (at[x] as usize, at[x + 1] as usize);
+    if p < end {
+        let kl = key(d, l);
+        while p < end && sorted[p].0 <= kl {
+            p += 1;
+        }
+    }
+    p
+}
+
+/// Buckets of [`count_by_placement`]'s lookup table (a power of two).
+const BUCKETS: usize = 1024;
 
 #[cfg(test)]
 mod tests {
@@ -99,5 +147,44 @@ mod tests {
         count_by_placement(&row, i, &queries, &mut b, &mut RankScratch::default());
         assert_eq!(a, want);
         assert_eq!(b, want);
+    }
+
+    /// Placement's bucket table on rows whose distances span many binades, with ties, zeros
+    /// and queries at both ends.
+    #[test]
+    fn placement_agrees_with_scanning_on_wide_rows() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for case in 0..40 {
+            let n = 50 + case * 37;
+            let row: Vec<f64> = (0..n)
+                .map(|_| match next() % (5 + 20 * (case % 2) as u64) {
+                    // Even cases: a fifth +inf (overflowed sums), so queries at +inf too.
+                    4 if case % 2 == 0 => f64::INFINITY,
+                    0 => 0.0,
+                    1 => 1.0,
+                    2 => f64::from_bits(next() >> 2) % 1e300,
+                    _ => (next() % 1000) as f64 * 1e-3,
+                })
+                .collect();
+            let i = (next() as usize) % n;
+            let m = 1 + (next() as usize) % 60.min(n - 1);
+            let mut queries: Vec<u32> = (0..n as u32).filter(|&j| j as usize != i).collect();
+            for t in 0..m {
+                let u = t + (next() as usize) % (queries.len() - t);
+                queries.swap(t, u);
+            }
+            queries.truncate(m);
+            let mut a = vec![0; m];
+            let mut b = vec![0; m];
+            count_by_scan(&row, i, &queries, &mut a);
+            count_by_placement(&row, i, &queries, &mut b, &mut RankScratch::default());
+            assert_eq!(a, b, "case {case}");
+        }
     }
 }

@@ -11,7 +11,8 @@
 //! 2. `pairs`: everything about all pairs i < j, from the record encoding up to the in-memory
 //!    driver of the pair order (its own map in `pairs/mod.rs`);
 //! 3. `external_sort`: the external driver of the pair order, on `pairs`' records and scans;
-//! 4. `pass`: the row pass (kNN lists, cross ranks, extents); `coranking`: the co-ranking
+//! 4. `rank_table`: the original space's resident rank matrix (on `row_order`);
+//!    `pass`: the row pass (kNN lists, cross ranks, extents); `coranking`: the co-ranking
 //!    pass (every pair's rank in both spaces, tallied for the co-ranking family);
 //! 5. `pairwise`: the planner and builder of all the all-pairs resources.
 
@@ -25,6 +26,7 @@ mod pairs;
 mod pairwise;
 mod pass;
 mod radix;
+mod rank_table;
 mod row_order;
 mod scratch_pool;
 pub mod workspace;
@@ -40,5 +42,8 @@ pub use pairwise::{
     Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport, build_pairwise, default_memory_budget,
     plan_order,
 };
-pub use pass::{Extents, PassOutput, PassStats, ProjectionResources, row_pass, row_pass_rows};
+pub use pass::{
+    Extents, PassOutput, PassStats, ProjectionResources, Resident, row_pass, row_pass_resident, row_pass_rows,
+};
 pub use radix::sort as radix_sort;
+pub use rank_table::{HighRanksReport, RankTable, ResidentRanks, TablePlan, plan as plan_rank_table};

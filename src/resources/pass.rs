@@ -4,14 +4,20 @@
 //! projection, that projection's row; selects both kNN lists and counts the cross-space ranks
 //! from the same rows. Memory is O(n) scratch per worker plus the O(n·k) outputs. Rows are
 //! independent, so the output is bit-identical for any thread count and block size.
+//!
+//! Given the original space's [`RankTable`], the original rows are not computed at all (when
+//! its kNN is cached): the projection's neighbours get their original ranks by lookup and
+//! their original distances pair by pair, and the projection's row is counted once against the
+//! sorted ranks asked of it. The outputs are the same bits either way.
 
 use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::rank_table::RankTable;
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
-use crate::reference::{Key, RankScratch, count_ranks, distance_row, select_knn};
+use crate::reference::{Key, RankScratch, count_by_placement, count_ranks, distance_pair, distance_row, select_knn};
 
 /// The resources of one projection.
 #[derive(Debug, Clone, Default)]
@@ -55,6 +61,8 @@ pub struct PassStats {
     pub ranks_counted: u64,
     /// Row scans done to count ranks (0 or 1 per row, space and projection).
     pub rank_scans: u64,
+    /// Original-space ranks looked up in the resident rank table.
+    pub ranks_from_table: u64,
 }
 
 impl PassStats {
@@ -63,6 +71,7 @@ impl PassStats {
         self.ranks_from_knn += o.ranks_from_knn;
         self.ranks_counted += o.ranks_counted;
         self.rank_scans += o.rank_scans;
+        self.ranks_from_table += o.ranks_from_table;
     }
 }
 
@@ -114,6 +123,15 @@ struct Shape {
     extents: bool,
 }
 
+/// The original space's resident inputs of a pass.
+#[derive(Clone, Copy, Default)]
+pub struct Resident<'a> {
+    /// Its kNN from an earlier pass, used when it holds at least the k needed.
+    pub knn: Option<&'a Neighbours>,
+    /// Its rank table: cross ranks by lookup instead of recomputed rows.
+    pub ranks: Option<&'a RankTable>,
+}
+
 /// Builds the resources for `needs` over `lows` (all with `high.n()` rows).
 ///
 /// `cached_high` is the original space's kNN from an earlier pass; it is used when it holds at
@@ -139,6 +157,19 @@ pub fn row_pass_rows(
     block_rows: usize,
     rows: Range<usize>,
 ) -> PassOutput {
+    row_pass_resident(high, Resident { knn: cached_high, ranks: None }, lows, needs, block_rows, rows)
+}
+
+/// [`row_pass_rows`] with the original space's resident kNN and rank table.
+pub fn row_pass_resident(
+    high: &Points,
+    resident: Resident,
+    lows: &[&Points],
+    needs: Needs,
+    block_rows: usize,
+    rows: Range<usize>,
+) -> PassOutput {
+    let (cached_high, table) = (resident.knn, resident.ranks.filter(|t| t.n() == high.n()));
     let kh = needs.knn_high.max(needs.cross);
     let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
     let kc = if lows.is_empty() { 0 } else { needs.cross };
@@ -147,7 +178,7 @@ pub fn row_pass_rows(
         kh,
         kl,
         kc,
-        need_dx: kc > 0 || (kh > 0 && cached.is_none()),
+        need_dx: (kc > 0 && table.is_none()) || (kh > 0 && cached.is_none()),
         extents: !needs.density_sigmas.is_empty(),
     };
     let block_rows = block_rows.max(1);
@@ -155,7 +186,7 @@ pub fn row_pass_rows(
     let blocks: Vec<Range<usize>> = rows.step_by(block_rows).map(|s| s..(s + block_rows).min(end)).collect();
 
     let outs: Vec<BlockOut> =
-        blocks.par_iter().map(|rows| run_block(high, cached, lows, shape, rows.clone())).collect();
+        blocks.par_iter().map(|rows| run_block(high, cached, table, lows, shape, rows.clone())).collect();
 
     let mut stats = PassStats { block_rows, blocks: blocks.len(), ..Default::default() };
     for o in &outs {
@@ -196,7 +227,14 @@ pub fn row_pass_rows(
     PassOutput { high: high_out, lows: lows_out, stats, extents }
 }
 
-fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Shape, rows: Range<usize>) -> BlockOut {
+fn run_block(
+    high: &Points,
+    cached: Option<&Neighbours>,
+    table: Option<&RankTable>,
+    lows: &[&Points],
+    s: Shape,
+    rows: Range<usize>,
+) -> BlockOut {
     let n = high.n();
     let m = rows.len();
     let mut sc =
@@ -249,36 +287,49 @@ fn run_block(high: &Points, cached: Option<&Neighbours>, lows: &[&Points], s: Sh
                 continue;
             }
             let (c0, c1) = (r * s.kc, (r + 1) * s.kc);
-            let ly_idx = &lb.idx[a..a + s.kc];
-            // Ranks in X of the projection's neighbours, and converse.
-            cross_ranks(
-                &sc.dx,
-                i,
-                &ly_idx[..s.kc],
-                hx_idx,
-                &mut lb.rank_hl[c0..c1],
-                &mut lb.dist_hl[c0..c1],
-                &mut sc.cross,
-                &mut out.stats,
-            );
             let ly_full = &lb.idx[a..b];
-            cross_ranks(
-                &sc.dy,
-                i,
-                &hx_idx[..s.kc],
-                ly_full,
-                &mut lb.rank_lh[c0..c1],
-                &mut lb.dist_lh[c0..c1],
-                &mut sc.cross,
-                &mut out.stats,
-            );
+            let (ranks_hl, dists_hl) = (&mut lb.rank_hl[c0..c1], &mut lb.dist_hl[c0..c1]);
+            let (ranks_lh, dists_lh) = (&mut lb.rank_lh[c0..c1], &mut lb.dist_lh[c0..c1]);
+            match table {
+                // Ranks in X of the projection's neighbours by lookup, their distances pair by
+                // pair (the row's bits); the converse by one count pass over the projection's
+                // row against the sorted ranks asked of it.
+                Some(t) => {
+                    for (s_, &j) in ly_full[..s.kc].iter().enumerate() {
+                        ranks_hl[s_] = t.rank(i, j as usize);
+                        dists_hl[s_] = distance_pair(high, i, j as usize);
+                    }
+                    out.stats.ranks_from_table += s.kc as u64;
+                    let q = &hx_idx[..s.kc];
+                    cross_ranks(
+                        &sc.dy,
+                        i,
+                        q,
+                        ly_full,
+                        ranks_lh,
+                        dists_lh,
+                        &mut sc.cross,
+                        &mut out.stats,
+                        count_by_placement,
+                    );
+                }
+                // Ranks in X of the projection's neighbours, and converse.
+                None => {
+                    let q = &ly_full[..s.kc];
+                    cross_ranks(&sc.dx, i, q, hx_idx, ranks_hl, dists_hl, &mut sc.cross, &mut out.stats, count_ranks);
+                    let q = &hx_idx[..s.kc];
+                    cross_ranks(&sc.dy, i, q, ly_full, ranks_lh, dists_lh, &mut sc.cross, &mut out.stats, count_ranks);
+                }
+            }
         }
     }
     out
 }
 
 /// Ranks and distances, in the space of `dist_row`, of the points `queries`. `own_knn` is that
-/// space's kNN list of i: a query found there has rank position + 1 and needs no scan.
+/// space's kNN list of i: a query found there has rank position + 1 and needs no scan; the
+/// others are counted by `count`.
+#[allow(clippy::too_many_arguments)]
 fn cross_ranks(
     dist_row: &[f64],
     i: usize,
@@ -288,6 +339,7 @@ fn cross_ranks(
     dists: &mut [f64],
     sc: &mut CrossScratch,
     stats: &mut PassStats,
+    count: fn(&[f64], usize, &[u32], &mut [u32], &mut RankScratch),
 ) {
     let CrossScratch { pending, pending_slot, counted, rank } = sc;
     pending.clear();
@@ -310,7 +362,7 @@ fn cross_ranks(
     }
     counted.clear();
     counted.resize(pending.len(), 0);
-    count_ranks(dist_row, i, pending, counted, rank);
+    count(dist_row, i, pending, counted, rank);
     for (&s, &r) in pending_slot.iter().zip(counted.iter()) {
         ranks[s] = r;
     }

@@ -231,6 +231,7 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats) -> RunReport {
             scratch_bytes_per_worker: 0,
             resource_bytes: 0,
             pairwise: None,
+            high_ranks: None,
         },
         work: PassStats { blocks, ..work },
         timings: Timings::default(),

@@ -69,7 +69,7 @@ impl Evaluator {
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
         // The backend of a full run serves the block (the CPU, or the GPU's certified kernels
         // on rows A:B only), always exact: partials must fold to the reference's bits.
-        let (pass, served) = pollster::block_on(self.build(None, &[low], needs, rows.clone(), Numerics::Exact))?;
+        let (pass, served) = pollster::block_on(self.build(None, None, &[low], needs, rows.clone(), Numerics::Exact))?;
         #[cfg(feature = "gpu")]
         let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
         #[cfg(not(feature = "gpu"))]

@@ -58,7 +58,9 @@ export interface ProjectionScores { name: string; scores: Score[]; }
 export interface ServedOutput { output: string; backend: "cpu" | "gpu"; numerics: "exact" | "fast"; }
 /** The resources a run needed (neighbour counts, all-pairs statistics). */
 export interface Needs { knn_high: number; knn_low: number; cross: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean; }
-export interface BlockPlan { needs: Needs; knn_high_reused: boolean; block_rows: number; blocks: number; scratch_bytes_per_worker: number; resource_bytes: number; pairwise: { [key: string]: JsonValue } | null; }
+export interface BlockPlan { needs: Needs; knn_high_reused: boolean; block_rows: number; blocks: number; scratch_bytes_per_worker: number; resource_bytes: number; pairwise: { [key: string]: JsonValue } | null; high_ranks: HighRanksReport | null; }
+/** Where the original space's cross ranks came from: its resident rank table (lookups) or its rows recomputed in the call, and why. */
+export interface HighRanksReport { source: "resident_table" | "recomputed"; reason: string; table_bytes: number; built_now: boolean; }
 export interface Timings { validate_s: number; resources_s: number; measures_s: number; total_s: number; }
 export interface AdapterReport {
   name: string; backend: string; device_type: string; driver: string; driver_info: string; vendor: number; device: number; hardware: boolean;
@@ -92,7 +94,8 @@ export interface BenchRequest {
   progress?: (done: number, total: number, what: string) => void;
 }
 /** A measure's parameter as `measures()` lists it. */
-export interface MeasureParam { name: string; kind: "int" | "float" | "choice"; default: string; choices: string[]; }
+/** `open`: a choice that also accepts other values (snc's `clustering_strategy`: `"<k>-means"`). */
+export interface MeasureParam { name: string; kind: "int" | "float" | "choice"; default: string; choices: string[]; open: boolean; }
 /** A measure as `measures()` lists it. */
 export interface MeasureInfo { id: string; zadu_id: string; params: MeasureParam[]; keys: string[]; local_keys: string[]; labels: boolean; about: string; }
 "#;

@@ -3,7 +3,7 @@
 //
 //   FAITHFUL_NPM_TARBALL  the packed faithful-dr-<version>.tgz
 //   FAITHFUL_CLI          the native CLI (target/release/faithful)
-//   CHROMIUM              the browser (default /usr/bin/chromium); CI=true turns a missing
+//   CHROMIUM              the browser (default /usr/bin/chromium, flags.mjs); CI=true turns a missing
 //                         WebGPU adapter into a failure instead of a skip.
 //
 // The tarball is installed into a throw-away app in a temp folder (plain ES modules, an import
@@ -17,19 +17,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { FLAGS } from './flags.mjs';
+import { launchChromium } from './flags.mjs';
+import { serveStatic } from './static_server.mjs';
 
 const TARBALL = process.env.FAITHFUL_NPM_TARBALL;
 const CLI = process.env.FAITHFUL_CLI;
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const CI = ['true', '1'].includes(String(process.env.CI).toLowerCase());
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.ts': 'text/plain' };
 
 let app; // the throw-away app folder
 let server;
@@ -66,22 +63,12 @@ before(async () => {
   cpSync(path.join(HERE, 'npm_app'), app, { recursive: true });
   writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'throwaway-app', private: true, type: 'module', dependencies: { 'faithful-dr': `file:${TARBALL}` } }));
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--loglevel=error'], { cwd: app, stdio: 'inherit' });
-  server = createServer((req, res) => {
-    const file = path.join(app, decodeURIComponent(new URL(req.url, 'http://x').pathname));
-    if (!file.startsWith(app)) return res.writeHead(403).end();
-    try {
-      const body = readFileSync(file.endsWith(path.sep) ? path.join(file, 'index.html') : file);
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' }).end(body);
-    } catch {
-      res.writeHead(404).end();
-    }
-  });
   // The same app built by Vite (no copy step, no plugin): dist/ beside the plain one.
   writeFileSync(path.join(app, 'vite.config.mjs'), "export default { base: './', logLevel: 'warn', worker: { format: 'es' }, build: { outDir: 'dist', target: 'esnext' } };\n");
   execFileSync('node', [path.join(HERE, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], { cwd: app, stdio: 'inherit' });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 120_000 });
+  server = await serveStatic(app);
+  base = server.base;
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -201,6 +188,8 @@ test('the worker client: measure, abort, neighbours, and a trap restarts the wor
   sameProjection(r.afterCrash.projections[0], native.projections[0], `worker (${backend}) measure after the restart`);
   assert.equal(r.aborted?.name, 'AbortError', JSON.stringify(r.aborted));
   assert.equal(r.crash?.name, 'WorkerCrashedError', JSON.stringify(r.crash));
+  // A real trap: the test build's testTrap() executes `unreachable` in the wasm.
+  assert.match(r.crash.message, /the wasm module trapped: .*unreachable/, JSON.stringify(r.crash));
   assert.equal(r.knnHigh.typed, 'Int32Array');
   assert.ok(r.knnIsInt32 && r.localIsF64, 'results lost their typed arrays on the way back');
   t.diagnostic(`worker client on ${backend}`);

@@ -19,8 +19,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { FLAGS } from './flags.mjs';
+import { FLAGS, launchChromium } from './flags.mjs';
 
 const BASE = process.env.FAITHFUL_URL;
 const CLI = process.env.FAITHFUL_CLI;
@@ -39,7 +38,7 @@ before(async () => {
   assert.ok(CLI, 'FAITHFUL_CLI is not set (run scripts/test_browser.sh)');
   const json = execFileSync(CLI, ['measure', '--local', '--json', '--backend', 'cpu'], { encoding: 'utf8', maxBuffer: 1 << 28 }).trim();
   native = { json, result: JSON.parse(json) };
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS, timeout: 120_000 });
+  browser = await launchChromium(CHROMIUM);
   console.log(`# browser: Chromium ${browser.version()} (${CHROMIUM})`);
 });
 

@@ -70,6 +70,7 @@ pub fn measures_table() -> String {
             .iter()
             .map(|p| match p.kind {
                 ParamKind::Choice(c) => format!("{}={} ({})", p.name, p.default, c.join("|")),
+                ParamKind::Clustering(c) => format!("{}={} ({}|<k>-means)", p.name, p.default, c.join("|")),
                 _ => format!("{}={}", p.name, p.default),
             })
             .collect();

@@ -129,9 +129,9 @@ struct Row {
     size: usize,
 }
 
-/// The single-linkage merges (`label`): left, right, distance, size; nodes ≥ m are merges.
-fn single_linkage(dist: &[f64], m: usize, min_samples: usize) -> Vec<(usize, usize, f64, usize)> {
-    // Core distance: `np.partition(d, min_points, axis=0)[min_points]`, per column.
+/// Core distances: `np.partition(d, min_points, axis=0)[min_points]`, per column, with
+/// `min_points = min(min_samples, m − 1)`.
+pub(in crate::measures) fn core_distances(dist: &[f64], m: usize, min_samples: usize) -> Vec<f64> {
     let min_points = min_samples.min(m - 1);
     // The smallest min_points + 1 values of each column, kept sorted (a value is all that
     // `np.partition` returns, so ties do not matter), filled row by row for the cache. Columns
@@ -157,6 +157,11 @@ fn single_linkage(dist: &[f64], m: usize, min_samples: usize) -> Vec<(usize, usi
             *kth = col[min_points];
         }
     }
+    core
+}
+
+/// The single-linkage merges (`label`): left, right, distance, size; nodes ≥ m are merges.
+fn single_linkage(dist: &[f64], m: usize, core: &[f64]) -> Vec<(usize, usize, f64, usize)> {
     // Prim's tree from node 0 (`mst_linkage_core`). The package scans every node not in the
     // tree in index order (first minimum wins); here those nodes are kept ascending in `rest`
     // with their current distance and source alongside, compacted as nodes join, so the scan
@@ -285,10 +290,24 @@ fn condense(merges: &[(usize, usize, f64, usize)], m: usize, min_cluster_size: u
 
 /// The labels of `hdbscan.HDBSCAN(metric="precomputed", allow_single_cluster=...)` with the
 /// default sizes: cluster 0, 1, ... by ascending cluster id, −1 for noise. `dist` is m×m
-/// row-major (m ≥ 2).
+/// row-major (m ≥ 2). (snc passes its core distances, [`hdbscan_precomputed_with_core`].)
+#[cfg(test)]
 pub(in crate::measures) fn hdbscan_precomputed(dist: &[f64], m: usize, allow_single_cluster: bool) -> Vec<i64> {
     assert!(m >= 2 && dist.len() == m * m, "hdbscan: an m×m matrix with m >= 2");
-    let merges = single_linkage(dist, m, MIN_CLUSTER_SIZE);
+    hdbscan_precomputed_with_core(dist, m, &core_distances(dist, m, MIN_CLUSTER_SIZE), allow_single_cluster)
+}
+
+/// [`hdbscan_precomputed`] given the core distances, for a caller that knows them more cheaply
+/// than a pass over the matrix: `core[j]` must be the entry at index `min(MIN_CLUSTER_SIZE, m − 1)`
+/// of column j sorted ascending, the diagonal included (the value `np.partition` gives).
+pub(in crate::measures) fn hdbscan_precomputed_with_core(
+    dist: &[f64],
+    m: usize,
+    core: &[f64],
+    allow_single_cluster: bool,
+) -> Vec<i64> {
+    assert!(m >= 2 && dist.len() == m * m && core.len() == m, "hdbscan: an m×m matrix with m >= 2");
+    let merges = single_linkage(dist, m, core);
     let rows = condense(&merges, m, MIN_CLUSTER_SIZE);
     let root = m;
     let top = rows.iter().map(|r| r.parent).max().unwrap_or(root);

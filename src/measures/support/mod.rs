@@ -2,7 +2,7 @@
 //! (`numpy`), NumPy's random streams (`rng`), k-means (`kmeans`), HDBSCAN on precomputed
 //! distances (`hdbscan`), CPython's set order (`pyset`), contingency tables and the
 //! scores computed from them (`contingency`), Delaunay triangulation (`delaunay`), class
-//! centroids (`centroids`), ZADU's `ch_btw` cluster validation used by `l_tnc` (`ch_btw`),
+//! centroids (`centroids`), the extremes of a difference of monotone functions over integer pairs (`frontier`), ZADU's `ch_btw` cluster validation used by `l_tnc` (`ch_btw`),
 //! typed parameter access (`params`) and the all-pairs measures' shared checks (`pairwise`).
 //!
 //! Imports go one way: the measures use these modules; these never use a measure.
@@ -11,6 +11,7 @@ pub(super) mod centroids;
 pub(super) mod ch_btw;
 pub(super) mod contingency;
 pub(super) mod delaunay;
+pub(super) mod frontier;
 pub(super) mod hdbscan;
 pub(super) mod kmeans;
 pub(super) mod numpy;

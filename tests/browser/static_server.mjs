@@ -1,0 +1,23 @@
+// A static file server on a free loopback port (a secure context for WebGPU) for a folder: the
+// throw-away app of npm.test.mjs, the unpacked package of benches/npm_session_browser.mjs.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import path from 'node:path';
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.ts': 'text/plain' };
+
+/** Serves `root` (index.html for a folder); resolves to { base: 'http://127.0.0.1:PORT', close }. */
+export async function serveStatic(root) {
+  const server = createServer((req, res) => {
+    const file = path.join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (!file.startsWith(root)) return res.writeHead(403).end();
+    try {
+      const body = readFileSync(file.endsWith(path.sep) ? path.join(file, 'index.html') : file);
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { base: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+}
