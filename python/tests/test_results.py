@@ -81,3 +81,22 @@ def test_coranking_curves_equal_the_cli(cli, tmp_path):
     assert len(s.curves["rnx"]) == 40
     # A measure without curves has an empty dict.
     assert faithful_dr.Evaluator(high).measure(low, ["tnc:k=5"]).projections["low"][0].curves == {}
+
+
+def _misaligned(a):
+    """A copy of `a` whose data starts one byte past an aligned address (as an array unpickled
+    from an out-of-band buffer can be)."""
+    buf = np.zeros(a.nbytes + 1, dtype=np.uint8)
+    out = np.frombuffer(buf.data, dtype=a.dtype, count=a.size, offset=1).reshape(a.shape)
+    out[...] = a
+    assert not out.flags.aligned
+    return out
+
+
+def test_misaligned_arrays_are_read_as_their_aligned_copies():
+    high, low, labels = blobs(n=90, d=5, seed=4)
+    specs = ["tnc:k=6", "nh:k=5", "srho"]
+    want = faithful_dr.Evaluator(high, labels=labels, local=True).measure(low, specs).to_json()
+    got = faithful_dr.Evaluator(_misaligned(high), labels=_misaligned(labels), local=True).measure(_misaligned(low), specs)
+    blank = lambda doc: re.sub(r'"timings":\{[^{}]*\}', '"timings":{}', doc)
+    assert blank(got.to_json()) == blank(want)
