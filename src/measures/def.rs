@@ -17,7 +17,7 @@ pub enum ParamKind {
     /// A string from a fixed set.
     Choice(&'static [&'static str]),
     /// A clustering strategy: one of the named ones, or ZADU's `'<k>-means'` (k-means with k
-    /// clusters, k ≥ 1, read by [`custom_kmeans`]).
+    /// clusters, k ≥ 1, read by `custom_kmeans`).
     Clustering(&'static [&'static str]),
     /// An integer ≥ 0 (a count).
     Count,
