@@ -46,4 +46,6 @@ pub use pass::{
     Extents, PassOutput, PassStats, ProjectionResources, Resident, row_pass, row_pass_resident, row_pass_rows,
 };
 pub use radix::sort as radix_sort;
-pub use rank_table::{HighRanksReport, RankTable, ResidentRanks, TablePlan, plan as plan_rank_table};
+pub use rank_table::{
+    AUTO_MAX_TABLE_BYTES, HighRanksReport, RankTable, ResidentRanks, TablePlan, plan as plan_rank_table,
+};

@@ -23,8 +23,9 @@ use crate::reference::distance_row;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResidentRanks {
-    /// From the second call that needs cross ranks, when the table fits the memory budget: a
-    /// one-shot run (the CLI) pays no n² build, a session that scores again does.
+    /// From the second call that needs cross ranks, when the table fits the memory budget and
+    /// [`AUTO_MAX_TABLE_BYTES`]: a one-shot run (the CLI) pays no n² build, a session that
+    /// scores again does; a larger table is built only when asked for ([`ResidentRanks::Always`]).
     #[default]
     Auto,
     /// From the first such call, when it fits.
@@ -136,6 +137,12 @@ pub enum TablePlan {
     Recompute(HighRanksReport),
 }
 
+/// The largest table `Auto` builds unasked: 256 MiB of u16 ranks, n ≤ 11 585 (the live loop of
+/// a web tool, n = 5000, is 50 MB). Beyond it the build (every row sorted: about 50 s and 5 GB at
+/// n = 50 000 on one core) costs more than many recomputing calls save, and a second call
+/// should not quietly take gigabytes; `Always` opts in.
+pub const AUTO_MAX_TABLE_BYTES: u64 = 256 << 20;
+
 /// Decides, before any work, whether a run with cross ranks uses the table: `held` is the
 /// evaluator's table, `earlier_calls` how many of its calls needed cross ranks before this one,
 /// `other_bytes` what the run's other planned resources hold of the `budget`.
@@ -160,6 +167,11 @@ pub fn plan(
                 "the first call that needs cross ranks: the table is built from the second call on (resident_ranks = auto)"
                     .into(),
             );
+        }
+        ResidentRanks::Auto if table_bytes > AUTO_MAX_TABLE_BYTES => {
+            return recompute(format!(
+                "the rank table ({table_bytes} bytes) is larger than resident_ranks = auto builds unasked ({AUTO_MAX_TABLE_BYTES} bytes; resident_ranks = always builds it)"
+            ));
         }
         _ => {}
     }
@@ -198,6 +210,11 @@ mod tests {
         assert!(matches!(plan(100, ResidentRanks::Auto, None, 1, 0, 1 << 30), TablePlan::Build(_)));
         assert!(matches!(plan(100, ResidentRanks::Always, None, 0, 0, 1 << 30), TablePlan::Build(_)));
         assert!(matches!(plan(100, ResidentRanks::Never, None, 5, 0, 1 << 30), TablePlan::Recompute(_)));
+        // Above Auto's cap only Always builds (n = 20 000: 800 MB of u16 ranks).
+        let big = 20_000;
+        assert!(RankTable::bytes_for(big) > AUTO_MAX_TABLE_BYTES);
+        assert!(matches!(plan(big, ResidentRanks::Auto, None, 3, 0, 1 << 40), TablePlan::Recompute(_)));
+        assert!(matches!(plan(big, ResidentRanks::Always, None, 0, 0, 1 << 40), TablePlan::Build(_)));
         // 100² u16 = 20 000 bytes: with 1 000 other bytes a 20 999-byte budget is too small.
         let tight = plan(100, ResidentRanks::Always, None, 0, 1000, 20_999);
         match &tight {
