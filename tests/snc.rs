@@ -205,6 +205,8 @@ fn zadus_parameter_errors() {
     assert!(matches!(err("snc:iteration=0"), Error::BadParam { ref param, .. } if param == "iteration"));
     assert!(matches!(err("snc:k=500"), Error::KOutOfRange { k: 500, .. }));
     assert!(matches!(err("snc:alpha=0"), Error::BadParam { ref param, .. } if param == "alpha"));
+    // 1/α overflows to +∞: refused (it once reached HDBSCAN and panicked there).
+    assert!(matches!(err("snc:alpha=1e-310"), Error::BadParam { ref param, .. } if param == "alpha"));
     assert!(matches!(err("snc:walk_num_ratio=-1"), Error::BadParam { ref param, .. } if param == "walk_num_ratio"));
     assert!(matches!(err("snc:walk_num_ratio=1000"), Error::BadParam { ref param, .. } if param == "walk_num_ratio"));
     assert!(matches!(err("snc:random_state=-1"), Error::BadParam { ref param, .. } if param == "random_state"));
@@ -235,4 +237,21 @@ fn custom_kmeans_strategies_read_as_zadu_reads_them() {
     let huge = run(&format!("{base}1000-means"));
     assert_eq!(huge, run(&format!("{base}99999999999999999999999999-means")));
     assert_ne!(huge, run(&format!("{base}7-means")));
+}
+
+/// HDBSCAN runs on integer keys only where the distances fall strictly with S (`Snn::keyed`);
+/// a huge α rounds every distance to one value, so the distances themselves serve. Both paths
+/// check themselves against the package's dense path in debug builds (as these tests run).
+#[test]
+fn distances_serve_where_keys_cannot() {
+    let (high, low) = points("ties_500");
+    let eval = evaluator(high, None, None);
+    let run = |s: &str| eval.measure(&low, None, &[s.parse().unwrap()]).unwrap().remove(0);
+    for alpha in ["1e20", "1e-308", "0.1"] {
+        let score = run(&format!("snc:iteration=6,random_state=3,alpha={alpha}"));
+        for key in ["steadiness", "cohesiveness"] {
+            let v = score.value(key).unwrap();
+            assert!((0.0..=1.0).contains(&v), "alpha {alpha}: {key} {v}");
+        }
+    }
 }

@@ -29,7 +29,9 @@ use rayon::prelude::*;
 
 use super::def::custom_kmeans;
 use super::support::frontier::{Frontier, extremes};
-use super::support::hdbscan::{MIN_CLUSTER_SIZE, core_distances, hdbscan_precomputed_with_core};
+#[cfg(debug_assertions)]
+use super::support::hdbscan::core_distances;
+use super::support::hdbscan::{Key, MIN_CLUSTER_SIZE, hdbscan_keys, hdbscan_precomputed_with_core, kth_smallest};
 use super::support::kmeans::kmeans;
 use super::support::params::{param_int, param_str};
 use super::support::pyset::PySet;
@@ -50,6 +52,40 @@ const MAX_WALK_RATIO: f64 = 100.0;
 /// Largest S whose distances are tabulated (8 MiB a graph; ⌊√n⌋-NN graphs reach it past
 /// n ≈ 2·10⁴, where S is computed per pair instead).
 const TABLE_MAX: u64 = 1 << 20;
+/// A key `S0 − S` of a cluster's HDBSCAN matrix: falls as S grows, `S0` (S = 0) below
+/// `Key::FAR` (Prim's start) and `NEAR` (the diagonal) below every pair's key.
+trait SKey: Key {
+    const S0: Self;
+    const NEAR: Self;
+    /// The key of S + w (never below NEAR: S stays at most the graph's largest).
+    fn minus(self, w: u64) -> Self;
+    /// S back.
+    fn s(self) -> u64;
+}
+
+impl SKey for u32 {
+    const S0: u32 = u32::MAX - 1;
+    const NEAR: u32 = 0;
+    #[inline]
+    fn minus(self, w: u64) -> u32 {
+        self - w as u32
+    }
+    fn s(self) -> u64 {
+        u64::from(Self::S0 - self)
+    }
+}
+
+impl SKey for u64 {
+    const S0: u64 = u64::MAX - 1;
+    const NEAR: u64 = 0;
+    #[inline]
+    fn minus(self, w: u64) -> u64 {
+        self - w
+    }
+    fn s(self) -> u64 {
+        Self::S0 - self
+    }
+}
 
 fn undefined(reason: &str) -> Error {
     Error::Undefined { id: "snc".into(), projection: None, reason: reason.into() }
@@ -69,6 +105,9 @@ struct Snn<'a> {
     /// `1/(S/max + α)` for every S in 0..=max when max <= TABLE_MAX (the same expression,
     /// evaluated once per value instead of once per pair; empty otherwise).
     distances: Vec<f64>,
+    /// Whether HDBSCAN may run on `u32` keys `S0 − S` instead of the distances: proven by the
+    /// table (see [`Snn::set_max`]).
+    keyed: bool,
 }
 
 /// Scratch for accumulating rows of S.
@@ -97,7 +136,7 @@ impl<'a> Snn<'a> {
                 rev[m as usize].push((j as u32, (k + 1 - p) as u32));
             }
         }
-        Snn { knn, k, rev, max: 1.0, knn_sim: Vec::new(), alpha: 0.0, distances: Vec::new() }
+        Snn { knn, k, rev, max: 1.0, knn_sim: Vec::new(), alpha: 0.0, distances: Vec::new(), keyed: false }
     }
 
     /// Sets the largest S (0 when every S is 0) and tabulates the distances.
@@ -108,6 +147,15 @@ impl<'a> Snn<'a> {
         if max <= TABLE_MAX {
             self.distances = (0..=max).map(|s| self.distance_of(s)).collect();
         }
+        // HDBSCAN on keys (`hdbscan_keys`) gives the distances' labels when the key order is the
+        // distances' order over every S present (0..=max) and each distance is below f64::MAX.
+        // Keys S0 − S fall as S grows, so the premise is: the distances fall strictly with S (no
+        // two values of S round to one distance) and the largest, 1/α, is below f64::MAX (a tiny
+        // α overflows to +∞). Checked on the table, which also bounds S by TABLE_MAX (the u32
+        // keys cannot wrap); without one, the distances are used.
+        self.keyed = !self.distances.is_empty()
+            && self.distances[0] < f64::MAX
+            && self.distances.windows(2).all(|w| w[0] > w[1]);
     }
 
     fn distance_of(&self, s: u64) -> f64 {
@@ -311,16 +359,11 @@ struct Scratch {
     neighbours: Vec<u32>,
     offsets: Vec<u32>,
     entries: Vec<(u32, u32)>,
-    acc: Vec<u64>,
     lists: Vec<Vec<(u32, u64)>>,
-    /// HDBSCAN's m×m input, reused across iterations.
-    dist: Vec<f64>,
-    /// The non-zero S(a, b), a < b, among a cluster's members (indices into it).
-    pairs: Vec<(u32, u32, u64)>,
-    /// Each member's largest S with the others (HDBSCAN's `min_samples` of them, descending),
-    /// and its core distance.
-    top: Vec<u64>,
-    core: Vec<f64>,
+    /// HDBSCAN's m×m input as keys (see [`Setup::hdbscan`]), `wide` when in `keys64`.
+    keys32: Vec<u32>,
+    keys64: Vec<u64>,
+    wide: bool,
     /// The cluster-pair sums of S in each space, reused across iterations.
     sums: [Vec<u64>; 2],
 }
@@ -332,26 +375,27 @@ impl Scratch {
             neighbours: Vec::new(),
             offsets: Vec::new(),
             entries: Vec::new(),
-            acc: Vec::new(),
             lists: Vec::new(),
-            dist: Vec::new(),
-            pairs: Vec::new(),
-            top: Vec::new(),
-            core: Vec::new(),
+            keys32: Vec::new(),
+            keys64: Vec::new(),
+            wide: false,
             sums: [Vec::new(), Vec::new()],
         }
     }
 }
 
 impl Setup<'_> {
-    /// HDBSCAN's input, `1/(S/max + α)` among `points` (m×m, in their order, zero diagonal),
-    /// for one space: each member's row of S summed over the members that share its neighbours
-    /// only (exact integers); a zero S is 1/α without a division. S is symmetric, so each row
-    /// sums only the members after it (a neighbour's list holds its members in order, and row a
-    /// meets its own entry first in every list it reads) and the lower triangle is mirrored.
-    /// The matrix is left in `s.dist`, and the non-zero S (a < b) in `s.pairs`.
+    /// HDBSCAN's input among `points` (m×m, in their order) for one space, as keys
+    /// `T::S0 − S` (the diagonal 0, nearer than any pair), in `keys`, and each member's core
+    /// distance's key in `core`: each member's row of S summed over the members that share its
+    /// neighbours only (exact integers). S is symmetric, so each row sums only the members after
+    /// it (a neighbour's list holds its members in order, and row a meets its own entry first in
+    /// every list it reads) and is mirrored into the lower triangle, which completes row a once
+    /// it is summed. The key of a core distance is its row's entry at index min_samples sorted
+    /// ascending (`np.partition`): keys fall as S grows and distances do not rise (correctly
+    /// rounded division and addition are monotone), so it is the key of the core distance.
     #[inline(never)]
-    fn cluster_distances(&self, g: &Snn, points: &[u32], s: &mut Scratch) {
+    fn cluster_keys<T: SKey>(&self, g: &Snn, points: &[u32], s: &mut Scratch, keys: &mut Vec<T>, core: &mut Vec<T>) {
         let m = points.len();
         // Count, per distinct neighbour of the cluster, the members listing it.
         s.neighbours.clear();
@@ -386,15 +430,16 @@ impl Setup<'_> {
         }
         // `fill` now walks each list again: its next entry is the next member to read it.
         fill.copy_from_slice(&s.offsets);
-        let far = 1.0 / (0.0 + self.alpha);
-        // The fields apart, so that the hot loops keep them in registers.
-        let Scratch { local, entries, offsets, acc, dist: out, pairs, .. } = s;
-        out.clear();
-        out.resize(m * m, far);
-        acc.clear();
-        acc.resize(m, 0);
-        pairs.clear();
+        let (local, entries, offsets): (&[u32], &[(u32, u32)], &[u32]) = (&s.local, &s.entries, &s.offsets);
+        let min_points = MIN_CLUSTER_SIZE.min(m - 1);
+        keys.clear();
+        keys.resize(m * m, T::S0);
+        core.clear();
+        let mut small = Vec::with_capacity(min_points + 1);
+        // A slice, so that the loops need not reload the vector's pointer after each store.
+        let keys = &mut keys[..];
         for a in 0..m {
+            let row = &mut keys[a * m..(a + 1) * m];
             for (p, &nb) in g.knn.row(points[a] as usize, g.k).iter().enumerate() {
                 let wa = (g.k + 1 - p) as u64;
                 let l = local[nb as usize] as usize;
@@ -402,52 +447,63 @@ impl Setup<'_> {
                 debug_assert_eq!(entries[own].0 as usize, a);
                 fill[l] += 1;
                 for &(b, wb) in &entries[own + 1..offsets[l + 1] as usize] {
-                    acc[b as usize] += wa * u64::from(wb);
+                    row[b as usize] = row[b as usize].minus(wa * u64::from(wb));
                 }
             }
-            out[a * m + a] = 0.0;
-            for (b, acc) in acc.iter_mut().enumerate().skip(a + 1) {
-                let acc = std::mem::take(acc);
-                if acc != 0 {
-                    let v = g.distance(acc);
-                    out[a * m + b] = v;
-                    out[b * m + a] = v;
-                    pairs.push((a as u32, b as u32, acc));
-                }
+            row[a] = T::NEAR;
+            core.push(kth_smallest(row, min_points, &mut small));
+            for b in a + 1..m {
+                keys[b * m + a] = keys[a * m + b];
             }
         }
-        // HDBSCAN's core distances, from the pairs' S rather than a pass over the matrix: every
-        // entry off the diagonal is distance(S), with S = 0 for the pairs not listed (`far` is
-        // distance(0): 0/max = 0), the distance falls as S grows (correctly rounded division and
-        // addition are monotone) and the diagonal's 0 is the smallest entry, so a column's core
-        // distance is the distance of its member's min_points-th largest S: the same value.
-        let min_points = MIN_CLUSTER_SIZE.min(m - 1);
-        let Scratch { top, core, pairs, .. } = s;
-        top.clear();
-        top.resize(m * min_points, 0);
-        for &(a, b, v) in pairs.iter() {
-            for x in [a as usize, b as usize] {
-                let t = &mut top[x * min_points..(x + 1) * min_points];
-                if v <= t[min_points - 1] {
-                    continue;
-                }
-                let mut at = min_points - 1;
-                while at > 0 && t[at - 1] < v {
-                    t[at] = t[at - 1];
-                    at -= 1;
-                }
-                t[at] = v;
-            }
-        }
-        core.clear();
-        core.extend(top.chunks_exact(min_points).map(|t| g.distance(t[min_points - 1])));
-        debug_assert!(
-            core.iter().zip(core_distances(out, m, MIN_CLUSTER_SIZE)).all(|(a, b)| a.to_bits() == b.to_bits()),
-            "core distances from S equal the matrix's"
-        );
         for &nb in &s.neighbours {
             s.local[nb as usize] = u32::MAX;
         }
+    }
+
+    /// HDBSCAN's labels for a cluster of this space: on `u32` keys `S0 − S` when they order the
+    /// distances ([`Snn::keyed`]), else on the distances `1/(S/max + α)` themselves (from `u64`
+    /// keys). `s.wide` says which keys hold the cluster's S afterwards.
+    fn hdbscan(&self, g: &Snn, points: &[u32], s: &mut Scratch) -> Vec<i64> {
+        let m = points.len();
+        let (mut keys32, mut keys64, mut core32, mut core64) =
+            (std::mem::take(&mut s.keys32), std::mem::take(&mut s.keys64), Vec::new(), Vec::new());
+        s.wide = !g.keyed;
+        let labels = if g.keyed {
+            self.cluster_keys(g, points, s, &mut keys32, &mut core32);
+            let distance = |key: u32| if key == u32::MAX { f64::MAX } else { g.distance(key.s()) };
+            hdbscan_keys(&keys32, m, &core32, distance, true)
+        } else {
+            self.cluster_keys(g, points, s, &mut keys64, &mut core64);
+            let dist: Vec<f64> = keys64
+                .iter()
+                .enumerate()
+                .map(|(i, &key)| if i % (m + 1) == 0 { 0.0 } else { g.distance(key.s()) })
+                .collect();
+            let core: Vec<f64> = core64.iter().map(|&key| g.distance(key.s())).collect();
+            hdbscan_precomputed_with_core(&dist, m, &core, true)
+        };
+        #[cfg(debug_assertions)]
+        {
+            // The package's path: the matrix of distances, its core distances, HDBSCAN on them.
+            let on_matrix = |dist: Vec<f64>, core_keys: Vec<f64>| {
+                let core = core_distances(&dist, m, MIN_CLUSTER_SIZE);
+                assert!(core.iter().zip(&core_keys).all(|(a, b)| a.to_bits() == b.to_bits()), "core distances");
+                assert_eq!(labels, hdbscan_precomputed_with_core(&dist, m, &core, true), "HDBSCAN on the matrix");
+            };
+            let diagonal = |i: usize| i % (m + 1) == 0;
+            if g.keyed {
+                let dist =
+                    keys32.iter().enumerate().map(|(i, &key)| if diagonal(i) { 0.0 } else { g.distance(key.s()) });
+                on_matrix(dist.collect(), core32.iter().map(|&key| g.distance(key.s())).collect());
+            } else {
+                let dist =
+                    keys64.iter().enumerate().map(|(i, &key)| if diagonal(i) { 0.0 } else { g.distance(key.s()) });
+                on_matrix(dist.collect(), core64.iter().map(|&key| g.distance(key.s())).collect());
+            }
+        }
+        (s.keys32, s.keys64) = (keys32, keys64);
+        labels
     }
 
     /// Σ S(a, b) over a ∈ A, b ∈ B for every pair of clusters A > B (C×C, lower triangle), as
@@ -513,8 +569,7 @@ impl Setup<'_> {
             let sub = Points::from_vec("snc cluster", m, dim, rows).expect("a non-empty subset of valid points");
             kmeans(&sub, Clustering::clusters(k, m), d.kmeans_seed).into_iter().map(i64::from).collect()
         } else {
-            self.cluster_distances(g, pts, s);
-            hdbscan_precomputed_with_core(&s.dist, m, &s.core, true)
+            self.hdbscan(g, pts, s)
         };
         // `_separate_cluster_labels`: clusters by label, then each noise point alone.
         let count = labels.iter().copied().max().map_or(0, |l| (l + 1).max(0) as usize);
@@ -532,11 +587,11 @@ impl Setup<'_> {
         // HDBSCAN's space has its member pairs' S at hand; the other space sums its lists.
         let clustered = if self.clustering == Clustering::Hdbscan { Some(d.mode) } else { None };
         let raw_sums = match clustered {
-            Some(Mode::Steadiness) => pair_sums(&s.pairs, &labels, count, c, raw_sums),
+            Some(Mode::Steadiness) => s.pair_sums(&labels, count, c, raw_sums),
             _ => self.cluster_sums(&self.raw, &clusters, s, raw_sums),
         };
         let emb_sums = match clustered {
-            Some(Mode::Cohesiveness) => pair_sums(&s.pairs, &labels, count, c, emb_sums),
+            Some(Mode::Cohesiveness) => s.pair_sums(&labels, count, c, emb_sums),
             _ => self.cluster_sums(&self.emb, &clusters, s, emb_sums),
         };
         let distance = |sums: &[u64], g: &Snn, i: usize, j: usize| {
@@ -567,9 +622,20 @@ impl Setup<'_> {
     }
 }
 
-/// [`Setup::cluster_sums`] from the member pairs' S (exact integers, so the same sums): the
-/// cluster of member a is its label, or `count` + its rank among the noise points.
-fn pair_sums(pairs: &[(u32, u32, u64)], labels: &[i64], count: usize, c: usize, mut sums: Vec<u64>) -> Vec<u64> {
+impl Scratch {
+    /// [`Setup::cluster_sums`] from the S of the last HDBSCAN matrix (exact integers, so the
+    /// same sums): the cluster of member a is its label, or `count` + its rank among the noise.
+    fn pair_sums(&self, labels: &[i64], count: usize, c: usize, sums: Vec<u64>) -> Vec<u64> {
+        if self.wide {
+            pair_sums(&self.keys64, labels, count, c, sums)
+        } else {
+            pair_sums(&self.keys32, labels, count, c, sums)
+        }
+    }
+}
+
+fn pair_sums<T: SKey>(keys: &[T], labels: &[i64], count: usize, c: usize, mut sums: Vec<u64>) -> Vec<u64> {
+    let m = labels.len();
     let mut noise = count;
     let of: Vec<usize> = labels
         .iter()
@@ -584,10 +650,12 @@ fn pair_sums(pairs: &[(u32, u32, u64)], labels: &[i64], count: usize, c: usize, 
         .collect();
     sums.clear();
     sums.resize(c * c, 0);
-    for &(a, b, v) in pairs {
-        let (x, y) = (of[a as usize], of[b as usize]);
-        if x != y {
-            sums[x.max(y) * c + x.min(y)] += v;
+    for a in 0..m {
+        let x = of[a];
+        for (&key, &y) in keys[a * m + a + 1..(a + 1) * m].iter().zip(&of[a + 1..]) {
+            if x != y {
+                sums[x.max(y) * c + x.min(y)] += key.s();
+            }
         }
     }
     sums
@@ -678,6 +746,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let ratio = r.float("walk_num_ratio");
     check(r, "walk_num_ratio", ratio <= MAX_WALK_RATIO, "must be at most 100 (walks of ratio·n steps)")?;
     let alpha = r.float("alpha");
+    // 1/α is the distance of pairs without a shared neighbour; +∞ (α < 1/f64::MAX) would break
+    // HDBSCAN's lambdas (1/d = 0 for every such merge), as it breaks ZADU's.
+    check(r, "alpha", (1.0 / alpha).is_finite(), "must be at least 5.6e-309 (1/alpha must be finite)")?;
     let clustering = Clustering::of(r);
     // ZADU draws k-means's random_state after each cluster, for every strategy but HDBSCAN.
     let kmeans = clustering != Clustering::Hdbscan;

@@ -131,6 +131,7 @@ struct Row {
 
 /// Core distances: `np.partition(d, min_points, axis=0)[min_points]`, per column, with
 /// `min_points = min(min_samples, m − 1)`.
+#[cfg(any(test, debug_assertions))]
 pub(in crate::measures) fn core_distances(dist: &[f64], m: usize, min_samples: usize) -> Vec<f64> {
     let min_points = min_samples.min(m - 1);
     // The smallest min_points + 1 values of each column, kept sorted (a value is all that
@@ -160,24 +161,90 @@ pub(in crate::measures) fn core_distances(dist: &[f64], m: usize, min_samples: u
     core
 }
 
+/// `np.partition(row, kth)[kth]` for integer keys (no NaN): the kth + 1 smallest are kept sorted
+/// in `small` (reused scratch). Blocks of 16 are first tested as a whole against the largest
+/// kept (vectorised): past the first few, most hold nothing smaller.
+pub(in crate::measures) fn kth_smallest<T: Key>(row: &[T], kth: usize, small: &mut Vec<T>) -> T {
+    small.clear();
+    small.resize(kth + 1, T::FAR);
+    let small = &mut small[..];
+    for block in row.chunks(16) {
+        let worst = small[kth];
+        if !block.iter().fold(false, |any, &v| any | (v < worst)) {
+            continue;
+        }
+        for &v in block {
+            if v >= small[kth] {
+                continue;
+            }
+            let mut at = kth;
+            while at > 0 && small[at - 1] > v {
+                small[at] = small[at - 1];
+                at -= 1;
+            }
+            small[at] = v;
+        }
+    }
+    small[kth]
+}
+
+/// A distance as Prim's tree compares it: an `f64`, or any key whose order is the distances'
+/// order (snc's integer keys, see [`hdbscan_keys`]).
+pub(in crate::measures) trait Key: Copy + PartialOrd {
+    /// Farther than every entry: the package's `np.inf`-like start (`DBL_MAX`).
+    const FAR: Self;
+    /// The larger key, as `f64::max` (which the mutual reachability uses).
+    fn farther(self, other: Self) -> Self;
+}
+
+impl Key for f64 {
+    const FAR: f64 = f64::MAX;
+    #[inline]
+    fn farther(self, other: f64) -> f64 {
+        self.max(other)
+    }
+}
+
+impl Key for u32 {
+    const FAR: u32 = u32::MAX;
+    #[inline]
+    fn farther(self, other: u32) -> u32 {
+        self.max(other)
+    }
+}
+
+impl Key for u64 {
+    const FAR: u64 = u64::MAX;
+    #[inline]
+    fn farther(self, other: u64) -> u64 {
+        self.max(other)
+    }
+}
+
 /// The single-linkage merges (`label`): left, right, distance, size; nodes ≥ m are merges.
-fn single_linkage(dist: &[f64], m: usize, core: &[f64]) -> Vec<(usize, usize, f64, usize)> {
+/// Prim runs on the keys; `weight` gives each tree edge's distance.
+fn single_linkage<T: Key>(
+    dist: &[T],
+    m: usize,
+    core: &[T],
+    weight: impl Fn(T) -> f64,
+) -> Vec<(usize, usize, f64, usize)> {
     // Prim's tree from node 0 (`mst_linkage_core`). The package scans every node not in the
     // tree in index order (first minimum wins); here those nodes are kept ascending in `rest`
     // with their current distance and source alongside, compacted as nodes join, so the scan
     // is one contiguous pass over the nodes left.
     let mut rest: Vec<usize> = (1..m).collect();
-    let mut current = vec![f64::MAX; m - 1];
+    let mut current = vec![T::FAR; m - 1];
     let mut sources = vec![0usize; m - 1];
-    let mut edges: Vec<(usize, usize, f64)> = Vec::with_capacity(m - 1);
+    let mut edges: Vec<(usize, usize, T)> = Vec::with_capacity(m - 1);
     let mut node = 0usize;
     for _ in 1..m {
         let row = &dist[node * m..(node + 1) * m];
         let core_node = core[node];
-        let (mut best, mut at) = (f64::MAX, usize::MAX);
+        let (mut best, mut at) = (T::FAR, usize::MAX);
         let left = rest.len();
         for (t, ((&j, cur), src)) in rest.iter().zip(&mut current[..left]).zip(&mut sources[..left]).enumerate() {
-            let d = row[j].max(core[j]).max(core_node);
+            let d = row[j].farther(core[j]).farther(core_node);
             if d < *cur {
                 *cur = d;
                 *src = node;
@@ -200,7 +267,7 @@ fn single_linkage(dist: &[f64], m: usize, core: &[f64]) -> Vec<(usize, usize, f6
         edges.push((source, new_node, best));
         node = new_node;
     }
-    let weights: Vec<f64> = edges.iter().map(|e| e.2).collect();
+    let weights: Vec<f64> = edges.iter().map(|e| weight(e.2)).collect();
     let order = numpy_argsort(&weights);
     // Union-find over merges (`label`).
     let mut parent = vec![usize::MAX; 2 * m - 1];
@@ -220,7 +287,7 @@ fn single_linkage(dist: &[f64], m: usize, core: &[f64]) -> Vec<(usize, usize, f6
     };
     let mut merges = Vec::with_capacity(m - 1);
     for (next, &e) in (m..).zip(&order) {
-        let (a, b, d) = edges[e];
+        let (a, b, d) = (edges[e].0, edges[e].1, weights[e]);
         let (aa, bb) = (find(&mut parent, a), find(&mut parent, b));
         let s = size[aa] + size[bb];
         merges.push((aa, bb, d, s));
@@ -306,8 +373,24 @@ pub(in crate::measures) fn hdbscan_precomputed_with_core(
     core: &[f64],
     allow_single_cluster: bool,
 ) -> Vec<i64> {
-    assert!(m >= 2 && dist.len() == m * m && core.len() == m, "hdbscan: an m×m matrix with m >= 2");
-    let merges = single_linkage(dist, m, core);
+    hdbscan_keys(dist, m, core, |d| d, allow_single_cluster)
+}
+
+/// [`hdbscan_precomputed_with_core`] on keys instead of distances: `keys` (m×m) and `core`
+/// hold `key(d)` for each distance d, and `distance(key)` gives d back (the tree's edge
+/// weights). The labels are the same as on the distances when the key order is the
+/// distances' order over the keys present and every distance is below `f64::MAX` (its key
+/// below `T::FAR`): every comparison and maximum of Prim's tree then agrees, and the edge
+/// weights are the same values. The caller proves both (snc's `Snn::keyed`).
+pub(in crate::measures) fn hdbscan_keys<T: Key>(
+    keys: &[T],
+    m: usize,
+    core: &[T],
+    distance: impl Fn(T) -> f64,
+    allow_single_cluster: bool,
+) -> Vec<i64> {
+    assert!(m >= 2 && keys.len() == m * m && core.len() == m, "hdbscan: an m×m matrix with m >= 2");
+    let merges = single_linkage(keys, m, core, distance);
     let rows = condense(&merges, m, MIN_CLUSTER_SIZE);
     let root = m;
     let top = rows.iter().map(|r| r.parent).max().unwrap_or(root);
