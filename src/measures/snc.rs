@@ -31,7 +31,9 @@ use super::def::custom_kmeans;
 use super::support::frontier::{Frontier, extremes};
 #[cfg(debug_assertions)]
 use super::support::hdbscan::core_distances;
-use super::support::hdbscan::{Key, MIN_CLUSTER_SIZE, hdbscan_keys, hdbscan_precomputed_with_core, kth_smallest};
+use super::support::hdbscan::{
+    Key, MIN_CLUSTER_SIZE, core_keys, core_keys_u32, hdbscan_keys, hdbscan_precomputed_with_core,
+};
 use super::support::kmeans::kmeans;
 use super::support::params::{param_int, param_str};
 use super::support::pyset::PySet;
@@ -61,6 +63,8 @@ trait SKey: Key {
     fn minus(self, w: u64) -> Self;
     /// S back.
     fn s(self) -> u64;
+    /// The core distances' keys of an m×m key matrix ([`core_keys`]).
+    fn core(keys: &[Self], m: usize, kth: usize, out: &mut Vec<Self>);
 }
 
 impl SKey for u32 {
@@ -72,6 +76,9 @@ impl SKey for u32 {
     }
     fn s(self) -> u64 {
         u64::from(Self::S0 - self)
+    }
+    fn core(keys: &[u32], m: usize, kth: usize, out: &mut Vec<u32>) {
+        core_keys_u32(keys, m, kth, out);
     }
 }
 
@@ -85,6 +92,9 @@ impl SKey for u64 {
     fn s(self) -> u64 {
         Self::S0 - self
     }
+    fn core(keys: &[u64], m: usize, kth: usize, out: &mut Vec<u64>) {
+        core_keys(keys, m, kth, out);
+    }
 }
 
 fn undefined(reason: &str) -> Error {
@@ -95,8 +105,10 @@ fn undefined(reason: &str) -> Error {
 struct Snn<'a> {
     knn: &'a Neighbours,
     k: usize,
-    /// For every point m, the points j that list m, with m's weight in j's list.
-    rev: Vec<Vec<(u32, u32)>>,
+    /// For every point m, the points j that list m (ascending), with m's weight in j's list:
+    /// `rev[rev_at[m]..rev_at[m + 1]]`, one allocation for the cache.
+    rev_at: Vec<u32>,
+    rev: Vec<(u32, u32)>,
     /// The largest S over pairs (1 when every S is 0: ZADU then leaves S undivided).
     max: f64,
     /// S(i, j) / max for the j-th neighbour of i, n×k.
@@ -110,33 +122,55 @@ struct Snn<'a> {
     keyed: bool,
 }
 
-/// Scratch for accumulating rows of S.
+/// Scratch for accumulating rows of S: the row, and the points it has met (the first `len`
+/// of `touched`, which has room for all n, so that a point is noted without a branch).
 struct Row {
     acc: Vec<u64>,
     touched: Vec<u32>,
+    len: usize,
 }
 
 impl Row {
     fn new(n: usize) -> Self {
-        Row { acc: vec![0; n], touched: Vec::new() }
+        Row { acc: vec![0; n], touched: vec![0; n], len: 0 }
+    }
+    fn touched(&self) -> &[u32] {
+        &self.touched[..self.len]
     }
     fn clear(&mut self) {
-        for &j in &self.touched {
+        for &j in &self.touched[..self.len] {
             self.acc[j as usize] = 0;
         }
-        self.touched.clear();
+        self.len = 0;
     }
 }
 
 impl<'a> Snn<'a> {
     fn new(knn: &'a Neighbours, k: usize, n: usize) -> Self {
-        let mut rev = vec![Vec::new(); n];
+        let mut rev_at = vec![0u32; n + 1];
         for j in 0..n {
-            for (p, &m) in knn.row(j, k).iter().enumerate() {
-                rev[m as usize].push((j as u32, (k + 1 - p) as u32));
+            for &m in knn.row(j, k) {
+                rev_at[m as usize + 1] += 1;
             }
         }
-        Snn { knn, k, rev, max: 1.0, knn_sim: Vec::new(), alpha: 0.0, distances: Vec::new(), keyed: false }
+        for m in 0..n {
+            rev_at[m + 1] += rev_at[m];
+        }
+        let mut fill = rev_at[..n].to_vec();
+        let mut rev = vec![(0, 0); n * k];
+        for j in 0..n {
+            for (p, &m) in knn.row(j, k).iter().enumerate() {
+                rev[fill[m as usize] as usize] = (j as u32, (k + 1 - p) as u32);
+                fill[m as usize] += 1;
+            }
+        }
+        Snn { knn, k, rev_at, rev, max: 1.0, knn_sim: Vec::new(), alpha: 0.0, distances: Vec::new(), keyed: false }
+    }
+
+    /// The points that list m, ascending, with m's weight in their lists.
+    #[inline]
+    fn rev(&self, m: usize) -> &[(u32, u32)] {
+        &self.rev[self.rev_at[m] as usize..self.rev_at[m + 1] as usize]
     }
 
     /// Sets the largest S (0 when every S is 0) and tabulates the distances.
@@ -174,17 +208,19 @@ impl<'a> Snn<'a> {
     /// Row i of S over the points j >= `from` only (the reverse lists are ascending in j).
     fn row_from(&self, i: usize, row: &mut Row, from: usize) {
         row.clear();
+        let (acc, touched, mut len) = (&mut row.acc[..], &mut row.touched[..], row.len);
         for (p, &m) in self.knn.row(i, self.k).iter().enumerate() {
             let wi = (self.k + 1 - p) as u64;
-            let list = &self.rev[m as usize];
+            let list = self.rev(m as usize);
             let start = if from == 0 { 0 } else { list.partition_point(|&(j, _)| (j as usize) < from) };
             for &(j, wj) in &list[start..] {
-                if row.acc[j as usize] == 0 {
-                    row.touched.push(j);
-                }
-                row.acc[j as usize] += wi * wj as u64;
+                let a = &mut acc[j as usize];
+                touched[len] = j;
+                len += usize::from(*a == 0);
+                *a += wi * wj as u64;
             }
         }
+        row.len = len;
     }
 }
 
@@ -219,17 +255,17 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
                     r.row_from(i, rr, i + 1);
                     e.row_from(i, er, i + 1);
                     for (t, (g, row)) in [(r, &*rr), (e, &*er)].into_iter().enumerate() {
-                        out.max[t] = row.touched.iter().map(|&j| row.acc[j as usize]).fold(out.max[t], u64::max);
+                        out.max[t] = row.touched().iter().map(|&j| row.acc[j as usize]).fold(out.max[t], u64::max);
                         // i's later neighbours, and the later points that list i (at k + 1 − w).
                         for (p, &j) in g.knn.row(i, k).iter().enumerate().filter(|&(_, &j)| j as usize > i) {
                             out.knn[t].push((i * k + p, row.acc[j as usize]));
                         }
-                        let list = &g.rev[i];
+                        let list = g.rev(i);
                         for &(j, w) in &list[list.partition_point(|&(j, _)| j as usize <= i)..] {
                             out.knn[t].push((j as usize * k + k + 1 - w as usize, row.acc[j as usize]));
                         }
                     }
-                    for &j in rr.touched.iter().chain(er.touched.iter().filter(|&&j| rr.acc[j as usize] == 0)) {
+                    for &j in rr.touched().iter().chain(er.touched().iter().filter(|&&j| rr.acc[j as usize] == 0)) {
                         frontier.note(rr.acc[j as usize], er.acc[j as usize]);
                     }
                 }
@@ -435,7 +471,6 @@ impl Setup<'_> {
         keys.clear();
         keys.resize(m * m, T::S0);
         core.clear();
-        let mut small = Vec::with_capacity(min_points + 1);
         // A slice, so that the loops need not reload the vector's pointer after each store.
         let keys = &mut keys[..];
         for a in 0..m {
@@ -451,11 +486,11 @@ impl Setup<'_> {
                 }
             }
             row[a] = T::NEAR;
-            core.push(kth_smallest(row, min_points, &mut small));
             for b in a + 1..m {
                 keys[b * m + a] = keys[a * m + b];
             }
         }
+        T::core(keys, m, min_points, core);
         for &nb in &s.neighbours {
             s.local[nb as usize] = u32::MAX;
         }

@@ -12,6 +12,8 @@
 //! accumulator `float`). On x86 machines with AVX2/AVX-512 NumPy's argsort is x86-simd-sort,
 //! which leaves equal weights in another order; see docs/measures.md (snc).
 
+use multiversion::multiversion;
+
 /// `min_cluster_size` (and `min_samples`) of `hdbscan.HDBSCAN()`.
 pub(in crate::measures) const MIN_CLUSTER_SIZE: usize = 5;
 
@@ -161,31 +163,40 @@ pub(in crate::measures) fn core_distances(dist: &[f64], m: usize, min_samples: u
     core
 }
 
-/// `np.partition(row, kth)[kth]` for integer keys (no NaN): the kth + 1 smallest are kept sorted
-/// in `small` (reused scratch). Blocks of 16 are first tested as a whole against the largest
-/// kept (vectorised): past the first few, most hold nothing smaller.
-pub(in crate::measures) fn kth_smallest<T: Key>(row: &[T], kth: usize, small: &mut Vec<T>) -> T {
-    small.clear();
-    small.resize(kth + 1, T::FAR);
-    let small = &mut small[..];
-    for block in row.chunks(16) {
-        let worst = small[kth];
-        if !block.iter().fold(false, |any, &v| any | (v < worst)) {
-            continue;
-        }
-        for &v in block {
-            if v >= small[kth] {
-                continue;
+/// Lanes of [`core_keys`]: rows handled together.
+const LANES: usize = 16;
+
+/// Core distances' keys of a symmetric m×m matrix of integer keys (the diagonal included, as
+/// `np.partition(d, kth, axis=0)[kth]` sees each column), appended to `out`. For LANES rows at
+/// a time the columns are walked (by symmetry, each row's entries), every lane keeping its
+/// MIN_CLUSTER_SIZE + 1 smallest sorted with a min/max insertion network: no branches, so it
+/// vectorises. Integer min/max are exact, and the network keeps the smallest values in order
+/// (inserting v: slot 0 becomes min(s0, v), slot i max(s(i−1), min(si, v))).
+#[multiversion(targets("x86_64+avx512f+avx512bw", "x86_64+avx2"))]
+pub(in crate::measures) fn core_keys_u32(keys: &[u32], m: usize, kth: usize, out: &mut Vec<u32>) {
+    core_keys(keys, m, kth, out);
+}
+
+/// [`core_keys_u32`] for any integer key.
+#[inline(always)]
+pub(in crate::measures) fn core_keys<T: Key + Ord>(keys: &[T], m: usize, kth: usize, out: &mut Vec<T>) {
+    const SLOTS: usize = MIN_CLUSTER_SIZE + 1;
+    assert!(kth < SLOTS && kth < m && keys.len() == m * m, "core keys: kth < m, m×m");
+    for r0 in (0..m).step_by(LANES) {
+        let width = LANES.min(m - r0);
+        let mut small = [[T::FAR; LANES]; SLOTS];
+        for c in 0..m {
+            let mut v = [T::FAR; LANES];
+            v[..width].copy_from_slice(&keys[c * m + r0..c * m + r0 + width]);
+            for l in 0..LANES {
+                for i in (1..SLOTS).rev() {
+                    small[i][l] = small[i - 1][l].max(small[i][l].min(v[l]));
+                }
+                small[0][l] = small[0][l].min(v[l]);
             }
-            let mut at = kth;
-            while at > 0 && small[at - 1] > v {
-                small[at] = small[at - 1];
-                at -= 1;
-            }
-            small[at] = v;
         }
+        out.extend_from_slice(&small[kth][..width]);
     }
-    small[kth]
 }
 
 /// A distance as Prim's tree compares it: an `f64`, or any key whose order is the distances'
