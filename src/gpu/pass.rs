@@ -158,7 +158,7 @@ pub async fn gpu_row_pass_rows_async(
     Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass, extents: Default::default() }, stats))
 }
 
-/// [`gpu_row_pass_async`], blocking.
+/// [`gpu_row_pass_async`], blocking: [`gpu_row_pass_rows`] over all n rows.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn gpu_row_pass(
     gpu: &Gpu,
@@ -168,7 +168,7 @@ pub fn gpu_row_pass(
     needs: Needs,
     numerics: Numerics,
 ) -> Result<(PassOutput, GpuStats), GpuError> {
-    super::block_on(gpu_row_pass_async(gpu, high, cached_high, lows, needs, numerics))
+    gpu_row_pass_rows(gpu, high, cached_high, lows, needs, numerics, 0..high.n())
 }
 
 /// [`gpu_row_pass_rows_async`], blocking.
