@@ -87,10 +87,9 @@ pub async fn gpu_row_pass_rows_async(
     rows: Range<usize>,
 ) -> Result<(PassOutput, GpuStats), GpuError> {
     let t0 = web_time::Instant::now();
-    let kh = needs.knn_high.max(needs.cross);
-    let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
-    let kc = if lows.is_empty() { 0 } else { needs.cross };
-    let cached = cached_high.filter(|c| kh > 0 && c.k >= kh);
+    let ks = needs.pass_ks(lows.len());
+    let (kh, kl, kc) = (ks.kh, ks.kl, ks.kc);
+    let cached = ks.usable(cached_high);
     let mut stats = GpuStats::for_gpu(gpu);
     let mut tally = Tally::default();
     let need_high_space = kc > 0 || (kh > 0 && cached.is_none());
