@@ -268,6 +268,22 @@ fn damaged_partials_are_refused() {
     }
 }
 
+/// The fold's run report times the fold itself (a partial carries no timings): every phase is
+/// present and non-negative, the phases add up, and the fold took some time.
+#[test]
+fn the_fold_reports_its_own_timings() {
+    let n = 600;
+    let r = run(n);
+    let got = fold(&parts(&r, &plan(n, 150))).unwrap();
+    let report = serde_json::to_value(&got.run).unwrap();
+    let t = |key: &str| report["timings"][key].as_f64().unwrap_or_else(|| panic!("run.timings.{key}: {report}"));
+    for key in ["validate_s", "resources_s", "measures_s", "total_s"] {
+        assert!(t(key) >= 0.0, "run.timings.{key} = {}", t(key));
+    }
+    assert!(t("total_s") > 0.0, "{report}");
+    assert!((t("validate_s") + t("measures_s") - t("total_s")).abs() <= 1e-9 * t("total_s").max(1.0));
+}
+
 #[test]
 fn map_rows_refuses_other_measures_and_off_plan_rows() {
     let n = 300;
