@@ -18,6 +18,37 @@ fn data(name: &str, n: usize, d: usize, levels: u64, seed: u64) -> Points {
     common::levels(name, n, d, levels, seed)
 }
 
+/// One run's inputs.
+struct Run {
+    high: Points,
+    low: Points,
+    labels: Labels,
+    specs: Vec<Spec>,
+}
+
+/// Tie-level data of n points, the original space `high_d`-dimensional and the projection 2-D
+/// (seeds `seed` and `seed + 1`), and labels cycling through `classes`.
+fn tied(
+    n: usize,
+    (high_d, high_levels): (usize, u64),
+    low_levels: u64,
+    classes: i64,
+    seed: u64,
+    specs: Vec<Spec>,
+) -> Run {
+    Run {
+        high: data("high", n, high_d, high_levels, seed),
+        low: data("low", n, 2, low_levels, seed.wrapping_add(1)),
+        labels: Labels::new((0..n as i64).map(|i| i % classes).collect()),
+        specs,
+    }
+}
+
+/// The run most tests share.
+fn run(n: usize) -> Run {
+    tied(n, (3, 3), 3, 3, 1, specs(5, n))
+}
+
 fn eval(high: &Points, threads: usize, block_rows: usize) -> Evaluator {
     let mut o = Options::default();
     o.threads = Some(threads);
@@ -67,7 +98,8 @@ fn assert_same_bits(got: &[Score], want: &[Score]) {
 }
 
 /// Shards `plan` (in a shuffled order, through JSON), folds, and compares with one measure.
-fn check_fold(high: &Points, low: &Points, labels: &Labels, specs: &[Spec], plan: &[Range<usize>], rng: &mut Rng) {
+fn check_fold(run: &Run, plan: &[Range<usize>], rng: &mut Rng) {
+    let Run { high, low, labels, specs } = run;
     let want = eval(high, 1, 32).measure(low, Some(labels), specs).unwrap();
     let mut order = plan.to_vec();
     shuffle(&mut order, rng);
@@ -95,26 +127,19 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let k = 1 + ((n / 4) as f64 * k_frac) as usize;
-        let high = data("high", n, 3, levels, seed);
-        let low = data("low", n, 2, levels, seed ^ 0xABCD);
-        let labels = Labels::new((0..n as i64).map(|i| (i * 7) % 3).collect());
         let mut rng = Rng(seed ^ 0x77);
         let plan = random_plan(n, &mut rng);
         for r in &plan {
             prop_assert!(is_block(n, r));
         }
-        check_fold(&high, &low, &labels, &specs(k, n), &plan, &mut rng);
+        check_fold(&tied(n, (3, levels), levels, 3, seed, specs(k, n)), &plan, &mut rng);
     }
 }
 
 #[test]
 fn fold_equals_one_measure_at_5000_tie_heavy() {
     let n = 5000;
-    let high = data("high", n, 4, 2, 11);
-    let low = data("low", n, 2, 3, 12);
-    let labels = Labels::new((0..n as i64).map(|i| i % 4).collect());
-    let mut rng = Rng(5);
-    check_fold(&high, &low, &labels, &specs(10, n), &plan(n, 700), &mut rng);
+    check_fold(&tied(n, (4, 2), 3, 4, 11, specs(10, n)), &plan(n, 700), &mut Rng(5));
 }
 
 /// coranking's default k_max is n − 2, past ZADU's T&C range (K < n/2): its T and C tallies are
@@ -122,11 +147,8 @@ fn fold_equals_one_measure_at_5000_tie_heavy() {
 #[test]
 fn fold_of_coranking_with_the_default_k_max() {
     let n = 301;
-    let high = data("high", n, 3, 3, 21);
-    let low = data("low", n, 2, 0, 22);
-    let labels = Labels::new((0..n as i64).map(|i| i % 2).collect());
     let specs: Vec<Spec> = ["coranking", "tnc"].iter().map(|s| s.parse().unwrap()).collect();
-    check_fold(&high, &low, &labels, &specs, &plan(n, 100), &mut Rng(3));
+    check_fold(&tied(n, (3, 3), 0, 2, 21, specs), &plan(n, 100), &mut Rng(3));
 }
 
 #[test]
@@ -146,22 +168,6 @@ fn plans_tile_the_rows_with_tree_blocks() {
     assert_eq!(plan(100, 10), vec![0..100]);
     assert!(!is_block(1000, &(0..10)));
     assert!(!is_block(1000, &(400..600)));
-}
-
-struct Run {
-    high: Points,
-    low: Points,
-    labels: Labels,
-    specs: Vec<Spec>,
-}
-
-fn run(n: usize) -> Run {
-    Run {
-        high: data("high", n, 3, 3, 1),
-        low: data("low", n, 2, 3, 2),
-        labels: Labels::new((0..n as i64).map(|i| i % 3).collect()),
-        specs: specs(5, n),
-    }
 }
 
 fn parts(r: &Run, plan: &[Range<usize>]) -> Vec<Partial> {
@@ -260,6 +266,22 @@ fn damaged_partials_are_refused() {
     for junk in ["", "{}", "[1,2]", &text[..text.len() / 2]] {
         assert!(matches!(Partial::from_json(junk, "p.fpart"), Err(Error::BadPartial { .. })));
     }
+}
+
+/// The fold's run report times the fold itself (a partial carries no timings): every phase is
+/// present and non-negative, the phases add up, and the fold took some time.
+#[test]
+fn the_fold_reports_its_own_timings() {
+    let n = 600;
+    let r = run(n);
+    let got = fold(&parts(&r, &plan(n, 150))).unwrap();
+    let report = serde_json::to_value(&got.run).unwrap();
+    let t = |key: &str| report["timings"][key].as_f64().unwrap_or_else(|| panic!("run.timings.{key}: {report}"));
+    for key in ["validate_s", "resources_s", "measures_s", "total_s"] {
+        assert!(t(key) >= 0.0, "run.timings.{key} = {}", t(key));
+    }
+    assert!(t("total_s") > 0.0, "{report}");
+    assert!((t("validate_s") + t("measures_s") - t("total_s")).abs() <= 1e-9 * t("total_s").max(1.0));
 }
 
 #[test]

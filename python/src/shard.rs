@@ -70,6 +70,11 @@ fn fold_groups(texts: &[String], local: bool) -> faithful::Result<faithful::Eval
         w.ranks_counted = w.ranks_counted.saturating_add(x.ranks_counted);
         w.rank_scans = w.rank_scans.saturating_add(x.rank_scans);
         all.run.plan.blocks += e.run.plan.blocks;
+        // The folds' own times (a partial carries none), added.
+        let (t, y) = (&mut all.run.timings, &e.run.timings);
+        t.validate_s += y.validate_s;
+        t.measures_s += y.measures_s;
+        t.total_s += y.total_s;
     }
     if !local {
         all.projections.iter_mut().flat_map(|p| p.scores.iter_mut()).for_each(|s| s.local = None);

@@ -9,8 +9,8 @@
 
 use faithful::measures::{Ctx, Output, Resolved};
 use faithful::resources::{
-    Budgets, Extents, Needs, PairwiseCache, PassOutput, build_pairwise, densities as density_pass, plan_order,
-    radix_sort, row_pass,
+    Budgets, CrossRanks, Extents, Needs, PairwiseCache, PassOutput, build_pairwise, densities as density_pass,
+    plan_order, radix_sort, row_pass,
 };
 use faithful::{Cancel, Control, Neighbours, Options, OutputKeyProblem, Points, Spec};
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
@@ -34,6 +34,16 @@ fn control() -> (Control, Cancel) {
     (Control { progress: None, cancel: Some(cancel.clone()) }, cancel)
 }
 
+/// [`run_detached`] for work that checks no cancel flag: Ctrl-C still raises at once.
+fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> PyResult<T> {
+    run_detached(py, &control().1, work)
+}
+
+/// The original space `orig` and the projection `emb`.
+fn spaces(py: Python<'_>, orig: &Bound<'_, PyAny>, emb: &Bound<'_, PyAny>) -> PyResult<(Points, Points)> {
+    Ok((points(py, "orig", orig)?, points(py, "emb", emb)?))
+}
+
 /// `mask[i*k + s]`: whether `a[i*ka + s]` is among `b[i*kb .. i*kb + k]`, for s < k.
 fn membership(a: &[u32], ka: usize, b: &[u32], kb: usize, k: usize) -> Vec<bool> {
     let n = a.len().checked_div(ka).unwrap_or(0);
@@ -52,9 +62,8 @@ fn cross_pass(
     emb: &Bound<'_, PyAny>,
     k: usize,
 ) -> PyResult<(Points, Points, PassOutput)> {
-    let (high, low) = (points(py, "orig", orig)?, points(py, "emb", emb)?);
-    let (_, cancel) = control();
-    let pass = run_detached(py, &cancel, || row_pass(&high, None, &[&low], Needs::cross(k), block_rows()))?;
+    let (high, low) = spaces(py, orig, emb)?;
+    let pass = detached(py, || row_pass(&high, None, &[&low], Needs::cross(k), block_rows()))?;
     Ok((high, low, pass))
 }
 
@@ -106,7 +115,7 @@ pub fn pair_statistics<'py>(
     isotonic: bool,
     memory_budget: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (high, low) = (points(py, "orig", orig)?, points(py, "emb", emb)?);
+    let (high, low) = spaces(py, orig, emb)?;
     let needs = Needs { pair_sums: sums, pair_ranks: ranks, pair_isotonic: isotonic, ..Default::default() };
     let budgets = Budgets { memory: memory_budget, ..Default::default() };
     let (ctl, cancel) = control();
@@ -172,8 +181,7 @@ pub fn densities<'py>(
 #[pyfunction]
 pub fn condensed_distances<'py>(py: Python<'py>, points_: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let x = points(py, "points", points_)?;
-    let (_, cancel) = control();
-    let out = run_detached(py, &cancel, || {
+    let out = detached(py, || {
         let n = x.n();
         let mut out = vec![0.0; n * n.saturating_sub(1) / 2];
         let mut rows: Vec<(usize, &mut [f64])> = Vec::with_capacity(n);
@@ -204,8 +212,7 @@ pub fn pair_order<'py>(
             "pair order: distances must be finite and non-negative (found {bad})"
         )));
     }
-    let (_, cancel) = control();
-    let (idx, ranks) = run_detached(py, &cancel, || {
+    let (idx, ranks) = detached(py, || {
         // Non-negative finite f64 bit patterns order like the values.
         let mut v: Vec<u128> =
             d.par_iter().enumerate().map(|(p, x)| (u128::from(x.to_bits()) << 64) | p as u128).collect();
@@ -283,6 +290,38 @@ fn local_of(id: &str, out: Output, key: &str) -> faithful::Result<Vec<f64>> {
     named(id, out.local, key)
 }
 
+/// A context over resources built here; ZADU's resources carry the per-point values.
+fn ctx<'a>(
+    (high, low): (&'a Points, &'a Points),
+    (knn_high, knn_low): (Option<&'a Neighbours>, Option<&'a Neighbours>),
+    cross: Option<&'a CrossRanks>,
+    ctl: &'a Control,
+) -> Ctx<'a> {
+    Ctx {
+        high,
+        low,
+        labels: None,
+        knn_high,
+        knn_low,
+        cross,
+        pairwise: None,
+        block_rows: block_rows(),
+        local: true,
+        ctl,
+    }
+}
+
+/// Measure `id` at each k of `ks`, each output's entry `key` read by `read`.
+fn over_ks<T>(
+    ctx: &Ctx<'_>,
+    id: &str,
+    ks: &[usize],
+    read: fn(&str, Output, &str) -> faithful::Result<T>,
+    key: &str,
+) -> faithful::Result<Vec<T>> {
+    ks.iter().map(|k| run_measure(&format!("{id}:k={k}"), ctx).and_then(|o| read(id, o, key))).collect()
+}
+
 /// A kNN table from ZADU's n×k index array (distances unused by the callers: zero).
 fn neighbours(idx: &PyReadonlyArray2<'_, i64>) -> PyResult<Neighbours> {
     let a = idx.as_array();
@@ -307,25 +346,9 @@ pub fn topographic_product<'py>(
 ) -> PyResult<Vec<f64>> {
     let (high, low, pass) = cross_pass(py, orig, emb, k)?;
     let scores = py.detach(|| {
-        let proj = &pass.lows[0];
-        let ctx = Ctx {
-            high: &high,
-            low: &low,
-            labels: None,
-            knn_high: pass.high.as_ref(),
-            knn_low: proj.knn.as_ref(),
-            cross: proj.cross.as_ref(),
-            pairwise: None,
-            block_rows: block_rows(),
-            // ZADU's resources carry the per-point values.
-            local: true,
-            ctl: &Control::default(),
-        };
-        ks.iter()
-            .map(|kk| {
-                run_measure(&format!("topo:k={kk}"), &ctx).and_then(|o| value_of("topo", o, "topographic_product"))
-            })
-            .collect::<faithful::Result<Vec<f64>>>()
+        let (proj, ctl) = (&pass.lows[0], Control::default());
+        let ctx = ctx((&high, &low), (pass.high.as_ref(), proj.knn.as_ref()), proj.cross.as_ref(), &ctl);
+        over_ks(&ctx, "topo", &ks, value_of, "topographic_product")
     });
     scores.map_err(to_py)
 }
@@ -348,31 +371,12 @@ pub fn neighbor_statistics<'py>(
     if y.n() != n || y.k != x.k {
         return Err(PyValueError::new_err("neighbour statistics: the kNN tables differ in shape"));
     }
-    let (_, cancel) = control();
-    let built = run_detached(py, &cancel, || {
+    let built = detached(py, || {
         // lcmc and nd read only the kNN tables; Ctx wants the point sets for n: one coordinate each.
-        let none = Points::from_vec("unused", n, 1, vec![0.0; n])?;
-        let ctx = Ctx {
-            high: &none,
-            low: &none,
-            labels: None,
-            knn_high: Some(&x),
-            knn_low: Some(&y),
-            cross: None,
-            pairwise: None,
-            block_rows: block_rows(),
-            // ZADU's resources carry the per-point values.
-            local: true,
-            ctl: &Control::default(),
-        };
-        let local = lcmc_ks
-            .iter()
-            .map(|k| run_measure(&format!("lcmc:k={k}"), &ctx).and_then(|o| local_of("lcmc", o, "local_lcmc")))
-            .collect::<faithful::Result<Vec<Vec<f64>>>>()?;
-        let nd = nd_ks
-            .iter()
-            .map(|k| run_measure(&format!("nd:k={k}"), &ctx).and_then(|o| value_of("nd", o, "neighbor_dissimilarity")))
-            .collect::<faithful::Result<Vec<f64>>>()?;
+        let (none, ctl) = (Points::from_vec("unused", n, 1, vec![0.0; n])?, Control::default());
+        let ctx = ctx((&none, &none), (Some(&x), Some(&y)), None, &ctl);
+        let local = over_ks(&ctx, "lcmc", &lcmc_ks, local_of, "local_lcmc")?;
+        let nd = over_ks(&ctx, "nd", &nd_ks, value_of, "neighbor_dissimilarity")?;
         Ok::<_, faithful::Error>((local, nd))
     })?;
     let (local, nd) = built.map_err(to_py)?;

@@ -4,9 +4,9 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::bound::{Params, short_rows, strided_trips};
+use super::bound::{Params, strided_trips};
 use super::context::Gpu;
-use super::distances::{block_rows, distances_block};
+use super::fast_rows::{FastKernel, fast_rows};
 use super::prepare::Space;
 use super::prepare::prepare;
 use super::shaders::{Kernel, MAX_SIGMAS, WG};
@@ -58,37 +58,17 @@ pub async fn fast_densities_async(
             q.neg_sigma[s] = -sigma as f32;
         }
         let m = chunk.len();
-        let per = block_rows(gpu, n, (m * 4) as u64);
-        let mut params = Params::new(n, points.dim());
-        let mut raw: Vec<f32> = Vec::with_capacity(n * m);
+        let params = Params::new(n, points.dim());
         let sig: Vec<f32> = chunk.iter().map(|&s| s as f32).collect();
-        for row0 in (0..n).step_by(per) {
-            let rows = per.min(n - row0);
-            params.row0 = row0 as u32;
-            let block = distances_block(gpu, &space, &params, row0, rows, tally).await?;
-            let sizes = [(rows * m * 4) as u64, (rows * WG * 4) as u64];
-            let o = gpu
-                .run(
-                    Kernel::Density,
-                    &params,
-                    &space,
-                    &[&block.buf],
-                    &[bytemuck::bytes_of(&q)],
-                    &sizes,
-                    (rows as u32, 1),
-                    tally,
-                )
-                .await;
-            gpu.give_back(block.buf);
-            let o = o?;
-            let short = short_rows(&block.short, bytemuck::cast_slice(&o[1]), row0, |_, tid| density_trips(n, m, tid));
-            raw.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&o[0]));
-            for r in (0..rows).filter(|&r| short[r]) {
-                let i = row0 + r;
-                raw[i * m..(i + 1) * m].copy_from_slice(&twin::density_row(&space.prep, q.inv_max, &sig, i));
-                incomplete += 1;
-            }
-        }
+        let kernel = FastKernel {
+            kernel: Kernel::Density,
+            uniform: bytemuck::bytes_of(&q),
+            values: m,
+            trips: |_, tid| density_trips(n, m, tid),
+            twin_row: |i| twin::density_row(&space.prep, q.inv_max, &sig, i),
+        };
+        let (raw, short) = fast_rows(gpu, &[(&space, &params)], kernel, tally).await?;
+        incomplete += short;
         for s in 0..m {
             let v: Vec<f64> = (0..n).map(|i| f64::from(raw[i * m + s])).collect();
             let total = pairwise_sum(&v);

@@ -15,6 +15,7 @@ pub mod dispatch;
 pub mod distances;
 pub mod distances_tiled;
 pub mod domain;
+mod fast_rows;
 pub mod knn_candidates;
 pub mod pair_stats;
 pub mod pass;

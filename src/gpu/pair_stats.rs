@@ -5,10 +5,10 @@
 
 use bytemuck::{Pod, Zeroable};
 
-use super::bound::{Params, short_rows, strided_trips};
+use super::bound::{Params, strided_trips};
 use super::context::Gpu;
 use super::density::fast_densities_async;
-use super::distances::{block_rows, distances_block};
+use super::fast_rows::{FastKernel, fast_rows};
 use super::prepare::prepare;
 use super::shaders::{Kernel, ROW_VALUES, WG};
 use super::tally::Tally;
@@ -73,52 +73,16 @@ pub async fn fast_pair_sums_async(
     }
     let q = PairParams { n: n as u32, dim_y: low.dim() as u32, y_to_x: ratio as f32, pad: 0 };
     let (space_x, space_y) = (gpu.upload(px, tally)?, gpu.upload(py, tally)?);
-    let (mut params, params_y) = (Params::new(n, high.dim()), Params::new(n, low.dim()));
-    let per = block_rows(gpu, n, (ROW_VALUES * 4) as u64);
-    let mut rows_out: Vec<f32> = Vec::with_capacity(n * ROW_VALUES);
-    let mut incomplete = 0;
-    for row0 in (0..n).step_by(per) {
-        let rows = per.min(n - row0);
-        params.row0 = row0 as u32;
-        let bx = distances_block(gpu, &space_x, &params, row0, rows, tally).await?;
-        let by = match distances_block(gpu, &space_y, &params_y, row0, rows, tally).await {
-            Ok(b) => b,
-            Err(e) => {
-                gpu.give_back(bx.buf);
-                return Err(e);
-            }
-        };
-        let sizes = [(rows * ROW_VALUES * 4) as u64, (rows * WG * 4) as u64];
-        let out = gpu
-            .run(
-                Kernel::PairStats,
-                &params,
-                &space_x,
-                &[&bx.buf, &by.buf],
-                &[bytemuck::bytes_of(&q)],
-                &sizes,
-                (rows as u32, 1),
-                tally,
-            )
-            .await;
-        gpu.give_back(bx.buf);
-        gpu.give_back(by.buf);
-        let out = out?;
-        let dist_short: Vec<bool> = bx.short.iter().zip(&by.short).map(|(a, b)| a | b).collect();
-        let short =
-            short_rows(&dist_short, bytemuck::cast_slice(&out[1]), row0, |i, tid| pair_stats_trips(n - 1 - i, tid));
-        rows_out.extend_from_slice(bytemuck::cast_slice::<u8, f32>(&out[0]));
-        for r in (0..rows).filter(|&r| short[r]) {
-            let i = row0 + r;
-            rows_out[i * ROW_VALUES..(i + 1) * ROW_VALUES].copy_from_slice(&twin::pair_stats_row(
-                &space_x.prep,
-                &space_y.prep,
-                q.y_to_x,
-                i,
-            ));
-            incomplete += 1;
-        }
-    }
+    let (params, params_y) = (Params::new(n, high.dim()), Params::new(n, low.dim()));
+    let kernel = FastKernel {
+        kernel: Kernel::PairStats,
+        uniform: bytemuck::bytes_of(&q),
+        values: ROW_VALUES,
+        trips: |i, tid| pair_stats_trips(n - 1 - i, tid),
+        twin_row: |i| twin::pair_stats_row(&space_x.prep, &space_y.prep, q.y_to_x, i),
+    };
+    let spaces = [(&space_x, &params), (&space_y, &params_y)];
+    let (rows_out, incomplete) = fast_rows(gpu, &spaces, kernel, tally).await?;
     let (hx, lx, sums) = merge_rows(&rows_out, n, space_x.prep.scale);
     Ok((hx, lx, sums, incomplete))
 }
@@ -200,6 +164,7 @@ pub fn fast_pair_sums(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::bound::short_rows;
     use crate::gpu::density::density_trips;
 
     /// One trip missing in any invocation of a row, or a short distances row, marks the row.

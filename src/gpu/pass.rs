@@ -87,10 +87,9 @@ pub async fn gpu_row_pass_rows_async(
     rows: Range<usize>,
 ) -> Result<(PassOutput, GpuStats), GpuError> {
     let t0 = web_time::Instant::now();
-    let kh = needs.knn_high.max(needs.cross);
-    let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
-    let kc = if lows.is_empty() { 0 } else { needs.cross };
-    let cached = cached_high.filter(|c| kh > 0 && c.k >= kh);
+    let ks = needs.pass_ks(lows.len());
+    let (kh, kl, kc) = (ks.kh, ks.kl, ks.kc);
+    let cached = ks.usable(cached_high);
     let mut stats = GpuStats::for_gpu(gpu);
     let mut tally = Tally::default();
     let need_high_space = kc > 0 || (kh > 0 && cached.is_none());
@@ -158,7 +157,7 @@ pub async fn gpu_row_pass_rows_async(
     Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass, extents: Default::default() }, stats))
 }
 
-/// [`gpu_row_pass_async`], blocking.
+/// [`gpu_row_pass_async`], blocking: [`gpu_row_pass_rows`] over all n rows.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn gpu_row_pass(
     gpu: &Gpu,
@@ -168,7 +167,7 @@ pub fn gpu_row_pass(
     needs: Needs,
     numerics: Numerics,
 ) -> Result<(PassOutput, GpuStats), GpuError> {
-    super::block_on(gpu_row_pass_async(gpu, high, cached_high, lows, needs, numerics))
+    gpu_row_pass_rows(gpu, high, cached_high, lows, needs, numerics, 0..high.n())
 }
 
 /// [`gpu_row_pass_rows_async`], blocking.

@@ -2,11 +2,13 @@
 //! selection and rank counting. Each works on one row at a time in O(n) scratch, so no
 //! n×n matrix is ever held. The GPU kernels are checked against these.
 
+mod buckets;
 mod distance;
 mod key;
 mod knn;
 mod rank;
 
+pub(crate) use buckets::BitBuckets;
 pub use distance::{distance_pair, distance_row, distance_row_from};
 pub use key::{Key, key};
 pub use knn::select_knn;

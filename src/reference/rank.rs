@@ -2,6 +2,7 @@
 
 use multiversion::multiversion;
 
+use super::buckets::BitBuckets;
 use super::key::{Key, key};
 
 /// Up to this many queries per row, each query's count is one vectorised scan of the row;
@@ -59,7 +60,7 @@ pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut
     let bits = |k: Key| (k >> 32) as u64;
     let (lo, hi) = (bits(s.sorted[0].0), bits(s.sorted[m - 1].0));
     let d_hi = f64::from_bits(hi);
-    let shift = (u64::BITS - (hi - lo).leading_zeros()).saturating_sub(BUCKETS.trailing_zeros());
+    let buckets = BitBuckets::new(lo, hi, BUCKETS.trailing_zeros());
     // at[x + 1]: the queries in buckets before x, for x in 0..=BUCKETS; at[0] (below lo) = 0 and
     // at[BUCKETS + 2] (past the last bucket) = m, so that every (start, end) window exists.
     // Filled by runs between the queries' buckets (no prefix sum over the whole table).
@@ -67,7 +68,7 @@ pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut
     at.resize(BUCKETS + 3, 0);
     let mut x = 0;
     for (q, &(k, _)) in s.sorted.iter().enumerate() {
-        let end = ((bits(k) - lo) >> shift) as usize + 2;
+        let end = buckets.of(bits(k)) + 2;
         if end > x {
             at[x..end].fill(q as u32);
             x = end;
@@ -75,7 +76,7 @@ pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut
     }
     at[x..].fill(m as u32);
     let (sorted, at) = (&s.sorted, &s.before[..]);
-    let place = |d: f64, l: usize| place(d, l, lo, shift, at, sorted);
+    let place = |d: f64, l: usize| place(d, l, buckets, at, sorted);
     // Four interleaved histograms (by l mod 4): consecutive points in the same slot would
     // otherwise chain through one counter's store and load. Slot m (after every query) is
     // never read.
@@ -107,9 +108,9 @@ pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut
 /// `#{query keys <= (d, l)}`: l precedes the query at sorted position t iff that is ≤ t. No
 /// branch but the rare refinement: bits below lo take window 0, past the buckets the last.
 #[inline(always)]
-fn place(d: f64, l: usize, lo: u64, shift: u32, at: &[u32], sorted: &[(Key, usize)]) -> usize {
-    let diff = d.to_bits() as i64 - lo as i64;
-    let x = ((diff >> shift) + 1).clamp(0, BUCKETS as i64 + 1) as usize;
+fn place(d: f64, l: usize, b: BitBuckets, at: &[u32], sorted: &[(Key, usize)]) -> usize {
+    let diff = d.to_bits() as i64 - b.lo as i64;
+    let x = ((diff >> b.shift) + 1).clamp(0, BUCKETS as i64 + 1) as usize;
     let (mut p, end) = (at[x] as usize, at[x + 1] as usize);
     if p < end {
         let kl = key(d, l);
@@ -153,13 +154,8 @@ mod tests {
     /// and queries at both ends.
     #[test]
     fn placement_agrees_with_scanning_on_wide_rows() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::splitmix::SplitMix64(0x2545_f491_4f6c_dd1du64);
+        let mut next = move || rng.next_u64();
         for case in 0..40 {
             let n = 50 + case * 37;
             let row: Vec<f64> = (0..n)

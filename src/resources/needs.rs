@@ -1,5 +1,7 @@
 //! [`Needs`]: what a measure asks of the planner.
 
+use super::Neighbours;
+
 /// What a measure needs; 0, `false` or empty means "not needed". Merging takes the maximum of
 /// the neighbour counts (a kNN list of k rows holds every smaller k as a prefix and ranks do
 /// not depend on k), ORs the flags and unites the density bandwidths.
@@ -90,5 +92,30 @@ impl Needs {
     /// Whether the pairs must be sorted.
     pub fn pair_order(&self) -> bool {
         self.pair_ranks || self.pair_isotonic
+    }
+    /// The list lengths a row pass over `projections` projections builds (CPU and GPU alike).
+    pub(crate) fn pass_ks(&self, projections: usize) -> PassKs {
+        let lows = projections > 0;
+        PassKs {
+            kh: self.knn_high.max(self.cross),
+            kl: if lows { self.knn_low.max(self.cross) } else { 0 },
+            kc: if lows { self.cross } else { 0 },
+        }
+    }
+}
+
+/// A row pass's list lengths: the original space's kNN (cross ranks need its first `kc`), each
+/// projection's kNN, and the cross ranks; the projections' are 0 when there are none.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PassKs {
+    pub kh: usize,
+    pub kl: usize,
+    pub kc: usize,
+}
+
+impl PassKs {
+    /// `cached` when it serves as the original kNN (the pass needs one and it is long enough).
+    pub fn usable<'a>(&self, cached: Option<&'a Neighbours>) -> Option<&'a Neighbours> {
+        cached.filter(|c| self.kh > 0 && c.k >= self.kh)
     }
 }

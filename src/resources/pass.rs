@@ -170,10 +170,9 @@ pub fn row_pass_resident(
     rows: Range<usize>,
 ) -> PassOutput {
     let (cached_high, table) = (resident.knn, resident.ranks.filter(|t| t.n() == high.n()));
-    let kh = needs.knn_high.max(needs.cross);
-    let kl = if lows.is_empty() { 0 } else { needs.knn_low.max(needs.cross) };
-    let kc = if lows.is_empty() { 0 } else { needs.cross };
-    let cached = cached_high.filter(|c| kh > 0 && c.k >= kh);
+    let ks = needs.pass_ks(lows.len());
+    let (kh, kl, kc) = (ks.kh, ks.kl, ks.kc);
+    let cached = ks.usable(cached_high);
     let shape = Shape {
         kh,
         kl,

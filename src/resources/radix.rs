@@ -193,13 +193,8 @@ mod tests {
 
     #[test]
     fn sorts_random_and_tied_keys() {
-        let mut s = 0x1234_5678_9abc_def0u64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rng = crate::splitmix::SplitMix64(0x1234_5678_9abc_def0u64);
+        let mut next = move || rng.next_u64();
         check((0..300_000).map(|_| ((next() as u128) << 64) | next() as u128).collect());
         check((0..300_000).map(|_| (((next() % 5) as u128) << 64) | (next() % 3) as u128).collect());
         check((0..1000).map(|_| 7u128 << 70).collect());

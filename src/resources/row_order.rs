@@ -11,6 +11,8 @@
 //! the 128-bit MSD radix sort of `(d, j)` keys (the former way) it moves 12 bytes per entry
 //! instead of 16 in two contiguous passes, with no per-bucket calls.
 
+use crate::reference::BitBuckets;
+
 /// Buckets from this size up get their own range before the final insertion pass.
 const BIG: usize = 24;
 
@@ -56,14 +58,12 @@ fn distribute(keys: &mut [u64], v: &mut [u32], tmp_keys: &mut [u64], tmp: &mut [
         return; // all equal: already by index
     }
     // One to two buckets per entry: the range's significant bits above that count are dropped.
-    let want = usize::BITS - v.len().leading_zeros();
-    let shift = (u64::BITS - (hi - lo).leading_zeros()).saturating_sub(want);
-    let buckets = ((hi - lo) >> shift) as usize + 1;
-    let bucket = |b: u64| ((b - lo) >> shift) as usize;
+    let by = BitBuckets::new(lo, hi, usize::BITS - v.len().leading_zeros());
+    let buckets = by.of(hi) + 1;
     counts.clear();
     counts.resize(buckets + 1, 0);
     for &b in keys.iter() {
-        counts[bucket(b) + 1] += 1;
+        counts[by.of(b) + 1] += 1;
     }
     for b in 1..=buckets {
         counts[b] += counts[b - 1];
@@ -71,7 +71,7 @@ fn distribute(keys: &mut [u64], v: &mut [u32], tmp_keys: &mut [u64], tmp: &mut [
     // counts[b] is bucket b's start; after the scatter it is bucket b's end.
     let (tmp_keys, tmp) = (&mut tmp_keys[..v.len()], &mut tmp[..v.len()]);
     for (&b, &j) in keys.iter().zip(v.iter()) {
-        let c = &mut counts[bucket(b)];
+        let c = &mut counts[by.of(b)];
         tmp_keys[*c as usize] = b;
         tmp[*c as usize] = j;
         *c += 1;
@@ -125,13 +125,8 @@ mod tests {
 
     #[test]
     fn orders_like_the_keys() {
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut rng = crate::splitmix::SplitMix64(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = move || rng.next_u64();
         let mut unit = || (next() >> 11) as f64 / (1u64 << 53) as f64;
         let smooth: Vec<f64> = (0..20_000).map(|_| (unit() * 40.0).sqrt() + 1.0).collect();
         check(&smooth, 0);

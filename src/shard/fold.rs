@@ -17,7 +17,11 @@ use crate::sum::pairwise_sum;
 /// same scores, bit for bit, as one [`crate::Evaluator::measure_many`] with local values. Refuses a
 /// gap, an overlap, a block off the plan, partials of different runs, and a partial whose sums
 /// do not match its values.
+///
+/// The run report's timings are the fold's own (checking the partials, folding their scores):
+/// a partial carries no timings, so that a block's partial is the same bytes on every run.
 pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
+    let t0 = web_time::Instant::now();
     let what = |i: usize| format!("partial {i} (rows {}:{})", partials[i].rows[0], partials[i].rows[1]);
     let bad = |i: usize, reason: String| Error::BadPartial { what: what(i), reason };
     let first = partials
@@ -62,6 +66,7 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         return Err(Error::BadPartial { what: "fold".into(), reason: format!("rows {next}:{n} are in no partial") });
     }
     let order: Vec<&Partial> = by_start.values().map(|&i| &partials[i]).collect();
+    let t_valid = t0.elapsed().as_secs_f64();
     let mut scores = Vec::with_capacity(first.specs.len());
     for (s, text) in first.specs.iter().enumerate() {
         let spec: Spec = text.parse()?;
@@ -101,9 +106,11 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         w.rank_scans = w.rank_scans.saturating_add(p.work.rank_scans);
         w
     });
+    let t_end = t0.elapsed().as_secs_f64();
+    let timings = Timings { validate_s: t_valid, resources_s: 0.0, measures_s: t_end - t_valid, total_s: t_end };
     Ok(Evaluation {
         projections: vec![ProjectionScores { name: first.projection.clone(), scores }],
-        run: fold_report(first, &order, work),
+        run: fold_report(first, &order, work, timings),
     })
 }
 
@@ -201,7 +208,7 @@ fn tree_sum(node: Range<usize>, sums: &BTreeMap<usize, (usize, f64)>) -> f64 {
     }
 }
 
-fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats) -> RunReport {
+fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats, timings: Timings) -> RunReport {
     let blocks = parts.len();
     // The blocks' backend: theirs when they agree, `cpu+gpu` when some blocks ran on each.
     let backend = if parts.iter().all(|q| q.backend == p.backend) { p.backend.clone() } else { "cpu+gpu".into() };
@@ -234,6 +241,6 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats) -> RunReport {
             high_ranks: None,
         },
         work: PassStats { blocks, ..work },
-        timings: Timings::default(),
+        timings,
     }
 }
