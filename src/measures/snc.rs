@@ -224,14 +224,26 @@ impl<'a> Snn<'a> {
     }
 }
 
-/// What one block of rows of the setup pass finds.
+/// What the blocks of rows of the setup pass folded into one state find, and its scratch rows.
 struct BlockSetup {
-    /// The largest S of each graph among the block's pairs.
+    rows: [Row; 2],
+    /// (S_X, smallest S_Y, largest S_Y) per S_X met (see [`Frontier`]).
+    frontier: Frontier,
+    /// The largest S of each graph among the blocks' pairs.
     max: [u64; 2],
     /// (i·k + p, S(i, p-th neighbour of i)) of each graph, for the pairs met here.
     knn: [Vec<(usize, u64)>; 2],
-    /// (S_X, smallest S_Y, largest S_Y) per S_X met (see [`Frontier`]).
-    kept: Vec<(u64, u64, u64)>,
+}
+
+impl BlockSetup {
+    fn new(n: usize, bound: u64) -> Self {
+        BlockSetup {
+            rows: [Row::new(n), Row::new(n)],
+            frontier: Frontier::new(bound),
+            max: [0; 2],
+            knn: [Vec::new(), Vec::new()],
+        }
+    }
 }
 
 /// One pass over the pairs (each once, from its smaller point, both graphs together): the
@@ -245,47 +257,56 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
     let k1 = k as u128 + 1;
     let bound = u64::try_from(k1 * (k1 + 1) * (2 * k1 + 1) / 6 - 1).unwrap_or(u64::MAX);
     let (r, e): (&Snn, &Snn) = (raw, emb);
-    let outs: Vec<BlockSetup> = (0..blocks)
+    // Each rayon job folds its blocks into one state (rows, frontier), and the states are
+    // merged: nothing here depends on which blocks a job took.
+    let setup = (0..blocks)
         .into_par_iter()
-        .map_init(
-            || (Row::new(n), Row::new(n), Frontier::new(bound)),
-            |(rr, er, frontier), b| {
-                let mut out = BlockSetup { max: [0; 2], knn: [Vec::new(), Vec::new()], kept: Vec::new() };
+        .fold(
+            || BlockSetup::new(n, bound),
+            |mut out, b| {
+                let BlockSetup { rows: [rr, er], frontier, max, knn } = &mut out;
                 for i in b * block..((b + 1) * block).min(n) {
                     r.row_from(i, rr, i + 1);
                     e.row_from(i, er, i + 1);
                     for (t, (g, row)) in [(r, &*rr), (e, &*er)].into_iter().enumerate() {
-                        out.max[t] = row.touched().iter().map(|&j| row.acc[j as usize]).fold(out.max[t], u64::max);
+                        max[t] = row.touched().iter().map(|&j| row.acc[j as usize]).fold(max[t], u64::max);
                         // i's later neighbours, and the later points that list i (at k + 1 − w).
                         for (p, &j) in g.knn.row(i, k).iter().enumerate().filter(|&(_, &j)| j as usize > i) {
-                            out.knn[t].push((i * k + p, row.acc[j as usize]));
+                            knn[t].push((i * k + p, row.acc[j as usize]));
                         }
                         let list = g.rev(i);
                         for &(j, w) in &list[list.partition_point(|&(j, _)| j as usize <= i)..] {
-                            out.knn[t].push((j as usize * k + k + 1 - w as usize, row.acc[j as usize]));
+                            knn[t].push((j as usize * k + k + 1 - w as usize, row.acc[j as usize]));
                         }
                     }
                     for &j in rr.touched().iter().chain(er.touched().iter().filter(|&&j| rr.acc[j as usize] == 0)) {
                         frontier.note(rr.acc[j as usize], er.acc[j as usize]);
                     }
                 }
-                frontier.drain(&mut out.kept);
                 out
             },
         )
-        .collect();
-    let max = |t: usize| outs.iter().map(|o| o.max[t]).max().unwrap_or(0);
-    raw.set_max(max(0), alpha);
-    emb.set_max(max(1), alpha);
+        .reduce_with(|mut a, mut b| {
+            a.frontier.absorb(&mut b.frontier);
+            for t in 0..2 {
+                a.max[t] = a.max[t].max(b.max[t]);
+                a.knn[t].append(&mut b.knn[t]);
+            }
+            a
+        });
+    let mut setup = setup.unwrap_or_else(|| BlockSetup::new(n, bound));
+    raw.set_max(setup.max[0], alpha);
+    emb.set_max(setup.max[1], alpha);
     for (t, g) in [&mut *raw, &mut *emb].into_iter().enumerate() {
         let mut sim = vec![0.0f64; n * k];
-        for &(at, s) in outs.iter().flat_map(|o| &o.knn[t]) {
+        for &(at, s) in &setup.knn[t] {
             sim[at] = s as f64 / g.max;
         }
         g.knn_sim = sim;
     }
     let (r, e): (&Snn, &Snn) = (raw, emb);
-    let kept: Vec<(u64, u64, u64)> = outs.into_iter().flat_map(|o| o.kept).collect();
+    let mut kept = Vec::new();
+    setup.frontier.drain(&mut kept);
     extremes(&kept, |s| r.distance(s), |s| e.distance(s))
 }
 

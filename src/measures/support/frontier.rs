@@ -54,6 +54,18 @@ impl Frontier {
     }
 }
 
+impl Frontier {
+    /// Takes in what `other` has met (leaving it empty): the same as noting its pairs here.
+    pub(in crate::measures) fn absorb(&mut self, other: &mut Frontier) {
+        let mut kept = Vec::new();
+        other.drain(&mut kept);
+        for (r, lo, hi) in kept {
+            self.note(r, lo);
+            self.note(r, hi);
+        }
+    }
+}
+
 /// (min(0, f(r) − g(e)), max(0, f(r) − g(e))) over the drained pairs of a [`Frontier`].
 pub(in crate::measures) fn extremes(
     kept: &[(u64, u64, u64)],
@@ -93,6 +105,15 @@ mod tests {
             fr.drain(&mut kept);
             assert!(kept.len() < pairs.len());
             assert_eq!(extremes(&kept, f, g), want, "bound {bound}");
+            // Two halves met apart and absorbed: the same extremes.
+            let (mut a, mut b) = (Frontier::new(bound), Frontier::new(bound));
+            for (i, &(r, e)) in pairs.iter().enumerate() {
+                if i % 2 == 0 { a.note(r, e) } else { b.note(r, e) }
+            }
+            a.absorb(&mut b);
+            let mut kept = Vec::new();
+            a.drain(&mut kept);
+            assert_eq!(extremes(&kept, f, g), want, "absorbed, bound {bound}");
         }
     }
 }
