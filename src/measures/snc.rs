@@ -23,6 +23,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, mpsc};
 
 use rayon::prelude::*;
@@ -231,18 +232,11 @@ struct BlockSetup {
     frontier: Frontier,
     /// The largest S of each graph among the blocks' pairs.
     max: [u64; 2],
-    /// (i·k + p, S(i, p-th neighbour of i)) of each graph, for the pairs met here.
-    knn: [Vec<(usize, u64)>; 2],
 }
 
 impl BlockSetup {
     fn new(n: usize, bound: u64) -> Self {
-        BlockSetup {
-            rows: [Row::new(n), Row::new(n)],
-            frontier: Frontier::new(bound),
-            max: [0; 2],
-            knn: [Vec::new(), Vec::new()],
-        }
+        BlockSetup { rows: [Row::new(n), Row::new(n)], frontier: Frontier::new(bound), max: [0; 2] }
     }
 }
 
@@ -256,6 +250,10 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
     // S(a, b) <= Σ w² over the weights 2..=k + 1 (rearrangement), in both graphs.
     let k1 = k as u128 + 1;
     let bound = u64::try_from(k1 * (k1 + 1) * (2 * k1 + 1) / 6 - 1).unwrap_or(u64::MAX);
+    // S(i, p-th neighbour of i) of each graph, n×k, each stored once (by the block of the pair's
+    // smaller point), so the order of the stores does not matter.
+    let knn: [Vec<AtomicU64>; 2] = std::array::from_fn(|_| (0..n * k).map(|_| AtomicU64::new(0)).collect());
+    let knn = &knn;
     let (r, e): (&Snn, &Snn) = (raw, emb);
     // Each rayon job folds its blocks into one state (rows, frontier), and the states are
     // merged: nothing here depends on which blocks a job took.
@@ -264,7 +262,7 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
         .fold(
             || BlockSetup::new(n, bound),
             |mut out, b| {
-                let BlockSetup { rows: [rr, er], frontier, max, knn } = &mut out;
+                let BlockSetup { rows: [rr, er], frontier, max } = &mut out;
                 for i in b * block..((b + 1) * block).min(n) {
                     r.row_from(i, rr, i + 1);
                     e.row_from(i, er, i + 1);
@@ -272,11 +270,11 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
                         max[t] = row.touched().iter().map(|&j| row.acc[j as usize]).fold(max[t], u64::max);
                         // i's later neighbours, and the later points that list i (at k + 1 − w).
                         for (p, &j) in g.knn.row(i, k).iter().enumerate().filter(|&(_, &j)| j as usize > i) {
-                            knn[t].push((i * k + p, row.acc[j as usize]));
+                            knn[t][i * k + p].store(row.acc[j as usize], Relaxed);
                         }
                         let list = g.rev(i);
                         for &(j, w) in &list[list.partition_point(|&(j, _)| j as usize <= i)..] {
-                            knn[t].push((j as usize * k + k + 1 - w as usize, row.acc[j as usize]));
+                            knn[t][j as usize * k + k + 1 - w as usize].store(row.acc[j as usize], Relaxed);
                         }
                     }
                     for &j in rr.touched().iter().chain(er.touched().iter().filter(|&&j| rr.acc[j as usize] == 0)) {
@@ -288,21 +286,14 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
         )
         .reduce_with(|mut a, mut b| {
             a.frontier.absorb(&mut b.frontier);
-            for t in 0..2 {
-                a.max[t] = a.max[t].max(b.max[t]);
-                a.knn[t].append(&mut b.knn[t]);
-            }
+            a.max = [a.max[0].max(b.max[0]), a.max[1].max(b.max[1])];
             a
         });
     let mut setup = setup.unwrap_or_else(|| BlockSetup::new(n, bound));
     raw.set_max(setup.max[0], alpha);
     emb.set_max(setup.max[1], alpha);
     for (t, g) in [&mut *raw, &mut *emb].into_iter().enumerate() {
-        let mut sim = vec![0.0f64; n * k];
-        for &(at, s) in &setup.knn[t] {
-            sim[at] = s as f64 / g.max;
-        }
-        g.knn_sim = sim;
+        g.knn_sim = knn[t].iter().map(|s| s.load(Relaxed) as f64 / g.max).collect();
     }
     let (r, e): (&Snn, &Snn) = (raw, emb);
     let mut kept = Vec::new();
