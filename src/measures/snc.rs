@@ -432,6 +432,52 @@ impl Scratch {
     }
 }
 
+impl Scratch {
+    /// The kNN lists of `points` inverted: for each distinct neighbour l of theirs
+    /// (`neighbours[l]`, `local` maps it to l until [`Scratch::release`]), the points listing it
+    /// as (index into `points`, weight), in the order of `points`:
+    /// `entries[offsets[l]..offsets[l + 1]]`.
+    fn invert(&mut self, g: &Snn, points: &[u32]) {
+        self.neighbours.clear();
+        self.offsets.clear();
+        for &j in points {
+            for &nb in g.knn.row(j as usize, g.k) {
+                let l = &mut self.local[nb as usize];
+                if *l == u32::MAX {
+                    *l = self.neighbours.len() as u32;
+                    self.neighbours.push(nb);
+                    self.offsets.push(0);
+                }
+                self.offsets[*l as usize] += 1;
+            }
+        }
+        let mut total = 0u32;
+        for o in self.offsets.iter_mut() {
+            let c = *o;
+            *o = total;
+            total += c;
+        }
+        self.offsets.push(total);
+        self.entries.clear();
+        self.entries.resize(total as usize, (0, 0));
+        let mut fill = self.offsets.clone();
+        for (b, &j) in points.iter().enumerate() {
+            for (p, &nb) in g.knn.row(j as usize, g.k).iter().enumerate() {
+                let l = self.local[nb as usize] as usize;
+                self.entries[fill[l] as usize] = (b as u32, (g.k + 1 - p) as u32);
+                fill[l] += 1;
+            }
+        }
+    }
+
+    /// Forgets the neighbours' local ids of the last [`Scratch::invert`].
+    fn release(&mut self) {
+        for &nb in &self.neighbours {
+            self.local[nb as usize] = u32::MAX;
+        }
+    }
+}
+
 impl Setup<'_> {
     /// HDBSCAN's input among `points` (m×m, in their order) for one space, as keys
     /// `T::S0 − S` (the diagonal 0, nearer than any pair), in `keys`, and each member's core
@@ -445,39 +491,9 @@ impl Setup<'_> {
     #[inline(never)]
     fn cluster_keys<T: SKey>(&self, g: &Snn, points: &[u32], s: &mut Scratch, keys: &mut Vec<T>, core: &mut Vec<T>) {
         let m = points.len();
-        // Count, per distinct neighbour of the cluster, the members listing it.
-        s.neighbours.clear();
-        s.offsets.clear();
-        for &j in points {
-            for &nb in g.knn.row(j as usize, g.k) {
-                let l = &mut s.local[nb as usize];
-                if *l == u32::MAX {
-                    *l = s.neighbours.len() as u32;
-                    s.neighbours.push(nb);
-                    s.offsets.push(0);
-                }
-                s.offsets[*l as usize] += 1;
-            }
-        }
-        let mut total = 0u32;
-        for o in s.offsets.iter_mut() {
-            let c = *o;
-            *o = total;
-            total += c;
-        }
-        s.offsets.push(total);
-        s.entries.clear();
-        s.entries.resize(total as usize, (0, 0));
+        s.invert(g, points);
+        // `fill` walks each list: its next entry is the next member to read it.
         let mut fill = s.offsets.clone();
-        for (b, &j) in points.iter().enumerate() {
-            for (p, &nb) in g.knn.row(j as usize, g.k).iter().enumerate() {
-                let l = s.local[nb as usize] as usize;
-                s.entries[fill[l] as usize] = (b as u32, (g.k + 1 - p) as u32);
-                fill[l] += 1;
-            }
-        }
-        // `fill` now walks each list again: its next entry is the next member to read it.
-        fill.copy_from_slice(&s.offsets);
         let (local, entries, offsets): (&[u32], &[(u32, u32)], &[u32]) = (&s.local, &s.entries, &s.offsets);
         let min_points = MIN_CLUSTER_SIZE.min(m - 1);
         keys.clear();
@@ -503,9 +519,7 @@ impl Setup<'_> {
             }
         }
         T::core(keys, m, min_points, core);
-        for &nb in &s.neighbours {
-            s.local[nb as usize] = u32::MAX;
-        }
+        s.release();
     }
 
     /// HDBSCAN's labels for a cluster of this space: on `u32` keys `S0 − S` when they order the
