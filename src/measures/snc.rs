@@ -384,7 +384,7 @@ struct IterationResult {
     distortion: f64,
     weight: f64,
     clusters: Vec<Vec<u32>>,
-    /// (i, j, distortion) for the cluster pairs that count, in ZADU's order.
+    /// (i, j, distortion) for the cluster pairs that count, in ZADU's order (with local values only).
     events: Vec<(u32, u32, f64)>,
 }
 
@@ -396,6 +396,8 @@ struct Setup<'a> {
     low: &'a Points,
     alpha: f64,
     clustering: Clustering,
+    /// Whether local values are asked for (the rounds then keep their events and clusters).
+    local: bool,
     /// (min, max) distortion of steadiness, then of cohesiveness.
     ranges: [(f64, f64); 2],
 }
@@ -675,7 +677,9 @@ impl Setup<'_> {
                 let w = (clusters[i].len() * clusters[j].len()) as f64;
                 distortion += dist * w;
                 weight += w;
-                events.push((i as u32, j as u32, dist));
+                if self.local {
+                    events.push((i as u32, j as u32, dist));
+                }
             }
         }
         s.sums = [raw_sums, emb_sums];
@@ -828,6 +832,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         low: ctx.low,
         alpha,
         clustering,
+        local: ctx.local,
         ranges: [(min_compress, max_compress), (min_stretch, max_stretch)],
     };
 
@@ -881,7 +886,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
             sums[m].0 += res.distortion;
             sums[m].1 += res.weight;
             // Without local values ZADU's per-pair logs are not needed.
-            for &(i, j, dist) in res.events.iter().filter(|_| ctx.local) {
+            for &(i, j, dist) in &res.events {
                 let (a, b) = (&res.clusters[i as usize], &res.clusters[j as usize]);
                 logs[m].record(a, b, dist * (a.len() * b.len()) as f64);
             }
