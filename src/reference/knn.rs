@@ -11,9 +11,10 @@ use super::key::{Key, key};
 /// the candidates met since the last compaction appended after them. Since j only grows, a
 /// later j with a distance equal to the current k-th has a larger key, so a candidate must have
 /// a strictly smaller distance than the k-th of the last compaction: on generic data almost
-/// every j is rejected by a single f64 comparison. A compaction (when k more candidates are
-/// waiting) selects the k smallest keys in linear time; keys are unique, so the result is the
-/// same as sorting the whole row.
+/// every j is rejected by a single f64 comparison. A compaction (when 3k more candidates are
+/// waiting: fewer, larger selections measured 8–10 % faster at k = 44 and 100 than one per k)
+/// selects the k smallest keys in linear time; keys are unique, so the result is the same as
+/// sorting the whole row.
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub fn select_knn(dist_row: &[f64], i: usize, k: usize, top: &mut Vec<Key>, idx: &mut [u32], dist: &mut [f64]) {
     let n = dist_row.len();
@@ -34,7 +35,7 @@ pub fn select_knn(dist_row: &[f64], i: usize, k: usize, top: &mut Vec<Key>, idx:
         f64::from_bits((*top.iter().max().expect("k >= 1") >> 32) as u64)
     };
     let mut worst = compact(top);
-    let limit = 2 * k.max(16);
+    let limit = 4 * k.max(16);
     // Blocks of 16 are first tested as a whole (vectorised): most blocks hold no candidate.
     const B: usize = 16;
     let mut start = j;
