@@ -263,7 +263,9 @@ fn prepare<'a>(raw: &mut Snn<'a>, emb: &mut Snn<'a>, n: usize, alpha: f64, block
             || BlockSetup::new(n, bound),
             |mut out, b| {
                 let BlockSetup { rows: [rr, er], frontier, max } = &mut out;
-                for i in b * block..((b + 1) * block).min(n) {
+                // Block b takes rows b, b + blocks, ...: a row's half costs ∝ n − i, so strided
+                // blocks cost alike and the jobs rayon splits them into stay balanced.
+                for i in (b..n).step_by(blocks) {
                     r.row_from(i, rr, i + 1);
                     e.row_from(i, er, i + 1);
                     for (t, (g, row)) in [(r, &*rr), (e, &*er)].into_iter().enumerate() {
