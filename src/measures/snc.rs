@@ -543,7 +543,7 @@ impl Setup<'_> {
             let dist: Vec<f64> = keys64
                 .iter()
                 .enumerate()
-                .map(|(i, &key)| if i % (m + 1) == 0 { 0.0 } else { g.distance(key.s()) })
+                .map(|(i, &key)| if i.is_multiple_of(m + 1) { 0.0 } else { g.distance(key.s()) })
                 .collect();
             let core: Vec<f64> = core64.iter().map(|&key| g.distance(key.s())).collect();
             hdbscan_precomputed_with_core(&dist, m, &core, true)
@@ -556,7 +556,7 @@ impl Setup<'_> {
                 assert!(core.iter().zip(&core_keys).all(|(a, b)| a.to_bits() == b.to_bits()), "core distances");
                 assert_eq!(labels, hdbscan_precomputed_with_core(&dist, m, &core, true), "HDBSCAN on the matrix");
             };
-            let diagonal = |i: usize| i % (m + 1) == 0;
+            let diagonal = |i: usize| i.is_multiple_of(m + 1);
             if g.keyed {
                 let dist =
                     keys32.iter().enumerate().map(|(i, &key)| if diagonal(i) { 0.0 } else { g.distance(key.s()) });
