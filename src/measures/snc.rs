@@ -412,10 +412,9 @@ struct Scratch {
     offsets: Vec<u32>,
     entries: Vec<(u32, u32)>,
     lists: Vec<Vec<(u32, u64)>>,
-    /// HDBSCAN's m×m input as keys (see [`Setup::hdbscan`]), `wide` when in `keys64`.
+    /// HDBSCAN's m×m input as keys (see [`Setup::hdbscan`]): `keys32` where the graph is keyed.
     keys32: Vec<u32>,
     keys64: Vec<u64>,
-    wide: bool,
     /// The cluster-pair sums of S in each space, reused across iterations.
     sums: [Vec<u64>; 2],
 }
@@ -430,7 +429,6 @@ impl Scratch {
             lists: Vec::new(),
             keys32: Vec::new(),
             keys64: Vec::new(),
-            wide: false,
             sums: [Vec::new(), Vec::new()],
         }
     }
@@ -528,46 +526,48 @@ impl Setup<'_> {
 
     /// HDBSCAN's labels for a cluster of this space: on `u32` keys `S0 − S` when they order the
     /// distances ([`Snn::keyed`]), else on the distances `1/(S/max + α)` themselves (from `u64`
-    /// keys). `s.wide` says which keys hold the cluster's S afterwards.
+    /// keys, which hold any S). The keys stay in `s.keys32` / `s.keys64` for [`pair_sums`].
     fn hdbscan(&self, g: &Snn, points: &[u32], s: &mut Scratch) -> Vec<i64> {
-        let m = points.len();
-        let (mut keys32, mut keys64, mut core32, mut core64) =
-            (std::mem::take(&mut s.keys32), std::mem::take(&mut s.keys64), Vec::new(), Vec::new());
-        s.wide = !g.keyed;
-        let labels = if g.keyed {
-            self.cluster_keys(g, points, s, &mut keys32, &mut core32);
-            let distance = |key: u32| if key == u32::MAX { f64::MAX } else { g.distance(key.s()) };
-            hdbscan_keys(&keys32, m, &core32, distance, true)
+        if g.keyed {
+            let mut keys = std::mem::take(&mut s.keys32);
+            let labels = self.hdbscan_on(g, points, s, &mut keys);
+            s.keys32 = keys;
+            labels
         } else {
-            self.cluster_keys(g, points, s, &mut keys64, &mut core64);
-            let dist: Vec<f64> = keys64
-                .iter()
-                .enumerate()
-                .map(|(i, &key)| if i.is_multiple_of(m + 1) { 0.0 } else { g.distance(key.s()) })
-                .collect();
-            let core: Vec<f64> = core64.iter().map(|&key| g.distance(key.s())).collect();
-            hdbscan_precomputed_with_core(&dist, m, &core, true)
+            let mut keys = std::mem::take(&mut s.keys64);
+            let labels = self.hdbscan_on(g, points, s, &mut keys);
+            s.keys64 = keys;
+            labels
+        }
+    }
+
+    fn hdbscan_on<T: SKey>(&self, g: &Snn, points: &[u32], s: &mut Scratch, keys: &mut Vec<T>) -> Vec<i64> {
+        let m = points.len();
+        let mut core = Vec::new();
+        self.cluster_keys(g, points, s, keys, &mut core);
+        // The package's input: the m×m distances (0 on the diagonal) and the core distances.
+        let distances = |keys: &[T]| -> Vec<f64> {
+            let diagonal = |i: usize| i.is_multiple_of(m + 1);
+            keys.iter().enumerate().map(|(i, &key)| if diagonal(i) { 0.0 } else { g.distance(key.s()) }).collect()
         };
+        let core_distances_of_keys = || -> Vec<f64> { core.iter().map(|&key| g.distance(key.s())).collect() };
+        let labels = if g.keyed {
+            let distance = |key: T| if key == T::FAR { f64::MAX } else { g.distance(key.s()) };
+            hdbscan_keys(keys, m, &core, distance, true)
+        } else {
+            hdbscan_precomputed_with_core(&distances(keys), m, &core_distances_of_keys(), true)
+        };
+        // The package's path on the matrix: the same core distances and, on keys, the same labels.
         #[cfg(debug_assertions)]
         {
-            // The package's path: the matrix of distances, its core distances, HDBSCAN on them.
-            let on_matrix = |dist: Vec<f64>, core_keys: Vec<f64>| {
-                let core = core_distances(&dist, m, MIN_CLUSTER_SIZE);
-                assert!(core.iter().zip(&core_keys).all(|(a, b)| a.to_bits() == b.to_bits()), "core distances");
-                assert_eq!(labels, hdbscan_precomputed_with_core(&dist, m, &core, true), "HDBSCAN on the matrix");
-            };
-            let diagonal = |i: usize| i.is_multiple_of(m + 1);
-            if g.keyed {
-                let dist =
-                    keys32.iter().enumerate().map(|(i, &key)| if diagonal(i) { 0.0 } else { g.distance(key.s()) });
-                on_matrix(dist.collect(), core32.iter().map(|&key| g.distance(key.s())).collect());
-            } else {
-                let dist =
-                    keys64.iter().enumerate().map(|(i, &key)| if diagonal(i) { 0.0 } else { g.distance(key.s()) });
-                on_matrix(dist.collect(), core64.iter().map(|&key| g.distance(key.s())).collect());
-            }
+            let dist = distances(keys);
+            let core = core_distances(&dist, m, MIN_CLUSTER_SIZE);
+            assert!(
+                core.iter().zip(&core_distances_of_keys()).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "core distances"
+            );
+            assert_eq!(labels, hdbscan_precomputed_with_core(&dist, m, &core, true), "HDBSCAN on the matrix");
         }
-        (s.keys32, s.keys64) = (keys32, keys64);
         labels
     }
 
@@ -652,11 +652,11 @@ impl Setup<'_> {
         // HDBSCAN's space has its member pairs' S at hand; the other space sums its lists.
         let clustered = if self.clustering == Clustering::Hdbscan { Some(d.mode) } else { None };
         let raw_sums = match clustered {
-            Some(Mode::Steadiness) => s.pair_sums(&labels, count, c, raw_sums),
+            Some(Mode::Steadiness) => s.pair_sums(g, &labels, count, c, raw_sums),
             _ => self.cluster_sums(&self.raw, &clusters, s, raw_sums),
         };
         let emb_sums = match clustered {
-            Some(Mode::Cohesiveness) => s.pair_sums(&labels, count, c, emb_sums),
+            Some(Mode::Cohesiveness) => s.pair_sums(g, &labels, count, c, emb_sums),
             _ => self.cluster_sums(&self.emb, &clusters, s, emb_sums),
         };
         let distance = |sums: &[u64], g: &Snn, i: usize, j: usize| {
@@ -691,12 +691,13 @@ impl Setup<'_> {
 
 impl Scratch {
     /// [`Setup::cluster_sums`] from the S of the last HDBSCAN matrix (exact integers, so the
-    /// same sums): the cluster of member a is its label, or `count` + its rank among the noise.
-    fn pair_sums(&self, labels: &[i64], count: usize, c: usize, sums: Vec<u64>) -> Vec<u64> {
-        if self.wide {
-            pair_sums(&self.keys64, labels, count, c, sums)
-        } else {
+    /// same sums), built on `g`: the cluster of member a is its label, or `count` + its rank
+    /// among the noise.
+    fn pair_sums(&self, g: &Snn, labels: &[i64], count: usize, c: usize, sums: Vec<u64>) -> Vec<u64> {
+        if g.keyed {
             pair_sums(&self.keys32, labels, count, c, sums)
+        } else {
+            pair_sums(&self.keys64, labels, count, c, sums)
         }
     }
 }

@@ -52,9 +52,7 @@ impl Frontier {
         }
         out.extend(self.map.drain().map(|(r, (lo, hi))| (r, lo, hi)));
     }
-}
 
-impl Frontier {
     /// Takes in what `other` has met (leaving it empty): the same as noting its pairs here.
     pub(in crate::measures) fn absorb(&mut self, other: &mut Frontier) {
         let mut kept = Vec::new();
