@@ -641,3 +641,97 @@ fn the_default_memory_budget_respects_the_address_space_limit() {
     let args = with(os(&["knn", "--backend", "cpu", "--k", "19999", "--data"]), &[&data]);
     refused(&args, &["knn: parameter k=19999", "memory budget"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Random command lines from the real option set
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn random_command_lines_are_a_result_or_one_error_line() {
+    // Each command's own options (and some of the others'), each with a value from a pool of
+    // valid and hostile ones: every run ends with exit 0, or exit 2 (3: the GPU asked for and
+    // unable to serve) and exactly one prefixed stderr line; never a panic, an abort or usage
+    // text; promptly, under the 1 GiB limit.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = write_csv(d, "d.csv", &random_rows(30, 3, 1, 0.0, 1.0));
+    let low = write_csv(d, "l.csv", &random_rows(30, 2, 2, 0.0, 1.0));
+    let labels = common::files::write(d, "y.csv", (0..30).map(|i| format!("{}\n", i % 3)).collect::<String>());
+    let part = write_parts(d, &partials(&["tnc:k=4"]))[0].clone();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let long = "9".repeat(5000);
+    let hostile: Vec<String> =
+        ["-1", "0", "abc", "1e30", "18446744073709551616", "", "\u{1b}[2J", "--json", "/dev/null", "0:-1", &long]
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+    let paths = vec![s(&data), s(&low), s(&labels), s(&part), s(d), s(&d.join("missing.csv")), s(&d.join("o.npy"))];
+    let counts: Vec<String> = ["1", "2", "3", "10", "30", "4294967296"].iter().map(|v| v.to_string()).collect();
+    let options: Vec<(&str, Vec<String>)> = vec![
+        ("--high", paths.clone()),
+        ("--low", paths.clone()),
+        ("--labels", paths.clone()),
+        ("--data", paths.clone()),
+        ("--out", paths.clone()),
+        ("--distances", paths.clone()),
+        ("--json", vec![]),
+        ("--local", vec![]),
+        (
+            "--spec",
+            ["tnc:k=3", "mrre", "srho", "nh", "tnc:k=99", "x:y=z", "coranking:k_max=0"].map(String::from).to_vec(),
+        ),
+        ("--k", counts.clone()),
+        ("--threads", counts.clone()),
+        ("--block-rows", counts.clone()),
+        ("--memory-budget", ["1K", "512M", "2G", "99999999999T"].map(String::from).to_vec()),
+        ("--backend", ["cpu", "cpu", "auto", "all", "tpu"].map(String::from).to_vec()),
+        ("--numerics", ["exact", "fast", "approx"].map(String::from).to_vec()),
+        ("--rows", ["0:30", "0:15", "15:30", "72", "30:0"].map(String::from).to_vec()),
+        ("--n", counts.clone()),
+        ("--max-rows", counts.clone()),
+        ("--sizes", ["3", "10", "12,3"].map(String::from).to_vec()),
+        ("--dims", ["2", "3", "4194304"].map(String::from).to_vec()),
+        ("--repeat", ["1", "10001"].map(String::from).to_vec()),
+        ("--kernels", ["knn", "pairs", "bogus"].map(String::from).to_vec()),
+    ];
+    let commands = ["measure", "knn", "shard", "fold", "plan", "bench", "backends", "measures", "bogus"];
+    let mut rng = common::Rng(2024);
+    for case in 0..80 {
+        let cmd = commands[rng.below(commands.len() as u64) as usize];
+        let mut args: Vec<String> = vec![cmd.into()];
+        // The CPU unless drawn otherwise (no GPU start-up in every case).
+        if matches!(cmd, "measure" | "knn" | "shard" | "bench") {
+            args.extend(["--backend".into(), "cpu".into()]);
+        }
+        if cmd == "fold" {
+            args.push(s(&part));
+        }
+        for _ in 0..rng.below(6) {
+            let (flag, pool) = &options[rng.below(options.len() as u64) as usize];
+            args.push(flag.to_string());
+            if !pool.is_empty() {
+                let from_hostile = rng.below(4) == 0;
+                let v = if from_hostile {
+                    hostile[rng.below(hostile.len() as u64) as usize].clone()
+                } else {
+                    pool[rng.below(pool.len() as u64) as usize].clone()
+                };
+                args.push(v);
+            }
+        }
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let r = run(&args, limited(), Stdio::piped());
+        let stderr = String::from_utf8_lossy(&r.out.stderr).into_owned();
+        assert!(!stderr.contains("panicked") && !stderr.contains("Usage"), "case {case} {args:?}: {stderr}");
+        match r.out.status.code() {
+            Some(0) => {}
+            Some(2 | 3) => {
+                let lines: Vec<&str> = stderr.lines().collect();
+                assert_eq!(lines.len(), 1, "case {case} {args:?}: {stderr}");
+                assert!(lines[0].starts_with("faithful: error: "), "case {case} {args:?}: {stderr}");
+            }
+            other => panic!("case {case} {args:?}: exit {other:?} (signal {:?}): {stderr}", r.out.status.signal()),
+        }
+        assert!(r.elapsed < Duration::from_secs(20), "case {case} {args:?} took {:?}", r.elapsed);
+    }
+}
