@@ -291,20 +291,24 @@ pub fn run(args: Args) -> Result<()> {
         crate::output::write_file(path, |w| w.write_all(text.as_bytes()))?;
     }
     crate::output::print(&receipt.table())?;
-    // A note (the bench itself succeeded): which rows failed, named by backend.
-    let bad = |backend: &str| {
-        receipt.rows.iter().any(|r| r.backend == backend && (r.parity == "differs" || r.parity == "error"))
-    };
-    let note = match (bad("cpu"), bad("gpu")) {
-        (false, false) => None,
-        (true, false) => Some("some CPU rows failed (see the parity column and the receipt's error field)"),
-        (false, true) => Some("some GPU results differ from the CPU reference or failed (see the parity column)"),
-        (true, true) => Some("some CPU rows failed and some GPU results differ or failed (see the parity column)"),
-    };
+    let note = failure_note(&receipt.rows);
     if let Some(note) = note {
         crate::output::eprint(&format!("faithful bench: {note}\n"))?;
     }
     Ok(())
+}
+
+/// The note after a bench whose rows failed (the bench itself succeeded), naming the backend
+/// whose rows failed: a CPU row's error is never blamed on "GPU results".
+fn failure_note(rows: &[Row]) -> Option<&'static str> {
+    let bad =
+        |backend: &str| rows.iter().any(|r| r.backend == backend && (r.parity == "differs" || r.parity == "error"));
+    match (bad("cpu"), bad("gpu")) {
+        (false, false) => None,
+        (true, false) => Some("some CPU rows failed (see the parity column and the receipt's error field)"),
+        (false, true) => Some("some GPU results differ from the CPU reference or failed (see the parity column)"),
+        (true, true) => Some("some CPU rows failed and some GPU results differ or failed (see the parity column)"),
+    }
 }
 
 /// Rayon's worker threads (each holds a row's scratch).
@@ -338,18 +342,52 @@ fn check_sizes(args: &Args, threads: u64) -> Result<()> {
             });
         }
         for &dim in &args.dims {
-            let bytes = row_bytes(n, dim, args.k, threads);
-            if bytes.is_none_or(|b| b > budget) {
-                return Err(Error::ParamMemory {
-                    id: "bench".into(),
-                    param: "--sizes".into(),
-                    value: n.to_string(),
-                    what: format!("a row of {n} points in {dim} dimensions (k={})", args.k),
-                    bytes: bytes.unwrap_or(u64::MAX),
-                    budget,
-                });
+            let what = format!("a row of {n} points in {dim} dimensions (k={})", args.k);
+            match row_bytes(n, dim, args.k, threads) {
+                Some(bytes) if bytes <= budget => {}
+                Some(bytes) => {
+                    let (id, param, value) = ("bench".into(), "--sizes".into(), n.to_string());
+                    return Err(Error::ParamMemory { id, param, value, what, bytes, budget });
+                }
+                None => {
+                    return Err(Error::BadParam {
+                        id: "bench".into(),
+                        param: "--sizes".into(),
+                        value: n.to_string(),
+                        reason: format!("{what} needs more than 2^64 bytes"),
+                    });
+                }
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(backend: &'static str, parity: &str) -> Row {
+        let mut r = Row::new(backend, "x", None, Kernel::Knn, 10, 2, 2, 3);
+        r.parity = parity.into();
+        r
+    }
+
+    #[test]
+    fn a_failed_cpu_row_is_not_blamed_on_the_gpu() {
+        assert_eq!(failure_note(&[row("cpu", "reference"), row("gpu", "identical")]), None);
+        let cpu = failure_note(&[row("cpu", "error")]).unwrap();
+        assert!(cpu.contains("CPU rows failed") && !cpu.contains("GPU"), "{cpu}");
+        let gpu = failure_note(&[row("cpu", "reference"), row("gpu", "differs")]).unwrap();
+        assert!(gpu.starts_with("some GPU results differ"), "{gpu}");
+        let both = failure_note(&[row("cpu", "error"), row("gpu", "error")]).unwrap();
+        assert!(both.contains("CPU rows failed") && both.contains("GPU results"), "{both}");
+    }
+
+    #[test]
+    fn row_bytes_never_overflows() {
+        assert_eq!(row_bytes(u64::MAX, u64::MAX, u64::MAX, 2), None);
+        assert_eq!(row_bytes(MAX_N, MAX_DIM, MAX_N, 1024), None);
+        assert!(row_bytes(1000, 20, 20, 2).is_some_and(|b| b > 1000 * 22 * 8));
+    }
 }
