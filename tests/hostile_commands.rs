@@ -446,6 +446,9 @@ fn a_large_partial_folds_within_the_address_space_limit() {
     let table = String::from_utf8_lossy(&r.out.stdout);
     let want = format!("{:.12}", sum / n as f64);
     assert!(table.contains(&want), "{want} not in {table}");
+    // A fold this long ends on SIGTERM like every other command: one line, exit 130.
+    let json = fold_args(&[dir.path().join("big.fpart")], &["--json"]);
+    sigterm_ends_with_one_line(dir.path(), &json, Duration::from_millis(300));
 }
 
 #[test]
