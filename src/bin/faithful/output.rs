@@ -21,8 +21,8 @@ static CLOSED_AT_START: AtomicU8 = AtomicU8::new(0);
 /// Records which of fds 1 and 2 are closed. It runs before `main`, from the executable's
 /// initialisers: Rust's runtime reopens a closed standard stream on /dev/null before `main`
 /// starts, after which a closed stdout could not be told from `> /dev/null`.
+#[cfg(unix)]
 extern "C" fn record_standard_streams() {
-    #[cfg(unix)]
     for (fd, bit) in [(1, 1u8), (2, 2u8)] {
         // SAFETY: fcntl(F_GETFD) only reads the descriptor's flags; -1 (EBADF) means closed.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
