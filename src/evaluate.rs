@@ -46,7 +46,8 @@ pub struct Options {
     pub gpu: GpuRequest,
     /// Bytes the pair order may hold in memory (srho, nm_stress); beyond it, an external sort.
     /// Also the most that a parameter may size (k's neighbour lists, cadi's triplets), checked
-    /// before any work ([`Error::ParamMemory`]). `None`: half the physical memory.
+    /// before any work ([`Error::ParamMemory`]). `None`: half the physical memory, and at most
+    /// what the process's limits leave (RLIMIT_AS, RLIMIT_DATA, the cgroup's memory.max).
     pub memory_budget: Option<u64>,
     /// Bytes of temporary files the external sort may write; `None`: unlimited.
     pub temp_budget: Option<u64>,
@@ -262,7 +263,8 @@ impl EvaluatorBuilder {
         self
     }
     /// Bytes the pair order and parameter-sized lists may hold in memory (default: half the
-    /// physical memory); beyond it the pair order is sorted externally.
+    /// physical memory, at most what the process's limits leave); beyond it the pair order is
+    /// sorted externally.
     pub fn memory_budget(mut self, bytes: u64) -> Self {
         self.opts.memory_budget = Some(bytes);
         self

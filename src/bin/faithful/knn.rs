@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// The most memory the neighbour lists may take (n·k·12 bytes), e.g. 2G; checked before
-    /// any work. Default: half the physical memory.
+    /// any work. Default: half the physical memory, at most what the process's limits leave.
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = crate::pair_args::parse_bytes)]
     memory_budget: Option<u64>,
     #[command(flatten)]

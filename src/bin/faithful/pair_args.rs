@@ -14,7 +14,7 @@ pub struct PairArgs {
     /// Memory for sorting all pairs (srho, nm_stress), e.g. 512M or 2G (K/M/G/T are powers of
     /// 1024); beyond it, an external sort in --temp-dir. Also the most that a parameter may
     /// size (k's neighbour lists, cadi's n_triplets), checked before any work. Default: half
-    /// the physical memory.
+    /// the physical memory, at most what the process's limits (ulimit -v, cgroup) leave.
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     pub memory_budget: Option<u64>,
     /// Temporary space the external sort may use (checked before any work starts). Default: unlimited.
