@@ -194,7 +194,7 @@ for (const backend of ['webgpu', 'cpu']) {
     const { p, log } = await page();
     let got;
     try {
-      got = await p.evaluate((b, s, sp) => window.numericsChecks(b, s, sp), backend, sets, specs);
+      got = await p.evaluate(({ b, s, sp }) => window.numericsChecks(b, s, sp), { b: backend, s: sets, sp: specs });
     } catch (e) {
       throw new Error(`${e.message}\n${log.join('\n')}`);
     }
