@@ -46,7 +46,8 @@ pub struct Options {
     pub gpu: GpuRequest,
     /// Bytes the pair order may hold in memory (srho, nm_stress); beyond it, an external sort.
     /// Also the most that a parameter may size (k's neighbour lists, cadi's triplets), checked
-    /// before any work ([`Error::ParamMemory`]). `None`: half the physical memory.
+    /// before any work ([`Error::ParamMemory`]). `None`: half the physical memory, and at most
+    /// what the process's limits leave (RLIMIT_AS, RLIMIT_DATA, the cgroup's memory.max).
     pub memory_budget: Option<u64>,
     /// Bytes of temporary files the external sort may write; `None`: unlimited.
     pub temp_budget: Option<u64>,
@@ -119,11 +120,31 @@ pub fn default_specs(with_labels: bool) -> Vec<Spec> {
 pub struct Evaluator {
     high: Points,
     opts: Options,
-    knn_high: Mutex<Option<Arc<Neighbours>>>,
+    knn_high: Mutex<Option<CachedKnn>>,
     #[cfg(feature = "gpu")]
     gpu: Mutex<Option<Result<Arc<Gpu>, GpuError>>>,
     pairwise: Mutex<PairwiseCache>,
     ranks: Mutex<RankState>,
+}
+
+/// The original space's kNN list kept across calls, with what built it. A call reuses it only
+/// when it accepts those numerics: an Exact call never reuses a Fast list (the GPU's unrefined
+/// f32 order), and every report labels a reused list with the backend and numerics that built
+/// it, not the call's. (The other caches, the rank table and the all-pairs cache, are only ever
+/// built by the CPU reference in f64: always exact.)
+#[derive(Clone)]
+struct CachedKnn {
+    list: Arc<Neighbours>,
+    backend: &'static str,
+    numerics: Numerics,
+}
+
+impl CachedKnn {
+    /// Whether a call with `numerics` may use this list: Exact lists serve every call, a Fast
+    /// list only Fast calls.
+    fn accepted_by(&self, numerics: Numerics) -> bool {
+        self.numerics == Numerics::Exact || numerics == Numerics::Fast
+    }
 }
 
 /// The original space's rank table, once built, and how many calls needed cross ranks.
@@ -136,6 +157,8 @@ struct RankState {
 /// Which backend built the resources, and how.
 pub(crate) struct Served {
     pub(crate) backend: &'static str,
+    /// The numerics the backend served with: Fast only for a GPU asked for Fast (the CPU
+    /// reference is always exact).
     numerics: Numerics,
     pub(crate) fallback_reason: Option<String>,
     #[cfg(feature = "gpu")]
@@ -240,7 +263,8 @@ impl EvaluatorBuilder {
         self
     }
     /// Bytes the pair order and parameter-sized lists may hold in memory (default: half the
-    /// physical memory); beyond it the pair order is sorted externally.
+    /// physical memory, at most what the process's limits leave); beyond it the pair order is
+    /// sorted externally.
     pub fn memory_budget(mut self, bytes: u64) -> Self {
         self.opts.memory_budget = Some(bytes);
         self
@@ -461,7 +485,43 @@ impl Evaluator {
     /// Evaluates `specs` on each projection, sharing every resource that can be shared.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
-        self.on_threads(|| pollster::block_on(self.run(lows, labels, specs)))
+        self.measure_many_as(self.opts.numerics, lows, labels, specs)
+    }
+
+    /// [`Evaluator::measure_many`] with `numerics` for this call only (Python's per-call
+    /// `numerics=`); the caches are shared, each reused only by a call that accepts it.
+    #[doc(hidden)]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn measure_many_as(
+        &self,
+        numerics: Numerics,
+        lows: &[&Points],
+        labels: Option<&Labels>,
+        specs: &[Spec],
+    ) -> Result<Evaluation> {
+        self.on_threads(|| pollster::block_on(self.run(lows, labels, specs, numerics)))
+    }
+
+    /// Sets the numerics of later calls. What this evaluator keeps across calls keeps its own
+    /// label: the original space's kNN list built by a Fast call serves only later Fast calls
+    /// (an Exact call builds its own), and every run report says what served each output.
+    ///
+    /// ```
+    /// use faithful::{Evaluator, Numerics, Points, Spec};
+    /// let high = Points::from_vec("high", 6, 2, vec![0., 0., 1., 0., 0., 1., 5., 5., 6., 5., 5., 6.])?;
+    /// let low = Points::from_vec("low", 6, 1, vec![0., 1., 2., 10., 11., 12.])?;
+    /// let specs = ["tnc:k=2".parse::<Spec>()?];
+    /// let mut eval = Evaluator::builder(high).numerics(Numerics::Fast).build();
+    /// let fast = eval.measure_many(&[&low], None, &specs)?;
+    /// eval.set_numerics(Numerics::Exact);
+    /// let exact = eval.measure_many(&[&low], None, &specs)?;
+    /// // On the CPU both are exact; on a GPU the first would say "fast".
+    /// assert_eq!(exact.run.numerics, "exact");
+    /// assert!(exact.run.served.iter().all(|s| s.numerics == "exact"));
+    /// # Ok::<(), faithful::Error>(())
+    /// ```
+    pub fn set_numerics(&mut self, numerics: Numerics) {
+        self.opts.numerics = numerics;
     }
 
     /// Runs `run` on [`Options::threads`] worker threads (Rayon's global pool for `None` or 0).
@@ -488,7 +548,7 @@ impl Evaluator {
         labels: Option<&Labels>,
         specs: &[Spec],
     ) -> Result<Evaluation> {
-        self.run(lows, labels, specs).await
+        self.run(lows, labels, specs, self.opts.numerics).await
     }
 
     fn budgets(&self) -> Budgets {
@@ -527,7 +587,19 @@ impl Evaluator {
         Ok(resolved)
     }
 
-    async fn run(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
+    /// Keeps `list`, just built by `served`, for later calls, labelled with what built it.
+    fn keep_knn(&self, list: &Arc<Neighbours>, served: &Served) {
+        let kept = CachedKnn { list: list.clone(), backend: served.backend, numerics: served.numerics };
+        *self.knn_high.lock().expect("cache lock") = Some(kept);
+    }
+
+    async fn run(
+        &self,
+        lows: &[&Points],
+        labels: Option<&Labels>,
+        specs: &[Spec],
+        numerics: Numerics,
+    ) -> Result<Evaluation> {
         let t0 = Instant::now();
         let resolved = self.validate(lows, labels, specs)?;
         let t_valid = t0.elapsed().as_secs_f64();
@@ -542,8 +614,10 @@ impl Evaluator {
             r.check_memory(self.high.n(), lows.len(), budgets.memory_bytes())?;
         }
         let any_pairwise = needs.any_pairwise();
-        let cached = self.knn_high.lock().expect("cache lock").clone();
-        let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
+        // A cached list serves only a call that accepts its numerics (never a Fast list in an
+        // Exact call, whatever backend serves this call).
+        let cached = self.knn_high.lock().expect("cache lock").clone().filter(|c| c.accepted_by(numerics));
+        let reused = cached.as_ref().is_some_and(|c| c.list.k >= needs.knn_high.max(needs.cross));
         #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
         let table = (needs.cross > 0).then(|| {
             let state = self.ranks.lock().expect("ranks lock");
@@ -555,18 +629,20 @@ impl Evaluator {
             let (policy, budget) = (self.opts.resident_ranks, budgets.memory_bytes());
             plan_rank_table(self.high.n(), policy, state.table.clone(), state.cross_calls, other, budget)
         });
-        let (pass, mut served) =
-            self.build(cached.as_deref(), table.as_ref(), lows, needs.clone(), 0..self.high.n(), o.numerics).await?;
+        let (pass, mut served) = self
+            .build(cached.as_ref().map(|c| &*c.list), table.as_ref(), lows, needs.clone(), 0..self.high.n(), numerics)
+            .await?;
         if needs.cross > 0 {
             self.ranks.lock().expect("ranks lock").cross_calls += 1;
         }
+        let reused = cached.filter(|_| reused);
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
                 let fresh = Arc::new(fresh);
-                *self.knn_high.lock().expect("cache lock") = Some(fresh.clone());
+                self.keep_knn(&fresh, &served);
                 Some(fresh)
             }
-            None => cached.filter(|_| reused),
+            None => reused.as_ref().map(|c| c.list.clone()),
         };
         // Fast posture on a GPU: pair sums and densities from the device's f32 reductions.
         #[cfg(feature = "gpu")]
@@ -667,7 +743,8 @@ impl Evaluator {
         let timings =
             Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
         let pairwise_report = any_pairwise.then_some(pairwise_report);
-        let run = self.report(lows, needs, reused, pass.stats, &served, resource_bytes, timings, pairwise_report);
+        let run =
+            self.report(lows, needs, reused.as_ref(), pass.stats, &served, resource_bytes, timings, pairwise_report);
         Ok(Evaluation { projections, run })
     }
 
@@ -685,16 +762,39 @@ impl Evaluator {
     /// assert!(Evaluator::builder(Points::from_vec("two", 2, 1, vec![0., 1.])?).build().knn(2).is_err());
     /// # Ok::<(), faithful::Error>(())
     /// ```
+    ///
+    /// With [`Numerics::Fast`] on a GPU the lists are the device's f32 order, not certified:
+    /// `report.numerics` is then `"fast"`; it is `"exact"` only for the reference's lists.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn knn(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
-        self.on_threads(|| pollster::block_on(self.knn_async(k)))
+        self.knn_as(self.opts.numerics, k)
+    }
+
+    /// [`Evaluator::knn`] with `numerics` for this call only.
+    #[doc(hidden)]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn knn_as(&self, numerics: Numerics, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
+        self.on_threads(|| pollster::block_on(self.knn_numerics(k, numerics)))
     }
 
     /// [`Evaluator::knn`] for async callers.
     pub async fn knn_async(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
+        self.knn_numerics(k, self.opts.numerics).await
+    }
+
+    async fn knn_numerics(&self, k: usize, numerics: Numerics) -> Result<(Arc<Neighbours>, RunReport)> {
         let n = self.high.n();
         if k < 1 || k >= n {
-            return Err(Error::KOutOfRange { id: "knn".into(), k: k as i64, n, rule: "1 <= k < n" });
+            // A k past i64 is shown as given, never wrapped (`k=-1`).
+            return Err(match i64::try_from(k) {
+                Ok(k) => Error::KOutOfRange { id: "knn".into(), k, n, rule: "1 <= k < n" },
+                Err(_) => Error::BadParam {
+                    id: "knn".into(),
+                    param: "k".into(),
+                    value: k.to_string(),
+                    reason: format!("out of range: need 1 <= k < n (n={n})"),
+                },
+            });
         }
         let needs = Needs { knn_high: k, ..Needs::default() };
         let (bytes, budget) = (needs.list_bytes(n, 0), self.budgets().memory_bytes());
@@ -710,12 +810,12 @@ impl Evaluator {
             });
         }
         let t0 = Instant::now();
-        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, self.opts.numerics).await?;
+        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, numerics).await?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
-        *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
+        self.keep_knn(&nb, &served);
         let t = t0.elapsed().as_secs_f64();
         let timings = Timings { validate_s: 0.0, resources_s: t, measures_s: 0.0, total_s: t };
-        let run = self.report(&[], needs, false, pass.stats, &served, nb.bytes(), timings, None);
+        let run = self.report(&[], needs, None, pass.stats, &served, nb.bytes(), timings, None);
         Ok((nb, run))
     }
 
@@ -724,7 +824,7 @@ impl Evaluator {
         &self,
         lows: &[&Points],
         needs: Needs,
-        reused: bool,
+        reused: Option<&CachedKnn>,
         work: crate::resources::PassStats,
         served: &Served,
         resource_bytes: usize,
@@ -732,12 +832,17 @@ impl Evaluator {
         pairwise: Option<crate::resources::PairwiseReport>,
     ) -> RunReport {
         let n = self.high.n();
-        let posture = |b: &str| if b == "gpu" && served.numerics == Numerics::Fast { "fast" } else { "exact" };
-        let served_list = ["knn_high", "knn_low", "cross_ranks"]
+        let name = |n: Numerics| if n == Numerics::Fast { "fast" } else { "exact" };
+        // Each output with what built it: a reused original-space list keeps the backend and
+        // numerics of the call that built it.
+        let served_list: Vec<ServedOutput> = ["knn_high", "knn_low", "cross_ranks"]
             .iter()
             .map(|o| {
-                let b = if *o == "knn_high" && reused { "cpu" } else { served.backend };
-                ServedOutput { output: o.to_string(), backend: b.into(), numerics: posture(b).into() }
+                let (b, n) = match reused {
+                    Some(c) if *o == "knn_high" => (c.backend, c.numerics),
+                    _ => (served.backend, served.numerics),
+                };
+                ServedOutput { output: o.to_string(), backend: b.into(), numerics: name(n).into() }
             })
             .chain(pairwise.is_some().then(|| {
                 let (b, p) = if served.pairwise_gpu { ("gpu", "fast") } else { ("cpu", "exact") };
@@ -749,6 +854,8 @@ impl Evaluator {
                 numerics: "exact".into(),
             }))
             .collect();
+        // The run is exact only when everything in it is: one Fast output makes it Fast.
+        let numerics = if served_list.iter().any(|s| s.numerics == "fast") { "fast" } else { "exact" };
         RunReport {
             faithful_version: env!("CARGO_PKG_VERSION"),
             backend_requested: serde_json::to_value(self.opts.backend)
@@ -756,7 +863,7 @@ impl Evaluator {
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default(),
             backend: served.backend.into(),
-            numerics: posture(served.backend).into(),
+            numerics: numerics.into(),
             fallback_reason: served.fallback_reason.clone(),
             #[cfg(feature = "gpu")]
             adapter: served.gpu.as_ref().map(|(g, _)| g.report.clone()),
@@ -776,7 +883,7 @@ impl Evaluator {
             served: served_list,
             plan: BlockPlan {
                 needs,
-                knn_high_reused: reused,
+                knn_high_reused: reused.is_some(),
                 block_rows: work.block_rows,
                 blocks: work.blocks,
                 scratch_bytes_per_worker: n * (8 + 8 + 16),
@@ -875,6 +982,52 @@ mod tests {
             }
             other => panic!("expected MeasureOutput, got {other:?}"),
         }
+    }
+
+    /// A cached original-space list labelled Fast (as a GPU's unrefined list would be; here a
+    /// deliberately wrong one, so that any use of it shows) never serves an Exact call: the
+    /// Exact call equals a fresh evaluator's run bit for bit and labels everything exact. A
+    /// Fast call may reuse it, and its report then says the list was the GPU's, fast.
+    #[test]
+    fn a_fast_cached_knn_list_never_serves_an_exact_call() {
+        let n = 40;
+        let coords = |s: u64| (0..n * 3).map(|i| ((i as u64 * s + 7) % 23) as f64 * 0.37).collect::<Vec<_>>();
+        let high = Points::from_vec("high", n, 3, coords(5)).unwrap();
+        let low = Points::from_vec("low", n, 2, coords(3)[..n * 2].to_vec()).unwrap();
+        let specs: Vec<Spec> = ["tnc:k=6", "mrre:k=6", "lcmc:k=6"].iter().map(|s| s.parse().unwrap()).collect();
+        let want = Evaluator::new(high.clone(), Options::default()).measure_many(&[&low], None, &specs).unwrap();
+        let eval = Evaluator::new(high, Options::default());
+        // Every point's "neighbours" are the next points by index: not the exact lists.
+        let k = 8;
+        let forge = || {
+            let idx = (0..n).flat_map(|i| (1..=k).map(move |d| ((i + d) % n) as u32)).collect();
+            let list = Neighbours { k, idx, dist: (0..n * k).map(|t| (t % k + 1) as f64).collect() };
+            Some(CachedKnn { list: Arc::new(list), backend: "gpu", numerics: Numerics::Fast })
+        };
+        *eval.knn_high.lock().unwrap() = forge();
+
+        let exact = eval.measure_many_as(Numerics::Exact, &[&low], None, &specs).unwrap();
+        assert_eq!(exact.projections[0].scores, want.projections[0].scores);
+        assert_eq!(exact.run.numerics, "exact");
+        assert!(!exact.run.plan.knn_high_reused);
+        assert!(exact.run.served.iter().all(|s| s.numerics == "exact" && s.backend == "cpu"), "{:?}", exact.run.served);
+        // The exact list replaced the forged one: a Fast call now reuses an exact list.
+        let fast = eval.measure_many_as(Numerics::Fast, &[&low], None, &specs).unwrap();
+        assert_eq!(fast.projections[0].scores, want.projections[0].scores);
+        assert!(fast.run.plan.knn_high_reused);
+        assert_eq!(fast.run.numerics, "exact");
+
+        // A Fast call does reuse a Fast list, and says so.
+        *eval.knn_high.lock().unwrap() = forge();
+        let fast = eval.measure_many_as(Numerics::Fast, &[&low], None, &specs).unwrap();
+        assert!(fast.run.plan.knn_high_reused);
+        assert_eq!(fast.run.numerics, "fast");
+        let knn_high = fast.run.served.iter().find(|s| s.output == "knn_high").unwrap();
+        assert_eq!((knn_high.backend.as_str(), knn_high.numerics.as_str()), ("gpu", "fast"));
+        assert_ne!(
+            fast.projections[0].scores, want.projections[0].scores,
+            "the forged list was not used: the test proves nothing"
+        );
     }
 
     #[test]

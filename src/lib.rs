@@ -47,6 +47,7 @@ pub mod example;
 pub mod gpu;
 #[doc(hidden)]
 pub mod measures;
+mod memory_limit;
 #[doc(hidden)]
 pub mod quote;
 #[doc(hidden)]

@@ -110,11 +110,7 @@ impl Served {
         if !["webgpu", "cpu", "auto"].contains(&requested.as_str()) {
             return Err(fail(format!("backend: expected \"webgpu\", \"cpu\" or \"auto\", got \"{requested}\"")));
         }
-        let numerics = match get(request, "numerics")?.as_string().as_deref() {
-            None | Some("exact") => Numerics::Exact,
-            Some("fast") => Numerics::Fast,
-            Some(other) => return Err(fail(format!("numerics: expected \"exact\" or \"fast\", got \"{other}\""))),
-        };
+        let numerics = numerics(request, Numerics::Exact)?;
         let mut opts = Options { numerics, backend: BackendChoice::Cpu, ..Options::default() };
         let (mut gpu, mut fallback) = (None, None);
         if requested != "cpu" {
@@ -148,10 +144,25 @@ impl Served {
 
     /// Says in the run report what was asked and why the CPU served.
     fn stamp(&self, result: &mut Evaluation) {
-        result.run.backend_requested = self.requested.clone();
+        self.stamp_run(&mut result.run);
+    }
+
+    /// [`Served::stamp`] for a run report alone (`Session.neighbours`).
+    fn stamp_run(&self, run: &mut crate::RunReport) {
+        run.backend_requested = self.requested.clone();
         if self.fallback.is_some() {
-            result.run.fallback_reason = self.fallback.clone();
+            run.fallback_reason = self.fallback.clone();
         }
+    }
+}
+
+/// A request's `numerics` ("exact" or "fast"), or `default` when it has none.
+fn numerics(request: &JsValue, default: Numerics) -> Result<Numerics, JsValue> {
+    match get(request, "numerics")?.as_string().as_deref() {
+        None => Ok(default),
+        Some("exact") => Ok(Numerics::Exact),
+        Some("fast") => Ok(Numerics::Fast),
+        Some(other) => Err(fail(format!("numerics: expected \"exact\" or \"fast\", got \"{other}\""))),
     }
 }
 

@@ -25,8 +25,11 @@ class Evaluator:
         lows: list[tuple[str, npt.NDArray[np.float64] | npt.NDArray[np.float32]]],
         spec_list: list[str | dict[str, Any]],
         labels: npt.NDArray[np.int64] | None = None,
+        numerics_name: str | None = None,
     ) -> Evaluation: ...
-    def knn(self, k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], str]: ...
+    def knn(
+        self, k: int, numerics_name: str | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], str]: ...
     def map_rows(
         self,
         low_name: str,

@@ -33,6 +33,34 @@ class Score:
         return self.values[key]
 
 
+class KnnGraph(tuple):
+    """`(indices, distances)` (int64 n x k, float64 n x k; unpacks as a pair) with what served
+    them: `numerics` is "exact" for the reference's lists (bit for bit, on any backend) and
+    "fast" for a GPU's unrefined f32 order, which is not certified exact; `backend` is "cpu"
+    or "gpu"; `run` the run report (a dict)."""
+
+    def __new__(cls, indices, distances, run):
+        graph = super().__new__(cls, (indices, distances))
+        graph.run = run
+        return graph
+
+    @property
+    def indices(self):
+        return self[0]
+
+    @property
+    def distances(self):
+        return self[1]
+
+    @property
+    def numerics(self):
+        return self.run["numerics"]
+
+    @property
+    def backend(self):
+        return self.run["backend"]
+
+
 @dataclass(frozen=True)
 class Result:
     """The scores of one `measure` / `measure_many` call and the run report."""
@@ -83,7 +111,10 @@ class Evaluator:
     `measure_many`). Computation runs with the GIL released; Ctrl-C cancels it.
 
     backend: "auto" (the GPU for large jobs on a hardware adapter), "cpu" or "gpu".
-    numerics: "exact" (the CPU reference's neighbours and ranks, bit for bit) or "fast".
+    numerics: "exact" (the CPU reference's neighbours and ranks, bit for bit) or "fast" (a GPU's
+    f32 order, not certified; the run report and `KnnGraph.numerics` say so); a call's
+    `numerics=` overrides it for that call. What the evaluator keeps across calls keeps its
+    label: a kNN list from a Fast call serves only Fast calls.
     local: also return per-point values. threads: worker threads of `measure` and `knn` calls
     (None: all cores).
     memory_budget: bytes the all-pairs resources and parameter-sized lists may take.
@@ -104,19 +135,20 @@ class Evaluator:
         """Number of points."""
         return self._native.n
 
-    def measure(self, low, specs, labels=None):
+    def measure(self, low, specs, labels=None, numerics=None):
         """Evaluates `specs` (strings like ``"tnc:k=20"`` or ZADU dicts like
-        ``{"id": "tnc", "params": {"k": 20}}``) on the projection `low` (n x d)."""
-        return self.measure_many({"low": low}, specs, labels=labels)
+        ``{"id": "tnc", "params": {"k": 20}}``) on the projection `low` (n x d). `numerics`:
+        this call's ("exact" or "fast"; default the evaluator's)."""
+        return self.measure_many({"low": low}, specs, labels=labels, numerics=numerics)
 
-    def measure_many(self, lows, specs, labels=None):
+    def measure_many(self, lows, specs, labels=None, numerics=None):
         """Evaluates `specs` on each projection of `lows` ({name: n x d array}), sharing every
-        resource that can be shared."""
+        resource that can be shared. `numerics`: this call's (default the evaluator's)."""
         if not isinstance(lows, dict):
             raise ValueError("lows: expected a dict {name: projection}")
         pairs = [(str(name), _inputs.points(low, str(name))) for name, low in lows.items()]
         labels = None if labels is None else _inputs.labels(labels)
-        return Result._of(self._native.measure_many(pairs, specs, labels))
+        return Result._of(self._native.measure_many(pairs, specs, labels, _numerics(numerics)))
 
     def map_rows(self, low, rows, specs, labels=None, name="low"):
         """One row block's shard of `specs` on the projection `low`: a partial (JSON text,
@@ -131,19 +163,32 @@ class Evaluator:
         start, end = (_count("rows", r) for r in rows)
         return self._native.map_rows(str(name), low, (start, end), specs, labels)
 
-    def knn(self, k, space="high"):
-        """The exact `k` nearest neighbours of every point of the original space, ties by
-        index, self excluded: (indices int64 n x k, distances float64 n x k)."""
+    def knn(self, k, space="high", numerics=None):
+        """The `k` nearest neighbours of every point of the original space, ties by index, self
+        excluded: a `KnnGraph` (unpacks as indices int64 n x k, distances float64 n x k) whose
+        `numerics` says what they are: "exact" (the reference's lists, bit for bit) or "fast"
+        (a GPU's f32 order, not certified exact). `numerics`: this call's (default the
+        evaluator's)."""
         if space != "high":
             raise ValueError(f"knn: space '{space}' is not supported (the evaluator's kNN is of 'high')")
-        idx, dist, _run = self._native.knn(_count("k", k))
-        return idx, dist
+        idx, dist, run = self._native.knn(_count("k", k), _numerics(numerics))
+        return KnnGraph(idx, dist, json.loads(run))
 
 
 def knn(X, k, *, backend="auto", numerics="exact", threads=None, memory_budget=None):
-    """The exact kNN graph of `X` (n x D): (indices int64 n x k, distances float64 n x k),
-    Euclidean, ties by index, self excluded."""
+    """The kNN graph of `X` (n x D), Euclidean, ties by index, self excluded: a `KnnGraph`
+    (unpacks as indices int64 n x k, distances float64 n x k). With numerics="exact" (the
+    default) it is the exact graph on any backend; with numerics="fast" a GPU serves its f32
+    order without refinement, not certified exact, and the result's `numerics` is "fast"
+    (it is "exact" when the CPU served, which is always exact)."""
     return Evaluator(X, backend=backend, numerics=numerics, threads=threads, memory_budget=memory_budget).knn(k)
+
+
+def _numerics(value):
+    """A call's numerics option: None (the evaluator's), "exact" or "fast"."""
+    if value is None or value in ("exact", "fast"):
+        return value
+    raise ValueError(f"invalid option: numerics {value!r} (accepted: exact, fast)")
 
 
 def _count(name, value):

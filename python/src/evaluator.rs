@@ -52,6 +52,11 @@ fn with_cancel(opts: &Options, cancel: &Cancel) -> Options {
 }
 
 impl Evaluator {
+    /// A call's numerics: `name`, or the evaluator's when `None`.
+    fn numerics(&self, name: Option<&str>) -> PyResult<Numerics> {
+        name.map_or(Ok(self.opts.numerics), numerics)
+    }
+
     /// The live evaluator and its flag; a cancelled one is replaced first.
     fn live(&self) -> (Arc<faithful::Evaluator>, Cancel) {
         let mut live = self.live.lock().expect("evaluator lock");
@@ -105,22 +110,25 @@ impl Evaluator {
         self.live.lock().expect("evaluator lock").eval.high().n()
     }
 
-    /// Evaluates `specs` on each `(name, low)` projection; `labels` overrides the evaluator's.
-    #[pyo3(signature = (lows, spec_list, labels=None))]
+    /// Evaluates `specs` on each `(name, low)` projection; `labels` overrides the evaluator's,
+    /// `numerics_name` the evaluator's numerics for this call.
+    #[pyo3(signature = (lows, spec_list, labels=None, numerics_name=None))]
     fn measure_many(
         &self,
         py: Python<'_>,
         lows: Vec<(String, Bound<'_, PyAny>)>,
         spec_list: &Bound<'_, PyAny>,
         labels: Option<&Bound<'_, PyAny>>,
+        numerics_name: Option<&str>,
     ) -> PyResult<Evaluation> {
+        let numerics = self.numerics(numerics_name)?;
         let specs = specs(spec_list)?;
         let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
         let call_labels = labels.map(arrays::labels).transpose()?;
         let labels = call_labels.as_ref().or(self.labels.as_ref());
         let (eval, cancel) = self.live();
         let lows: Vec<&Points> = lows.iter().collect();
-        let result = run_detached(py, &cancel, || eval.measure_many(&lows, labels, &specs))?;
+        let result = run_detached(py, &cancel, || eval.measure_many_as(numerics, &lows, labels, &specs))?;
         Ok(Evaluation { inner: result.map_err(to_py)? })
     }
 
@@ -145,11 +153,14 @@ impl Evaluator {
         Ok(result.map_err(to_py)?.to_json())
     }
 
-    /// The exact k nearest neighbours of every point of the original space (ties by index,
-    /// self excluded): (indices int64 n×k, distances float64 n×k, the run report as JSON).
-    fn knn<'py>(&self, py: Python<'py>, k: usize) -> PyResult<KnnArrays<'py>> {
+    /// The k nearest neighbours of every point of the original space (ties by index, self
+    /// excluded): (indices int64 n×k, distances float64 n×k, the run report as JSON, whose
+    /// `numerics` says whether they are the exact lists or the GPU's Fast f32 order).
+    #[pyo3(signature = (k, numerics_name=None))]
+    fn knn<'py>(&self, py: Python<'py>, k: usize, numerics_name: Option<&str>) -> PyResult<KnnArrays<'py>> {
+        let numerics = self.numerics(numerics_name)?;
         let (eval, cancel) = self.live();
-        let (nb, run) = run_detached(py, &cancel, || eval.knn(k))?.map_err(to_py)?;
+        let (nb, run) = run_detached(py, &cancel, || eval.knn_as(numerics, k))?.map_err(to_py)?;
         let n = eval.high().n();
         let idx = (0..n).flat_map(|i| nb.row(i, k).iter().map(|&j| i64::from(j))).collect();
         let dist = (0..n).flat_map(|i| nb.dist_row(i, k).iter().copied()).collect();

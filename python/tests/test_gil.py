@@ -1,8 +1,10 @@
 """The GIL is released while faithful works, and Ctrl-C (KeyboardInterrupt) cancels a run."""
 
 import hashlib
+import linecache
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -87,18 +89,77 @@ def test_two_threads_take_well_under_twice_one_call():
     assert ratio < max(1.5, control + 0.25), f"(control, faithful) ratios of two threads to one: {tries}"
 
 
+def _in_native_call(thread_id, method):
+    """Whether thread `thread_id` is executing the native call of `faithful_dr.Evaluator.method`
+    (its innermost Python frame is that method, on the line that calls `_native.method`). Seen
+    from another thread, which runs only while the GIL is free: the native call released it."""
+    frame = sys._current_frames().get(thread_id)
+    if frame is None or frame.f_code.co_name != method or not frame.f_code.co_filename.endswith("evaluator.py"):
+        return False
+    return f"_native.{method}(" in linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+
+
 def test_keyboard_interrupt_cancels_a_long_run():
     high, low, _ = blobs(n=3000, d=8, seed=2)
     ev = faithful_dr.Evaluator(high, backend="cpu")
-    timer = threading.Timer(0.5, signal.raise_signal, (signal.SIGINT,))
-    timer.start()
+    main = threading.get_ident()
+    returned = threading.Event()
+    log = []
+
+    def interrupt_until_it_stops():
+        # SIGINT to the main thread only once the run is known to be inside the native call
+        # (not while its inputs are converted, nor before it starts on a busy machine), and
+        # again every 0.25 s until the call has returned: no scheduling delay can lose it.
+        t0 = time.monotonic()
+        while not returned.is_set() and not _in_native_call(main, "measure_many"):
+            if time.monotonic() - t0 > 60:
+                log.append("never seen inside the native call")
+                return
+            time.sleep(0.002)
+        while not returned.is_set():
+            log.append(f"SIGINT at {time.monotonic() - t0:.3f} s")
+            signal.pthread_kill(main, signal.SIGINT)
+            returned.wait(0.25)
+
+    def on_sigint(signum, frame):
+        # KeyboardInterrupt as Python's default handler raises it, but only while the call
+        # runs: a signal still in flight when it has returned is dropped.
+        if not returned.is_set():
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    watcher = threading.Thread(target=interrupt_until_it_stops, daemon=True)
     t0 = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt):
-        # All-pairs rank statistics of 4.5 million pairs, 60 times over: a minute or more of
-        # work uninterrupted (about 2 s a projection on a 2-core machine). Cancelled, it stops
-        # at the next check, within a second or so.
-        ev.measure_many({f"p{i}": low for i in range(60)}, ["srho", "nm_stress"])
-    assert time.perf_counter() - t0 < 15
-    timer.join()
+    try:
+        watcher.start()
+        with pytest.raises(KeyboardInterrupt):
+            try:
+                # All-pairs rank statistics of 4.5 million pairs, 60 times over: a minute or
+                # more of work uninterrupted (about 2 s a projection on a 2-core machine).
+                # Cancelled, it stops at the next check, within a second or so.
+                ev.measure_many({f"p{i}": low for i in range(60)}, ["srho", "nm_stress"])
+            finally:
+                returned.set()
+    finally:
+        returned.set()
+        watcher.join()
+        signal.signal(signal.SIGINT, previous)
+    assert log and log[0].startswith("SIGINT"), log
+    assert time.perf_counter() - t0 < 15, log
     # The evaluator works again after the interrupt.
     assert 0.0 < ev.measure(low, ["tnc:k=5"]).scores[0]["trustworthiness"] <= 1.0
+
+
+def test_the_native_call_is_recognised():
+    # The helper above must see a real native call (else the interrupt test could wait for a
+    # frame that never comes): a one-thread call on a second thread, watched from this one.
+    high, low, _ = blobs(n=2500, d=8, seed=1)
+    ev = faithful_dr.Evaluator(high, threads=1, backend="cpu")
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(ev.measure_many({"low": low}, SPECS)))
+    worker.start()
+    inside = False
+    while worker.is_alive() and not inside:
+        inside = _in_native_call(worker.ident, "measure_many")
+    worker.join()
+    assert inside and seen

@@ -424,6 +424,13 @@ impl Resolved {
 }
 
 fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue> {
+    // An integer past i64 is kept as written (for the message); a float parameter reads it.
+    let value = match (p.kind, value) {
+        (ParamKind::Float | ParamKind::PositiveFloat, ParamValue::Str(s)) if crate::spec::is_integer_literal(&s) => {
+            s.parse::<f64>().map_or(ParamValue::Str(s), ParamValue::Float)
+        }
+        (_, v) => v,
+    };
     let bad = |reason: &str| Error::BadParam {
         id: def.id.into(),
         param: p.name.into(),

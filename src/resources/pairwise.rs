@@ -40,8 +40,9 @@ impl Budgets {
 /// lists and scratch share them with the pair order.
 pub const WASM_MEMORY_BUDGET: u64 = 1 << 30;
 
-/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read; in a
-/// browser (wasm32), `WASM_MEMORY_BUDGET` (1 GiB).
+/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read, and at
+/// most the headroom the process's limits leave (RLIMIT_AS, RLIMIT_DATA, the cgroup's
+/// memory.max: `memory_limit.rs`); in a browser (wasm32), `WASM_MEMORY_BUDGET` (1 GiB).
 pub fn default_memory_budget() -> u64 {
     if cfg!(target_arch = "wasm32") {
         return WASM_MEMORY_BUDGET;
@@ -52,7 +53,8 @@ pub fn default_memory_budget() -> u64 {
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|v| v.parse::<u64>().ok())
     });
-    total_kib.map_or(4 << 30, |k| k * 1024 / 2)
+    let half = total_kib.map_or(4 << 30, |k| k * 1024 / 2);
+    crate::memory_limit::headroom().map_or(half, |h| half.min(h))
 }
 
 /// How the pairs will be sorted, decided before any work starts.

@@ -21,8 +21,18 @@ use crate::sum::pairwise_sum;
 /// The run report's timings are the fold's own (checking the partials, folding their scores):
 /// a partial carries no timings, so that a block's partial is the same bytes on every run.
 pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
+    fold_named(partials, &[])
+}
+
+/// [`fold`], naming partial `i` `names[i]` in errors (its file, for the command line) instead
+/// of `partial i`.
+#[doc(hidden)]
+pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> {
     let t0 = web_time::Instant::now();
-    let what = |i: usize| format!("partial {i} (rows {}:{})", partials[i].rows[0], partials[i].rows[1]);
+    let what = |i: usize| {
+        let name = names.get(i).cloned().unwrap_or_else(|| format!("partial {i}"));
+        format!("{name} (rows {}:{})", partials[i].rows[0], partials[i].rows[1])
+    };
     let bad = |i: usize, reason: String| Error::BadPartial { what: what(i), reason };
     let first = partials
         .first()
@@ -31,6 +41,16 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
     if n < 2 {
         // No run has fewer points (`Error::TooFewPoints`); the measures' arithmetic assumes two.
         return Err(bad(0, format!("n = {n}: a run has at least 2 points")));
+    }
+    if first.dim_high == 0 || first.dim_low == 0 {
+        return Err(bad(0, "a space of 0 dimensions: a run has at least one in each".into()));
+    }
+    // The specs under `measure`'s own rules for n points (k, k_max), before anything is folded.
+    for text in &first.specs {
+        let spec: Spec = text.parse().map_err(|e: Error| bad(0, e.to_string()))?;
+        let mut r = Resolved::new(&spec).map_err(|e| bad(0, e.to_string()))?;
+        r.default_k(n);
+        r.check_k(n).map_err(|e| bad(0, e.to_string()))?;
     }
     let mut by_start: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, p) in partials.iter().enumerate() {
@@ -66,6 +86,7 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         return Err(Error::BadPartial { what: "fold".into(), reason: format!("rows {next}:{n} are in no partial") });
     }
     let order: Vec<&Partial> = by_start.values().map(|&i| &partials[i]).collect();
+    let indices: Vec<usize> = by_start.values().copied().collect();
     let t_valid = t0.elapsed().as_secs_f64();
     let mut scores = Vec::with_capacity(first.specs.len());
     for (s, text) in first.specs.iter().enumerate() {
@@ -74,7 +95,7 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         r.default_k(n);
         let keys = r.keys();
         if r.def.id == "coranking" {
-            scores.push(fold_coranking(&r, &order, s, n)?);
+            scores.push(fold_coranking(&r, &order, s, n).map_err(|(at, reason)| bad(indices[at], reason))?);
             continue;
         }
         let mut values = Vec::with_capacity(keys.len());
@@ -98,6 +119,11 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
             curves: Vec::new(),
         });
     }
+    // No folded value is NaN or infinite (finite values can sum past f64's range): a typed
+    // error naming the key, as `measure` gives, never a `null` or a NaN.
+    for score in &scores {
+        finite(score).map_err(|e| e.on_projection(&first.projection))?;
+    }
     // Work tallies are reports, not scores: a damaged partial's huge tally saturates.
     let work = order.iter().fold(PassStats::default(), |mut w, p| {
         w.distance_rows = w.distance_rows.saturating_add(p.work.distance_rows);
@@ -116,14 +142,12 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
 
 /// `coranking` from the blocks' tallies: their sum is the whole pass's counts, and the measure's
 /// output is a fixed function of those integers.
-fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> Result<Score> {
+/// A damaged partial is `Err((its index in order, reason))`.
+fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::result::Result<Score, (usize, String)> {
     let mut total: Option<CoRankCounts> = None;
-    for p in order {
+    for (at, p) in order.iter().enumerate() {
         let score = &p.scores[s];
-        let bad = |reason: &str| Error::BadPartial {
-            what: format!("partial of rows {}:{}", p.rows[0], p.rows[1]),
-            reason: format!("coranking: {reason}"),
-        };
+        let bad = |reason: &str| (at, format!("coranking: {reason}"));
         let c = score.counts.as_ref().ok_or_else(|| bad("no co-ranking counts"))?;
         let km = coranking::k_max(r, n);
         if km > n - 2 {
@@ -167,6 +191,9 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
     if rows.is_empty() || rows.end > n || !is_block(n, &rows) {
         return Err(format!("rows {}:{} are not a block of the shard plan for n={n}", rows.start, rows.end));
     }
+    if !matches!(p.backend.as_str(), "cpu" | "gpu") {
+        return Err(format!("backend {} is neither cpu nor gpu", crate::quote::quoted(&p.backend)));
+    }
     if p.scores.len() != p.specs.len() {
         return Err(format!("{} scores for {} specs", p.scores.len(), p.specs.len()));
     }
@@ -188,9 +215,27 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
             if v.iter().any(|x| !x.is_finite()) {
                 return Err(format!("{}: a value is not finite", l.key));
             }
+            if !f64::from_bits(l.sum_bits).is_finite() {
+                return Err(format!("{}: the sum of its values is not finite", l.key));
+            }
             if pairwise_sum(&v).to_bits() != l.sum_bits {
                 return Err(format!("{}: the stored sum is not the sum of the values (a damaged partial)", l.key));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Every value, local value and curve point of a folded score is finite, or
+/// [`Error::NonFiniteScore`] naming the first key that is not.
+fn finite(s: &Score) -> Result<()> {
+    let bad = |key: String, value: f64| Error::NonFiniteScore { id: s.id.clone(), projection: None, key, value };
+    if let Some((key, v)) = s.values.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(bad(key.clone(), *v));
+    }
+    for (key, values) in s.local.iter().flatten().chain(&s.curves) {
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(bad(format!("{key}[{i}]"), v));
         }
     }
     Ok(())

@@ -35,7 +35,7 @@ use crate::error::{Error, Result};
 use crate::measures::Resolved;
 use crate::spec::Spec;
 
-pub use fold::fold;
+pub use fold::{fold, fold_named};
 pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork};
 
 /// The measures a shard computes: those whose values are means of per-row local values that
@@ -82,16 +82,34 @@ pub fn is_block(n: usize, rows: &Range<usize>) -> bool {
 /// A shard plan: blocks of the summation tree covering `0..n` in order, each of at most
 /// `max_rows` rows where the tree allows (a leaf of up to 128 rows is never split).
 pub fn plan(n: usize, max_rows: usize) -> Vec<Range<usize>> {
-    fn go(node: Range<usize>, max: usize, out: &mut Vec<Range<usize>>) {
+    let mut out = Vec::new();
+    let _ = plan_each(n, max_rows, &mut |b| {
+        out.push(b);
+        Ok::<(), std::convert::Infallible>(())
+    });
+    out
+}
+
+/// [`plan`]'s blocks handed to `visit` one at a time, in order, without holding them: memory
+/// O(log n) for any number of blocks (`faithful plan` streams them). Stops at `visit`'s first
+/// error.
+pub fn plan_each<E>(
+    n: usize,
+    max_rows: usize,
+    visit: &mut impl FnMut(Range<usize>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    fn go<E>(
+        node: Range<usize>,
+        max: usize,
+        visit: &mut impl FnMut(Range<usize>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
         match halves(&node) {
             Some((a, b)) if node.len() > max => {
-                go(a, max, out);
-                go(b, max, out);
+                go(a, max, visit)?;
+                go(b, max, visit)
             }
-            _ => out.push(node),
+            _ => visit(node),
         }
     }
-    let mut out = Vec::new();
-    go(0..n, max_rows.max(1), &mut out);
-    out
+    go(0..n, max_rows.max(1), visit)
 }

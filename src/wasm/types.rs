@@ -30,9 +30,13 @@ export interface MeasureRequest {
   /** Aborting rejects the call with an AbortError; the session stays usable. */
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
+  /** This call's numerics (default: the session's). A kNN list kept from a Fast call serves only Fast calls. */
+  numerics?: NumericsName;
 }
 /** `Session.neighbours`: the exact k nearest neighbours (ties by index, self excluded) of the original space or of a projection `low`. */
-export interface NeighboursRequest { space: "high" | "low"; k: number; low?: Matrix; }
+export interface NeighboursRequest { space: "high" | "low"; k: number; low?: Matrix; /** This call's numerics (default: the session's). */ numerics?: NumericsName; }
+/** `Session.neighbours`' result: n×k indices, row-major, labelled with what served them ("fast": the GPU's f32 order, not certified exact). */
+export type Neighbours = Int32Array & { numerics: "exact" | "fast"; backend: "cpu" | "gpu"; run: RunReport };
 /** `evaluate`: one-shot evaluation of several projections (no resident state). */
 export interface EvaluateRequest {
   high: Matrix;
@@ -123,8 +127,8 @@ extern "C" {
     /// `Promise<Evaluation>` in TypeScript.
     #[wasm_bindgen(typescript_type = "Promise<Evaluation>")]
     pub type PromiseEvaluation;
-    /// `Promise<Int32Array>` in TypeScript.
-    #[wasm_bindgen(typescript_type = "Promise<Int32Array>")]
+    /// `Promise<Neighbours>` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Promise<Neighbours>")]
     pub type PromiseNeighbours;
     /// `MeasureInfo[]` in TypeScript.
     #[wasm_bindgen(typescript_type = "MeasureInfo[]")]

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use faithful::evaluate::default_specs;
 use faithful::{Error, Evaluator, Options, Points, Result, Spec, data, example};
 
+use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArgs;
 use crate::output;
-use crate::pair_args::{PairArgs, install_interrupt, progress_bar};
+use crate::pair_args::{PairArgs, progress_bar};
 use crate::table;
 
 #[derive(clap::Args)]
@@ -33,10 +34,10 @@ pub struct Args {
     json: bool,
     /// Worker threads, at most 1024 (default, or 0: all cores, as ripgrep's --threads 0).
     /// Results are identical for any count.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
     threads: Option<usize>,
     /// Rows per task. Results are identical for any size.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 32, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
     block_rows: u64,
     #[command(flatten)]
     backend: BackendArgs,
@@ -44,7 +45,7 @@ pub struct Args {
     pairs: PairArgs,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
     if let Some(t) = args.threads {
         faithful::evaluate::check_threads(t)?;
     }
@@ -79,8 +80,6 @@ pub fn run(args: Args) -> Result<()> {
         o
     });
     let mut opts = args.pairs.apply(opts);
-    let cancel = faithful::Cancel::new();
-    install_interrupt(cancel.clone());
     opts.cancel = Some(cancel);
     let bar = progress_bar();
     opts.progress = bar.as_ref().map(|(_, f)| f.clone());

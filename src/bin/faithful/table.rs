@@ -4,14 +4,17 @@ use std::fmt::Write;
 
 use faithful::Evaluation;
 use faithful::measures::{ParamKind, REGISTRY, ZADU_PENDING};
+use faithful::quote::escaped;
 
-/// The results as aligned text, one block per projection.
+/// The results as aligned text, one block per projection. Names (of files, of projections in
+/// a partial) are shown escaped: a newline or an escape sequence in one cannot forge lines or
+/// drive the terminal.
 pub fn results_table(high_name: &str, ev: &Evaluation) -> String {
     let mut s = String::new();
     let r = &ev.run;
-    let _ = writeln!(s, "original space: {} ({} points × {} dims)", high_name, r.n, r.dim_high);
+    let _ = writeln!(s, "original space: {} ({} points × {} dims)", escaped(high_name), r.n, r.dim_high);
     for p in &ev.projections {
-        let _ = writeln!(s, "\nprojection: {}", p.name);
+        let _ = writeln!(s, "\nprojection: {}", escaped(&p.name));
         let _ = writeln!(s, "  {:<10} {:<8} {:<26} {:>20}", "measure", "params", "key", "value");
         for sc in &p.scores {
             let params: Vec<String> = sc.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -42,7 +45,12 @@ pub fn results_table(high_name: &str, ev: &Evaluation) -> String {
     let _ = writeln!(
         s,
         "\nbackend {} ({} numerics), {} threads, {:.3} s (resources {:.3} s, measures {:.3} s)",
-        r.backend, r.numerics, r.threads, r.timings.total_s, r.timings.resources_s, r.timings.measures_s
+        escaped(&r.backend),
+        r.numerics,
+        r.threads,
+        r.timings.total_s,
+        r.timings.resources_s,
+        r.timings.measures_s
     );
     s
 }
