@@ -282,6 +282,51 @@ impl Receipt {
             );
         }
         s.push_str(&self.phases_table());
+        s.push_str(&self.work_table());
+        s
+    }
+
+    /// The GPU rows' work per kernel (last warm run, else the cold run), counted rather than
+    /// timed, so it holds on a software adapter too: dispatches, (row, point) pairs covered,
+    /// comparisons from the witness counters and per pair, bytes read back, the host's f64
+    /// distances and whole rows recomputed.
+    fn work_table(&self) -> String {
+        let mut s = String::new();
+        let rows: Vec<(&Row, &crate::gpu::GpuStats)> =
+            self.rows.iter().filter_map(|r| r.gpu_warm.as_ref().or(r.gpu_cold.as_ref()).map(|g| (r, g))).collect();
+        if rows.is_empty() {
+            return s;
+        }
+        let _ = writeln!(s, "\nWork per kernel (last warm run; counted by the kernels' witnesses and the host):\n");
+        let _ = writeln!(
+            s,
+            "| adapter | kernel | n | device kernel | dispatches | pairs | comparisons | per pair | MiB read back | host f64 distances | rows recomputed |"
+        );
+        let _ = writeln!(s, "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+        for (r, g) in rows {
+            for (name, k) in &g.transfers.kernels {
+                let per_pair = if k.pairs > 0 && k.comparisons > 0 {
+                    format!("{:.2}", k.comparisons as f64 / k.pairs as f64)
+                } else {
+                    "–".into()
+                };
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {} |",
+                    r.adapter,
+                    r.kernel,
+                    r.n,
+                    name,
+                    k.dispatches,
+                    k.pairs,
+                    k.comparisons,
+                    per_pair,
+                    k.bytes_read_back as f64 / (1u64 << 20) as f64,
+                    k.host_f64_distances,
+                    k.host_rows_recomputed,
+                );
+            }
+        }
         s
     }
 

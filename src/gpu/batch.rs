@@ -40,8 +40,8 @@ pub(super) struct Batch<'g> {
     queries: Option<wgpu::QuerySet>,
     /// Kernel name of each timed pass.
     timed: Vec<&'static str>,
-    /// Readbacks: (staging buffer, bytes wanted).
-    reads: Vec<(wgpu::Buffer, u64)>,
+    /// Readbacks: (staging buffer, bytes wanted, the kernel whose output it is).
+    reads: Vec<(wgpu::Buffer, u64, &'static str)>,
     /// Pooled buffers to hand back once the batch is done.
     release: Vec<wgpu::Buffer>,
     host_s: f64,
@@ -50,7 +50,7 @@ pub(super) struct Batch<'g> {
 /// A submitted batch; [`Submitted::wait`] returns its readbacks.
 pub(super) struct Submitted {
     index: wgpu::SubmissionIndex,
-    reads: Vec<(wgpu::Buffer, u64)>,
+    reads: Vec<(wgpu::Buffer, u64, &'static str)>,
     stamps: Option<wgpu::Buffer>,
     timed: Vec<&'static str>,
     release: Vec<wgpu::Buffer>,
@@ -188,14 +188,32 @@ impl Batch<'_> {
         Ok(())
     }
 
-    /// Reads back the first `size` bytes of `buf` when the batch is done; returns the index of
-    /// the readback in [`Submitted::wait`]'s result.
-    pub fn read(&mut self, buf: &wgpu::Buffer, size: u64, tally: &mut Tally) -> usize {
-        let staging =
-            self.gpu.pooled(wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST, size, "readback", tally);
+    /// Reads back the first `size` bytes of `buf` (an output of `kernel`, for the tally) when
+    /// the batch is done; returns the index of the readback in [`Submitted::wait`]'s result.
+    pub fn read(&mut self, buf: &wgpu::Buffer, size: u64, kernel: &'static str, tally: &mut Tally) -> usize {
+        self.read_at(buf, 0, size, kernel, tally)
+    }
+
+    /// [`Batch::read`] of `size` bytes from byte `offset` of `buf`.
+    pub fn read_at(
+        &mut self,
+        buf: &wgpu::Buffer,
+        offset: u64,
+        size: u64,
+        kernel: &'static str,
+        tally: &mut Tally,
+    ) -> usize {
+        let staging = self.gpu.pooled(
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            size.max(4),
+            "readback",
+            tally,
+        );
         // Copies are whole 4-byte words; every output here is made of u32 or f32.
-        self.enc.copy_buffer_to_buffer(buf, 0, &staging, 0, size.next_multiple_of(4));
-        self.reads.push((staging, size));
+        if size > 0 {
+            self.enc.copy_buffer_to_buffer(buf, offset, &staging, 0, size.next_multiple_of(4));
+        }
+        self.reads.push((staging, size, kernel));
         self.reads.len() - 1
     }
 
@@ -231,7 +249,7 @@ impl Batch<'_> {
         let maps = self
             .reads
             .iter()
-            .map(|(s, _)| s)
+            .map(|(s, _, _)| s)
             .chain(stamps.iter())
             .map(|s| {
                 let (tx, rx) = futures_channel::oneshot::channel();
@@ -270,12 +288,13 @@ impl Submitted {
         let t1 = Instant::now();
         tally.wait_s += (t1 - t0).as_secs_f64();
         let mut result = Vec::with_capacity(self.reads.len());
-        for (s, size) in &self.reads {
+        for (s, size, kernel) in &self.reads {
             let view = s.get_mapped_range(..).map_err(|e| runtime("readback")(e.to_string()))?;
             result.push(view[..*size as usize].to_vec());
             drop(view);
             s.unmap();
             tally.bytes_read_back += size;
+            tally.kernel(kernel).bytes_read_back += size;
         }
         if let Some(read) = &self.stamps {
             let view = read.get_mapped_range(..).map_err(|e| runtime("readback")(e.to_string()))?;
@@ -289,7 +308,7 @@ impl Submitted {
             drop(view);
             read.unmap();
         }
-        for (s, _) in self.reads {
+        for (s, _, _) in self.reads {
             gpu.pool.give(s);
         }
         for b in self.release {

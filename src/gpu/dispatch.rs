@@ -73,7 +73,7 @@ impl Gpu {
         let bindings = Bindings { resident, inputs: &ins, outputs: &outs };
         batch.dispatch(kernel, params, space, bindings, groups, tally).await?;
         for (o, &size) in outs.iter().zip(outputs) {
-            batch.read(o, size, tally);
+            batch.read(o, size, kernel.name(), tally);
         }
         batch.submit(tally).await?.wait(self, tally).await
     }

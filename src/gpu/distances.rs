@@ -138,7 +138,11 @@ pub(super) async fn record_distances(
         batch.clear(&trips);
         let bindings = Bindings { resident: &[buf], inputs: &[], outputs: &[&trips] };
         batch.dispatch(kernel, &p, space, bindings, groups, tally).await?;
-        rec.chunks.push((batch.read(&trips, (rows * 4) as u64, tally), per_coordinate * (hi - lo) as u64));
+        if lo == 0 {
+            tally.kernel(kernel.name()).pairs += (rows * n) as u64;
+        }
+        rec.chunks
+            .push((batch.read(&trips, (rows * 4) as u64, kernel.name(), tally), per_coordinate * (hi - lo) as u64));
         lo = hi;
         if lo >= dim {
             return Ok(rec);

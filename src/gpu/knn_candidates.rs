@@ -60,29 +60,34 @@ pub async fn certified_knn(
     if k.div_ceil(WG) > KT_MAX {
         cpu_rows(points, k, rows, &mut idx, &mut dist);
         stats.rows_recomputed = m as u64;
+        let entry = tally.kernel(Kernel::KnnCandidates.name());
+        entry.host_rows_recomputed += m as u64;
+        entry.host_f64_distances += (m * points.n()) as u64;
         return Ok((Neighbours { k, idx, dist }, stats));
     }
     let cap = cap(k);
     let params = knn_params(points.n(), points.dim(), k);
     let prep = &space.prep;
+    let mut host_f64 = 0u64;
     stats.rows_per_dispatch = for_each_block(gpu, space, k, rows, tally, |row0, rows, counts, cands, short| {
         let at = row0 - first;
         let block_idx = &mut idx[at * k..(at + rows) * k];
         let block_dist = &mut dist[at * k..(at + rows) * k];
-        let results: Vec<(u64, u64, u64, u64)> = block_idx
+        let results: Vec<(u64, u64, u64, u64, u64)> = block_idx
             .par_chunks_mut(k)
             .zip(block_dist.par_chunks_mut(k))
             .enumerate()
             .map(|(r, (ir, dr))| {
                 let i = row0 + r;
                 let c = counts[r][0] as usize;
+                let n = points.n() as u64;
                 if short[r] {
                     cpu_rows(points, k, i..i + 1, ir, dr);
-                    return (0, 1, 1, 0);
+                    return (0, 1, 1, 0, n);
                 }
                 if c > cap || c < k {
                     cpu_rows(points, k, i..i + 1, ir, dr);
-                    return (c.min(cap) as u64, 1, 0, 0);
+                    return (c.min(cap) as u64, 1, 0, 0, n);
                 }
                 let row = &cands[r * cap..r * cap + c];
                 match numerics {
@@ -95,7 +100,7 @@ pub async fn certified_knn(
                             ir[slot] = j as u32;
                             dr[slot] = f64::from_bits((kk >> 32) as u64);
                         }
-                        (c as u64, 0, 0, 0)
+                        (c as u64, 0, 0, 0, c as u64)
                     }
                     Numerics::Fast => {
                         let mut keys: Vec<(u32, u32)> = row.iter().map(|&[j, s]| (s, j)).collect();
@@ -105,19 +110,23 @@ pub async fn certified_knn(
                             dr[slot] = f64::from(f32::from_bits(s)).sqrt() / prep.scale;
                         }
                         let eps = |s: f32, j: u32| params.eps_of(s, prep.norms[i], prep.norms[j as usize]);
-                        (c as u64, 0, 0, overlapping(&keys, eps))
+                        (c as u64, 0, 0, overlapping(&keys, eps), 0)
                     }
                 }
             })
             .collect();
-        for (c, rec, short, unres) in results {
+        for (c, rec, short, unres, host) in results {
             stats.candidates += c;
             stats.rows_recomputed += rec;
             stats.rows_incomplete += short;
             stats.unresolved += unres;
+            host_f64 += host;
         }
     })
     .await?;
+    let entry = tally.kernel(Kernel::KnnCandidates.name());
+    entry.host_f64_distances += host_f64;
+    entry.host_rows_recomputed += stats.rows_recomputed;
     Ok((Neighbours { k, idx, dist }, stats))
 }
 
@@ -152,7 +161,7 @@ async fn for_each_block(
             let bindings = Bindings { resident: &[&dist], inputs: &[], outputs: &[&outs[0], &outs[1], &outs[2]] };
             batch.dispatch(Kernel::KnnCandidates, &params, space, bindings, (rows as u32, 1), tally).await?;
             for (o, &s) in outs.iter().zip(&sizes) {
-                batch.read(o, s, tally);
+                batch.read(o, s, Kernel::KnnCandidates.name(), tally);
             }
             let sub = batch.submit(tally).await?;
             let started = (row0, rows, sub, rec, dist);
@@ -167,6 +176,9 @@ async fn for_each_block(
             let base = out.len() - 3;
             let counts: &[[u32; 2]] = bytemuck::cast_slice(&out[base]);
             let trips: &[[u32; 2]] = bytemuck::cast_slice(&out[base + 2]);
+            let entry = tally.kernel(Kernel::KnnCandidates.name());
+            entry.pairs += (rows * n) as u64;
+            entry.comparisons += trips.iter().map(|&[j, pool]| u64::from(j) + u64::from(pool)).sum::<u64>();
             let mut short = rec.short(&out);
             for (r, s) in short.iter_mut().enumerate() {
                 *s |= !knn_witness_complete(n, counts[r][1] as usize, &trips[r * WG..(r + 1) * WG]);

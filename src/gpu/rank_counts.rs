@@ -78,6 +78,9 @@ pub async fn certified_ranks(
             .enumerate()
             .for_each(|(r, out)| cpu_row(points, first + r, &queries[r * kq..(r + 1) * kq], out));
         stats.rows_recomputed = m as u64;
+        let entry = tally.kernel(Kernel::RankCounts.name());
+        entry.host_rows_recomputed += m as u64;
+        entry.host_f64_distances += (m * (kq + n)) as u64;
         return Ok((ranks, dists, stats));
     }
     let cap = cap(kq);
@@ -142,10 +145,17 @@ pub async fn certified_ranks(
                 (ov.len() as u64, 0, 0)
             })
             .collect();
+        let entry = tally.kernel(Kernel::RankCounts.name());
+        entry.host_f64_distances += (rows * kq) as u64;
         for (c, rec, short) in results {
             stats.overlaps += c;
             stats.rows_recomputed += rec;
             stats.rows_incomplete += short;
+            entry.host_rows_recomputed += rec;
+            entry.host_f64_distances += rec * n as u64;
+            if numerics == Numerics::Exact {
+                entry.host_f64_distances += c;
+            }
         }
     }
     Ok((ranks, dists, stats))
@@ -217,11 +227,11 @@ async fn start_block(
     // Read back: certain, (fast only for the Fast posture), ocount, trips, the first slots.
     for (b, &size) in outs.iter().zip(&sizes) {
         if b != &outs[1] || numerics == Numerics::Fast {
-            batch.read(b, size, tally);
+            batch.read(b, size, Kernel::RankCounts.name(), tally);
         }
     }
     let slots = first_slots(kq, cap);
-    batch.read(&overlaps, (slots * rows * 8) as u64, tally);
+    batch.read(&overlaps, (slots * rows * 8) as u64, Kernel::RankCounts.name(), tally);
     let sub = batch.submit(tally).await?;
     Ok(Started { row0, rows, kq, cap, slots, n, sub, dist, dist_buf, overlaps })
 }
@@ -241,6 +251,9 @@ async fn finish_block(gpu: &Gpu, s: Started, numerics: Numerics, tally: &mut Tal
     let first: &[[u32; 2]] = bytemuck::cast_slice(&out[base + 3 + fast_read]);
     let chunk = point_chunk(gpu, s.n);
     let lens: Vec<usize> = (0..s.n).step_by(chunk).map(|lo| (lo + chunk).min(s.n) - lo).collect();
+    let entry = tally.kernel(Kernel::RankCounts.name());
+    entry.pairs += (rows * s.n) as u64;
+    entry.comparisons += trips.iter().map(|t| u64::from(t[3])).sum::<u64>();
     let mut short = s.dist.short(&out);
     for (r, sh) in short.iter_mut().enumerate() {
         *sh |= !rank_witness_complete(&lens, kq, &trips[r * WG..(r + 1) * WG]);
@@ -249,7 +262,7 @@ async fn finish_block(gpu: &Gpu, s: Started, numerics: Numerics, tally: &mut Tal
     let more = ocount.iter().any(|&c| c as usize > s.slots && c as usize <= cap);
     let all = if more {
         let mut batch = gpu.batch();
-        batch.read(&s.overlaps, (rows * cap * 8) as u64, tally);
+        batch.read(&s.overlaps, (rows * cap * 8) as u64, Kernel::RankCounts.name(), tally);
         batch.submit(tally).await?.wait(gpu, tally).await?.pop()
     } else {
         None

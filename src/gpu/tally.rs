@@ -5,11 +5,28 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-/// One kernel's share of a run: dispatches and device time (timestamp queries; 0 without).
+/// One kernel's share of a run: dispatches, device time (timestamp queries; 0 without), and
+/// its work as counted, not modelled: the (row, point) pairs its dispatches covered, the
+/// comparisons its witness counters recorded, the bytes of its outputs read back, and the f64
+/// work its results cost the host.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct KernelTime {
     pub dispatches: u64,
     pub gpu_s: f64,
+    /// (row, point) pairs covered: a distance kernel counts each pair once per pass over the
+    /// coordinates (not per chunk), a selection kernel once per pair it classified.
+    pub pairs: u64,
+    /// Comparisons of point intervals the device made, summed from the kernel's completeness
+    /// witness (trips of its comparison loops): `knn_candidates` its j passes and pool ranking,
+    /// `rank_counts` its (point, query) comparisons. 0 for the distance kernels.
+    pub comparisons: u64,
+    /// Bytes of this kernel's outputs (witnesses included) read back to the host.
+    pub bytes_read_back: u64,
+    /// f64 distances the host computed for this kernel's results: candidates re-keyed,
+    /// query distances, overlaps decided, and whole rows recomputed.
+    pub host_f64_distances: u64,
+    /// Of the kernel's rows, those recomputed whole on the CPU (overflow, short witness).
+    pub host_rows_recomputed: u64,
 }
 
 /// Adds `o` into `into`, kernel by kernel.
@@ -18,6 +35,11 @@ fn add_kernel_times(into: &mut BTreeMap<String, KernelTime>, o: &BTreeMap<String
         let e = into.entry(k.clone()).or_default();
         e.dispatches += t.dispatches;
         e.gpu_s += t.gpu_s;
+        e.pairs += t.pairs;
+        e.comparisons += t.comparisons;
+        e.bytes_read_back += t.bytes_read_back;
+        e.host_f64_distances += t.host_f64_distances;
+        e.host_rows_recomputed += t.host_rows_recomputed;
     }
 }
 
@@ -51,6 +73,11 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// The entry of kernel `name` (created empty).
+    pub fn kernel(&mut self, name: &str) -> &mut KernelTime {
+        self.kernels.entry(name.to_string()).or_default()
+    }
+
     pub fn add(&mut self, o: &Tally) {
         self.dispatches += o.dispatches;
         self.submits += o.submits;
