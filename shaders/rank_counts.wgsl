@@ -1,24 +1,38 @@
 // Certified rank counting for selected pairs (T&C, MRRE), from the block's squared distances
-// (distances.wgsl, binding 3). One workgroup per row i; the row's queries j_q (at most 128) sit
-// in workgroup memory with their intervals [L_q, U_q]. Every l in this dispatch's range
-// [P.lo, P.hi), l ≠ i, is compared with every query, a tile of RANK_TILE l at a time:
+// (distances.wgsl, binding 3). One workgroup per row i; the row's queries j_q (at most KQ_MAX)
+// sit in workgroup memory with their intervals [L_q, U_q], sorted once by L. Every l in this
+// dispatch's range [P.lo, P.hi), l ≠ i, is classified against every query:
 //   U_l < L_q                     → l is certainly before j_q: certain[q] += 1
 //   L_l > U_q                     → l is certainly after j_q
-//   anything else (NaN included)  → too close to call, unless l = j_q: (q, l) into the overlaps
+//   anything else                 → too close to call, unless l = j_q: (q, l) into the overlaps
+// but without comparing l with each query. With the queries ordered by L (position t, L_t
+// ascending), the queries l is certainly before are the positions t ≥ p, p = #{t : L_t ≤ U_l},
+// found by binary search (⌈log₂(k + 1)⌉ steps; the two ends are tried first, which settles
+// every l outside the queries' band in one or two comparisons); they are counted with one
+// workgroup atomic into a difference array (diff[p] += 1), whose prefix sums are the certain
+// counts. The overlaps lie below p, and above p0 = #{t : M_t < L_l}, M_t = max_{t' ≤ t} U_t'
+// (the prefix maximum of U, non-decreasing): every t < p0 has U_t ≤ M_t < L_l. p0 is p when
+// M_{p-1} < L_l (one comparison), else a second binary search. Only [p0, p) is walked, each
+// position tested with the original condition.
+// NaN: an interval end that is NaN becomes the sentinel that keeps the original outcome (a
+// comparison with NaN is false): L → −F32_MAX, U → F32_MAX (every real U and L lies in
+// [0, 1e37], Params::checked). The tests are made on integer bits, so no compiler assumption
+// about NaN can change them, and every comparison after it is between real numbers. (Same
+// outcomes as comparing each l with every query: twin::rank_counts_all_pairs, tested.)
 // The host runs every range of a row block (one range of all n on a hardware GPU, 6144 points
-// each on a software adapter, whose loop-trip budget they respect) in one batch: `certain`, `fast`, `ocount` and
-// `trips` accumulate over the ranges on the device (cleared once per block, read back once),
-// and the overlap list continues where the previous range left it. Overlap p of row r is at
-// overlaps[p·rows + r] (slot-major), so the host reads back only the first slots of every row. The host decides the
-// overlaps in f64; a list longer than P.cap sends the row to the CPU. `fast` counts, for the
-// Fast posture, the overlaps that f32 alone puts before j_q.
-// Work split: each query has `lanes` = max(1, WG / k) invocations, lane g taking the tile's
-// entries x ≡ g (mod lanes), so that with k = 20 queries 60 of the 64 invocations compare (not
-// 20); the lanes' counts meet in workgroup atomics once per range. With k > 64 one lane per
-// query and two queries per invocation (halves), as before.
-// Completeness witness: each invocation adds its trips of the query loops (load and store),
-// tile, half and inner loops into `trips`; the host checks the sums over the ranges against
-// the loops' known lengths.
+// each on a software adapter, whose loop-trip budget they respect) in one batch: `certain`,
+// `fast`, `ocount` and `trips` accumulate over the ranges on the device (cleared once per
+// block, read back once), and the overlap list continues where the previous range left it.
+// Overlap p of row r is at overlaps[p·rows + r] (slot-major), so the host reads back only the
+// first slots of every row. The host decides the overlaps in f64; a list longer than P.cap
+// sends the row to the CPU. `fast` counts, for the Fast posture, the overlaps that f32 alone
+// puts before j_q.
+// Completeness witness: each invocation counts the trips of every loop (query loads, the sort's
+// rank loop, the prefix loops, the stores; the l loop; the binary searches, with the searches
+// it started; the overlap walks, with the positions p - p0 it meant to walk); the workgroup
+// sums them (RANK_WITNESS words per row, accumulated over the ranges) and the host checks
+// every sum against the loops' known lengths, the searches against S per search started and
+// the walks against the positions meant. A loop cut short anywhere leaves its sum short.
 // CPU twin: src/gpu/twin/rank_counts.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
@@ -27,20 +41,33 @@
 @group(0) @binding(6) var<storage, read_write> fast: array<u32>;
 @group(0) @binding(7) var<storage, read_write> overlaps: array<vec2<u32>>;
 @group(0) @binding(8) var<storage, read_write> ocount: array<u32>;
-@group(0) @binding(9) var<storage, read_write> trips: array<vec4<u32>>;
+@group(0) @binding(9) var<storage, read_write> trips: array<u32>;
 
-const NONE: u32 = 0xffffffffu;
-
-var<workgroup> qj: array<u32, KQ_MAX>;
-var<workgroup> qs: array<f32, KQ_MAX>;
-var<workgroup> ql: array<f32, KQ_MAX>;
-var<workgroup> qu: array<f32, KQ_MAX>;
-// The tile: (l, bits of s̃, L, U) per entry, one vec4 read per comparison (u32, so that no
-// driver can treat l as a float: floats go through bitcast, which keeps every bit).
-var<workgroup> tile: array<vec4<u32>, RANK_TILE>;
-var<workgroup> n_ov: atomic<u32>;
-var<workgroup> wg_cnt: array<atomic<u32>, KQ_MAX>;
+// By query slot q.
+var<workgroup> a_j: array<u32, KQ_MAX>;
+var<workgroup> a_s: array<f32, KQ_MAX>;
+var<workgroup> a_l: array<f32, KQ_MAX>;
+var<workgroup> a_u: array<f32, KQ_MAX>;
+// By position t (queries sorted by L, ties by slot): the slot, L, and the prefix maximum of U.
+var<workgroup> perm: array<u32, KQ_MAX>;
+var<workgroup> sl: array<f32, KQ_MAX>;
+var<workgroup> mu: array<f32, KQ_MAX>;
+// diff[p]: l's certainly before the positions p..k-1; then its prefix sums (the certain counts).
+var<workgroup> diff: array<atomic<u32>, KQ_MAX>;
 var<workgroup> wg_fst: array<atomic<u32>, KQ_MAX>;
+var<workgroup> n_ov: atomic<u32>;
+var<workgroup> wg_w: array<atomic<u32>, RANK_WITNESS>;
+
+// Interval ends with NaN replaced (on the bits) by the value that keeps every comparison's
+// original outcome.
+fn lower_end(x: f32) -> f32 {
+    if ((bitcast<u32>(x) & 0x7fffffffu) > INF_BITS) { return -F32_MAX; }
+    return x;
+}
+fn upper_end(x: f32) -> f32 {
+    if ((bitcast<u32>(x) & 0x7fffffffu) > INF_BITS) { return F32_MAX; }
+    return x;
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -48,88 +75,154 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     let i = P.row0 + r;
     let ni = norms[i];
     let row = r * P.n;
-    var q_trips = 0u;
-    for (var q = tid; q < P.k; q += WG) {
-        q_trips += 1u;
-        let j = queries[r * P.k + q];
+    let k = P.k;
+    // Binary search steps: the bit length of k (⌈log₂(k + 1)⌉), enough for any range of ≤ k.
+    let steps = 32u - countLeadingZeros(k);
+    var w_setup = 0u;   // query loads, the sort's rank loop, the stores
+    var w_prefix = 0u;  // thread 0's prefix loops
+    var w_l = 0u;       // l loop
+    var w_search = 0u;  // binary search trips
+    var w_started = 0u; // binary searches started
+    var w_walk = 0u;    // overlap walk trips
+    var w_meant = 0u;   // positions the walks were to visit (p - p0)
+    var w_cmp = 0u;     // end tests and probes (straight-line comparisons)
+    var c0 = 0u;        // l's certainly before every query (diff[0], added once)
+    for (var q = tid; q < k; q += WG) {
+        w_setup += 1u;
+        let j = queries[r * k + q];
         let s = s_in[row + j];
         let e = eps_of(s, ni, norms[j]);
-        qj[q] = j;
-        qs[q] = s;
-        ql[q] = s - e;
-        qu[q] = s + e;
+        a_j[q] = j;
+        a_s[q] = s;
+        a_l[q] = lower_end(s - e);
+        a_u[q] = upper_end(s + e);
     }
     if (tid == 0u) {
         atomicStore(&n_ov, ocount[r]);
     }
     workgroupBarrier();
-
-    let kw = min(P.k, WG);
-    let lanes = max(1u, WG / P.k);
-    let g = tid / kw;
-    let q0 = tid % kw;
-    var cnt0 = 0u;
-    var cnt1 = 0u;
-    var fst0 = 0u;
-    var fst1 = 0u;
-    var t_trips = 0u;
-    var h_trips = 0u;
-    var x_trips = 0u;
-    let tiles = (P.hi - P.lo + RANK_TILE - 1u) / RANK_TILE;
-    for (var t = 0u; t < tiles; t++) {
-        t_trips += 1u;
-        for (var m = tid; m < RANK_TILE; m += WG) {
-            let l = P.lo + t * RANK_TILE + m;
-            if (l < P.hi && l != i) {
-                let s = s_in[row + l];
-                let e = eps_of(s, ni, norms[l]);
-                tile[m] = vec4<u32>(l, bitcast<u32>(s), bitcast<u32>(s - e), bitcast<u32>(s + e));
-            } else {
-                tile[m] = vec4<u32>(NONE, 0u, 0u, 0u);
-            }
+    // Sort by L (a rank sort: position = smaller L's, plus equal L's of smaller slots).
+    for (var q = tid; q < k; q += WG) {
+        let x = a_l[q];
+        var pos = 0u;
+        for (var o = 0u; o < k; o++) {
+            w_setup += 1u;
+            let y = a_l[o];
+            pos += select(0u, 1u, y < x || (y == x && o < q));
         }
-        workgroupBarrier();
-        for (var h = 0u; h < 2u; h++) {
-            h_trips += 1u;
-            let q = q0 + h * WG;
-            if (g < lanes && q < P.k) {
-                var c = 0u;
-                var f = 0u;
-                for (var x = g; x < RANK_TILE; x += lanes) {
-                    x_trips += 1u;
-                    let v = tile[x];
-                    let lx = v.x;
-                    if (lx == NONE) { continue; }
-                    if (bitcast<f32>(v.w) < ql[q]) {
-                        c += 1u;
-                    } else if (!(bitcast<f32>(v.z) > qu[q]) && lx != qj[q]) {
-                        let p = atomicAdd(&n_ov, 1u);
-                        if (p < P.cap) { overlaps[p * P.rows + r] = vec2<u32>(q, lx); }
-                        let sx = bitcast<f32>(v.y);
-                        if (sx < qs[q] || (sx == qs[q] && lx < qj[q])) { f += 1u; }
-                    }
-                }
-                if (h == 0u) { cnt0 += c; fst0 += f; } else { cnt1 += c; fst1 += f; }
-            }
-        }
-        workgroupBarrier();
-    }
-    if (g < lanes && q0 < P.k) {
-        atomicAdd(&wg_cnt[q0], cnt0);
-        atomicAdd(&wg_fst[q0], fst0);
-    }
-    if (g < lanes && q0 + WG < P.k) {
-        atomicAdd(&wg_cnt[q0 + WG], cnt1);
-        atomicAdd(&wg_fst[q0 + WG], fst1);
+        perm[pos] = q;
+        sl[pos] = x;
     }
     workgroupBarrier();
-    for (var q = tid; q < P.k; q += WG) {
-        q_trips += 1u;
-        certain[r * P.k + q] += atomicLoad(&wg_cnt[q]);
-        fast[r * P.k + q] += atomicLoad(&wg_fst[q]);
-    }
-    trips[r * WG + tid] += vec4<u32>(q_trips, t_trips, h_trips, x_trips);
     if (tid == 0u) {
+        var m = -F32_MAX;
+        for (var t = 0u; t < k; t++) {
+            w_prefix += 1u;
+            m = max(m, a_u[perm[t]]);
+            mu[t] = m;
+        }
+    }
+    workgroupBarrier();
+
+    let top = sl[k - 1u];
+    let bottom = sl[0];
+    for (var l = P.lo + tid; l < P.hi; l += WG) {
+        w_l += 1u;
+        if (l == i) { continue; }
+        let s = s_in[row + l];
+        let e = eps_of(s, ni, norms[l]);
+        let lo_l = lower_end(s - e);
+        let up_l = upper_end(s + e);
+        // p = #{t : L_t ≤ U_l}; l is certainly before the queries at positions p..k-1.
+        var p = k;
+        w_cmp += 1u;
+        if (top > up_l) {
+            w_cmp += 1u;
+            if (bottom > up_l) {
+                p = 0u;
+            } else {
+                // L_0 ≤ U_l < L_{k-1}: the first t in [1, k-1] with L_t > U_l.
+                w_started += 1u;
+                var a = 1u;
+                var len = k - 2u;
+                for (var st = 0u; st < steps; st++) {
+                    w_search += 1u;
+                    if (len > 0u) {
+                        let h = len / 2u;
+                        if (sl[a + h] > up_l) { len = h; } else { a = a + h + 1u; len = len - h - 1u; }
+                    }
+                }
+                p = a;
+            }
+            if (p == 0u) { c0 += 1u; } else { atomicAdd(&diff[p], 1u); }
+        }
+        if (p == 0u) { continue; }
+        // p0 = #{t : M_t < L_l}: below p0 every U_t < L_l (certainly after).
+        var p0 = p;
+        w_cmp += 1u;
+        if (!(mu[p - 1u] < lo_l)) {
+            // M_{p-1} ≥ L_l: the first t in [0, p-1] with M_t ≥ L_l.
+            w_started += 1u;
+            var a = 0u;
+            var len = p - 1u;
+            for (var st = 0u; st < steps; st++) {
+                w_search += 1u;
+                if (len > 0u) {
+                    let h = len / 2u;
+                    if (mu[a + h] < lo_l) { a = a + h + 1u; len = len - h - 1u; } else { len = h; }
+                }
+            }
+            p0 = a;
+        }
+        w_meant += p - p0;
+        for (var t = p0; t < p; t++) {
+            w_walk += 1u;
+            let q = perm[t];
+            if (!(lo_l > a_u[q]) && l != a_j[q]) {
+                let o = atomicAdd(&n_ov, 1u);
+                if (o < P.cap) { overlaps[o * P.rows + r] = vec2<u32>(q, l); }
+                if (s < a_s[q] || (s == a_s[q] && l < a_j[q])) { atomicAdd(&wg_fst[q], 1u); }
+            }
+        }
+    }
+    atomicAdd(&diff[0], c0);
+    workgroupBarrier();
+    // Prefix sums of the difference array: the certain count of every position.
+    if (tid == 0u) {
+        var run = 0u;
+        for (var t = 0u; t < k; t++) {
+            w_prefix += 1u;
+            run += atomicLoad(&diff[t]);
+            atomicStore(&diff[t], run);
+        }
+    }
+    workgroupBarrier();
+    for (var t = tid; t < k; t += WG) {
+        w_setup += 1u;
+        let q = perm[t];
+        certain[r * k + q] += atomicLoad(&diff[t]);
+        fast[r * k + q] += atomicLoad(&wg_fst[q]);
+    }
+    atomicAdd(&wg_w[0], w_setup);
+    atomicAdd(&wg_w[1], w_prefix);
+    atomicAdd(&wg_w[2], w_l);
+    atomicAdd(&wg_w[3], w_search);
+    atomicAdd(&wg_w[4], w_started);
+    atomicAdd(&wg_w[5], w_walk);
+    atomicAdd(&wg_w[6], w_meant);
+    atomicAdd(&wg_w[7], w_cmp);
+    workgroupBarrier();
+    // Written out, not looped: the last loop of the kernel is the witnessed store loop.
+    if (tid == 0u) {
+        let w = r * RANK_WITNESS;
+        trips[w] += atomicLoad(&wg_w[0]);
+        trips[w + 1u] += atomicLoad(&wg_w[1]);
+        trips[w + 2u] += atomicLoad(&wg_w[2]);
+        trips[w + 3u] += atomicLoad(&wg_w[3]);
+        trips[w + 4u] += atomicLoad(&wg_w[4]);
+        trips[w + 5u] += atomicLoad(&wg_w[5]);
+        trips[w + 6u] += atomicLoad(&wg_w[6]);
+        trips[w + 7u] += atomicLoad(&wg_w[7]);
         ocount[r] = atomicLoad(&n_ov);
     }
 }

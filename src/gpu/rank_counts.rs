@@ -8,18 +8,19 @@ use serde::Serialize;
 
 use super::GpuError;
 use super::batch::{Bindings, Submitted};
-use super::bound::{Params, strided_trips};
+use super::bound::Params;
 use super::context::Gpu;
 use super::distances::{Recorded, block_rows, certified_params, record_distances};
 use super::prepare::Space;
-use super::shaders::{KQ_MAX, Kernel, RANK_TILE, WG};
+use super::shaders::{KQ_MAX, Kernel, RANK_WITNESS, WG};
 use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
 use crate::reference::{RankScratch, count_ranks, distance_pair, distance_row, key};
 
-/// Points l per dispatch on a software adapter: 24 tiles of 256, so an invocation makes at most
-/// about 24 · (4 + 2 + 2 · 256) loop trips, far inside driver loop budgets such as Mesa's 65535.
+/// Points l per dispatch on a software adapter: 96 per invocation, each at most 1 + 2·8 search
+/// trips and a walk of at most k ≤ 128 positions, so an invocation makes at most about
+/// 96 · 145 + 2·128² / 64 + 4·128 ≈ 15 000 loop trips, inside driver loop budgets such as Mesa's 65 535.
 pub const POINT_CHUNK: usize = 96 * WG;
 
 /// Points l per dispatch: [`POINT_CHUNK`] on software adapters (Mesa's loop-trip budget), all n
@@ -84,7 +85,7 @@ pub async fn certified_ranks(
         return Ok((ranks, dists, stats));
     }
     let cap = cap(kq);
-    let per_row_bytes = (cap * 8).max(kq * 4).max(WG * 16) as u64;
+    let per_row_bytes = (cap * 8).max(kq * 4).max(RANK_WITNESS * 4) as u64;
     let per = block_rows(gpu, n, per_row_bytes);
     stats.rows_per_dispatch = per as u32;
     let mut params = certified_params(gpu, n, points.dim())?;
@@ -210,7 +211,7 @@ async fn start_block(
     let mut batch = gpu.batch();
     let dist = record_distances(gpu, &mut batch, space, params, row0, rows, &dist_buf, tally).await?;
     let q = gpu.input(q_block, tally);
-    let sizes = [(rows * kq * 4) as u64, (rows * kq * 4) as u64, (rows * 4) as u64, (rows * WG * 16) as u64];
+    let sizes = [(rows * kq * 4) as u64, (rows * kq * 4) as u64, (rows * 4) as u64, (rows * RANK_WITNESS * 4) as u64];
     let outs: Vec<wgpu::Buffer> = sizes.iter().map(|&s| gpu.output(&mut batch, s, tally)).collect();
     let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
     let overlaps = gpu.pooled(usage, (rows * cap * 8) as u64, "overlaps", tally);
@@ -247,16 +248,16 @@ async fn finish_block(gpu: &Gpu, s: Started, numerics: Numerics, tally: &mut Tal
     let certain: Vec<u32> = bytemuck::cast_slice(&out[base]).to_vec();
     let fast: Vec<u32> = if fast_read == 1 { bytemuck::cast_slice(&out[base + 1]).to_vec() } else { Vec::new() };
     let ocount: Vec<u32> = bytemuck::cast_slice(&out[base + 1 + fast_read]).to_vec();
-    let trips: &[[u32; 4]] = bytemuck::cast_slice(&out[base + 2 + fast_read]);
+    let trips: &[[u32; RANK_WITNESS]] = bytemuck::cast_slice(&out[base + 2 + fast_read]);
     let first: &[[u32; 2]] = bytemuck::cast_slice(&out[base + 3 + fast_read]);
     let chunk = point_chunk(gpu, s.n);
     let lens: Vec<usize> = (0..s.n).step_by(chunk).map(|lo| (lo + chunk).min(s.n) - lo).collect();
     let entry = tally.kernel(Kernel::RankCounts.name());
     entry.pairs += (rows * s.n) as u64;
-    entry.comparisons += trips.iter().map(|t| u64::from(t[3])).sum::<u64>();
+    entry.comparisons += trips.iter().map(|w| comparisons(w)).sum::<u64>();
     let mut short = s.dist.short(&out);
     for (r, sh) in short.iter_mut().enumerate() {
-        *sh |= !rank_witness_complete(&lens, kq, &trips[r * WG..(r + 1) * WG]);
+        *sh |= !rank_witness_complete(&lens, kq, &trips[r]);
     }
     // Rows with more overlaps than the first slots (but not overflowing): read all slots.
     let more = ocount.iter().any(|&c| c as usize > s.slots && c as usize <= cap);
@@ -278,21 +279,26 @@ async fn finish_block(gpu: &Gpu, s: Started, numerics: Numerics, tally: &mut Tal
     Ok(Counted { certain, fast, ocount, overlaps, short })
 }
 
-/// The completeness witness of one row of `rank_counts` over ranges of `lens` points (summed
-/// over the ranges on the device): every invocation ran its query (load and store), tile, half
-/// and inner loops in full, in every range.
-fn rank_witness_complete(lens: &[usize], kq: usize, trips: &[[u32; 4]]) -> bool {
-    let tiles: u64 = lens.iter().map(|l| l.div_ceil(RANK_TILE) as u64).sum();
+/// The completeness witness of one row of `rank_counts` over ranges of `lens` points (the
+/// workgroup's sums of its invocations' loop trips, summed over the ranges on the device):
+/// the query loads, the sort's rank loop and the stores (k + k² + k per range), thread 0's two
+/// prefix loops (2k per range), the l loop (every point of every range), the binary searches
+/// (S trips per search started, S the bit length of k), and the overlap walks (every position
+/// the walks were to visit). Each loop's trips are only ever short, never over, so a sum that
+/// matches means every invocation ran every loop in full.
+pub(crate) fn rank_witness_complete(lens: &[usize], kq: usize, w: &[u32; RANK_WITNESS]) -> bool {
     let ranges = lens.len() as u64;
-    let (kw, lanes) = (kq.min(WG), (WG / kq).max(1));
-    trips.iter().enumerate().all(|(tid, &[q, t, h, x])| {
-        let (g, q0) = (tid / kw, tid % kw);
-        let active = (0..2).filter(|h| g < lanes && q0 + h * WG < kq).count() as u64;
-        u64::from(q) == 2 * ranges * u64::from(strided_trips(kq, tid, WG))
-            && u64::from(t) == tiles
-            && u64::from(h) == 2 * tiles
-            && u64::from(x) == tiles * (RANK_TILE - g).div_ceil(lanes) as u64 * active
-    })
+    let k = kq as u64;
+    let points: u64 = lens.iter().map(|&l| l as u64).sum();
+    let steps = u64::from(super::twin::search_steps(kq));
+    let w: [u64; RANK_WITNESS] = w.map(u64::from);
+    w[0] == ranges * (2 * k + k * k) && w[1] == ranges * 2 * k && w[2] == points && w[3] == steps * w[4] && w[5] == w[6]
+}
+
+/// The comparisons of point intervals a row's `rank_counts` witness records: the end tests and
+/// probes, the binary search steps and the overlap walks.
+fn comparisons(w: &[u32; RANK_WITNESS]) -> u64 {
+    u64::from(w[3]) + u64::from(w[5]) + u64::from(w[7])
 }
 
 fn cpu_row(points: &Points, i: usize, qs: &[u32], out: &mut [u32]) {
@@ -307,28 +313,23 @@ mod tests {
 
     #[test]
     fn rank_witness_checks_every_loop() {
-        // Two ranges; k = 100 (two halves, one lane), 20 (three lanes) and 1 (64 lanes).
-        let lens = [600usize, 70];
-        let tiles: u32 = lens.iter().map(|l| l.div_ceil(RANK_TILE) as u32).sum();
-        for kq in [100usize, 20, 1] {
-            let (kw, lanes) = (kq.min(WG), (WG / kq).max(1));
-            let full: Vec<[u32; 4]> = (0..WG)
-                .map(|t| {
-                    let (g, q0) = (t / kw, t % kw);
-                    let active = (0..2).filter(|h| g < lanes && q0 + h * WG < kq).count() as u32;
-                    let x = (RANK_TILE - g).div_ceil(lanes) as u32 * active;
-                    [2 * 2 * strided_trips(kq, t, WG), tiles, 2 * tiles, tiles * x]
-                })
-                .collect();
-            assert!(rank_witness_complete(&lens, kq, &full), "k = {kq}");
-            for (tid, part) in [(0, 0), (40, 1), (63, 2), (10, 3), (50, 3), (19, 3)] {
-                let mut cut = full.clone();
-                if cut[tid][part] == 0 {
-                    continue;
-                }
-                cut[tid][part] -= 1;
-                assert!(!rank_witness_complete(&lens, kq, &cut), "k = {kq}: a short loop of thread {tid} goes unseen");
-            }
+        // Two ranges of 600 and 70 points, k = 20: a complete witness, then each loop one trip short.
+        let (lens, k) = ([600usize, 70], 20u32);
+        let steps = super::super::twin::search_steps(20);
+        let full = [2 * (2 * k + k * k), 2 * 2 * k, 670, steps * 37, 37, 55, 55, 1400];
+        assert!(rank_witness_complete(&lens, 20, &full));
+        for part in 0..6 {
+            let mut cut = full;
+            cut[part] -= 1;
+            assert!(!rank_witness_complete(&lens, 20, &cut), "a short loop ({part}) goes unseen");
         }
+        // A search cut to one trip (Mesa's budget exhausted): its sum falls below S per search.
+        let mut cut = full;
+        cut[3] -= steps - 1;
+        assert!(!rank_witness_complete(&lens, 20, &cut));
+        // The straight-line comparison count is a work metric, not a loop.
+        let mut other = full;
+        other[7] += 3;
+        assert!(rank_witness_complete(&lens, 20, &other));
     }
 }

@@ -23,9 +23,9 @@ pub const KT_MAX: usize = 8;
 pub const POOL: usize = 1024;
 /// `rank_counts`: most queries per row in workgroup memory.
 pub const KQ_MAX: usize = 128;
-/// `rank_counts`: points l per tile in workgroup memory (4 per invocation: a quarter of the
-/// barriers of one per invocation).
-pub const RANK_TILE: usize = 4 * WG;
+/// `rank_counts`: words of its completeness witness per row (the workgroup's sums of its loop
+/// trips, `rank_counts::rank_witness_complete`).
+pub const RANK_WITNESS: usize = 8;
 /// `pair_stats`: values per row (Σx, Σy, Σx², Σy², Σxy, Σ(x−y)², the scaled residual, the
 /// three centred moments, and the extremes of both spaces).
 pub const ROW_VALUES: usize = 14;
@@ -37,10 +37,10 @@ pub const MAX_SIGMAS: usize = 8;
 pub const ALL: [Kernel; 6] =
     [Kernel::Distances, Kernel::SqDist, Kernel::KnnCandidates, Kernel::RankCounts, Kernel::PairStats, Kernel::Density];
 
-/// The most workgroup memory one kernel declares, in bytes (`rank_counts`: four query arrays
-/// and two atomic count arrays of `KQ_MAX` words, a tile of `RANK_TILE` vec4, one atomic); a
+/// The most workgroup memory one kernel declares, in bytes (`rank_counts`: seven query arrays
+/// and two atomic count arrays of `KQ_MAX` words, the overlap counter, the witness sums); a
 /// test checks it against naga's layout of every kernel.
-pub const WORKGROUP_BYTES: u32 = ((6 * KQ_MAX + 4 * RANK_TILE + 1) * 4) as u32;
+pub const WORKGROUP_BYTES: u32 = ((9 * KQ_MAX + 1 + RANK_WITNESS) * 4) as u32;
 
 /// The most storage buffers one kernel binds (an adapter must allow as many per stage).
 pub fn storage_buffers() -> u32 {
@@ -84,7 +84,7 @@ const DENSITY: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, Read
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
     format!(
-        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_TILE: u32 = {RANK_TILE}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\n"
+        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_WITNESS: u32 = {RANK_WITNESS}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\n"
     )
 }
 
@@ -295,7 +295,8 @@ mod tests {
             // The tiled kernel's workgroup is its tiles' (TW_P × TW_R, injected from `Tiles`).
             let size = if name == "distances_tiled" { "@workgroup_size(TW_P, TW_R)" } else { "@workgroup_size(WG)" };
             assert!(body.contains(size) || name == "bound", "{name}: {size}");
-            for c in ["WG", "KT_MAX", "POOL", "KQ_MAX", "RANK_TILE", "ROW_VALUES", "MAX_SIGMAS", "TW_P", "TW_R", "TKC"]
+            for c in
+                ["WG", "KT_MAX", "POOL", "KQ_MAX", "RANK_WITNESS", "ROW_VALUES", "MAX_SIGMAS", "TW_P", "TW_R", "TKC"]
             {
                 assert!(!body.contains(&format!("const {c}:")), "{name} declares {c}");
             }
