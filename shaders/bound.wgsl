@@ -21,8 +21,8 @@ struct Params {
     abs_e: f32,
     safety: f32,
     rel_margin: f32,
-    rows: u32,       // rows of this block (distances_tiled)
-    _pad3: f32,
+    rows: u32,       // rows of this block (distances_tiled, rank_counts)
+    tiles: u32,      // knn_candidates: tile minima per row (0: none)
 }
 
 @group(0) @binding(0) var<uniform> P: Params;

@@ -21,11 +21,18 @@
 // host checks ⌈n/TP⌉·NT·(P.hi − P.lo) per row (`distances_tiled::trips_per_coordinate`) and sends
 // any short row to the CPU reference: a short invocation anywhere in a workgroup that touched
 // row r, or a workgroup that never ran, leaves row r short.
-// CPU twin: src/gpu/twin.rs::distances_tiled.
+// Epilogue (the last coordinate chunk only, P.hi = P.dim): each invocation evaluates the bound
+// ε of its 16 sums and U = s̃ + ε, and the workgroup keeps, for each of its rows, the smallest U
+// over its TP points (the row's own point and points past n left out; on the bits, which order
+// non-negative floats as their values and put NaN and negative values last): `minima`
+// [row · ⌈n/TP⌉ + tile], read by knn_candidates for τ', the bound on the row's k-th smallest U
+// (a pass over s̃ fewer). A tile with no such point stores the sentinel F32_MAX.
+// CPU twin: src/gpu/twin/distances_tiled.rs.
 
 @group(0) @binding(1) var<storage, read> pts: array<f32>;
 @group(0) @binding(3) var<storage, read_write> s_out: array<f32>;
 @group(0) @binding(4) var<storage, read_write> trips: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> minima: array<f32>;
 
 const TR: u32 = 4u * TW_R;
 const TP: u32 = 4u * TW_P;
@@ -37,11 +44,33 @@ var<workgroup> xs: array<vec4<f32>, TKC * TW_R>;
 var<workgroup> ys: array<vec4<f32>, TKC * TW_P>;
 // Zero-initialised at the start of every workgroup (WGSL workgroup memory).
 var<workgroup> wg_trips: atomic<u32>;
+// Complemented bits of the smallest U of each of the tile's rows (the epilogue; 0, the start
+// of workgroup memory, is "none").
+var<workgroup> wg_min: array<atomic<u32>, TR>;
 
 // Coordinate c of row (or point) `p`, 0 beyond the last one.
 fn coord(p: u32, last: u32, c: u32) -> f32 {
     if (p < last) { return pts[p * P.dim + c]; }
     return 0.0;
+}
+
+// Bits of U = s̃ + ε of block row r (global index g, norm ni) and point p, or F32_MAX's bits
+// when p is past n or is g itself.
+fn u_bits(g: u32, ni: f32, p: u32, s: f32) -> u32 {
+    if (p >= P.n || p == g) { return bitcast<u32>(F32_MAX); }
+    return bitcast<u32>(s + eps_of(s, ni, norms[p]));
+}
+
+// Complemented bits of the smallest U of block row r over points j..j+3 (written out, not
+// looped: no loop may follow the witnessed one but the last, 1-trip one). Complemented so that
+// workgroup memory's zero start is "no value" for atomicMax.
+fn row_min(r: u32, j: u32, v: vec4<f32>) -> u32 {
+    if (r >= P.rows) { return 0u; }
+    let g = P.row0 + r;
+    let ni = norms[g];
+    let m = min(min(u_bits(g, ni, j, v.x), u_bits(g, ni, j + 1u, v.y)),
+                min(u_bits(g, ni, j + 2u, v.z), u_bits(g, ni, j + 3u, v.w)));
+    return ~m;
 }
 
 // s̃ of block row r for points j..j+3 (those in range).
@@ -122,9 +151,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     store_row(rr + 1u, pp, acc1);
     store_row(rr + 2u, pp, acc2);
     store_row(rr + 3u, pp, acc3);
+    let epilogue = P.hi == P.dim;
+    if (epilogue) {
+        atomicMax(&wg_min[4u * lid.y], row_min(rr, pp, acc0));
+        atomicMax(&wg_min[4u * lid.y + 1u], row_min(rr + 1u, pp, acc1));
+        atomicMax(&wg_min[4u * lid.y + 2u], row_min(rr + 2u, pp, acc2));
+        atomicMax(&wg_min[4u * lid.y + 3u], row_min(rr + 3u, pp, acc3));
+    }
     atomicAdd(&wg_trips, done);
     workgroupBarrier();
+    let tiles = (P.n + TP - 1u) / TP;
     for (var q = tid; q < TR; q += NT) {
-        if (r0 + q < P.rows) { atomicAdd(&trips[r0 + q], atomicLoad(&wg_trips)); }
+        if (r0 + q < P.rows) {
+            if (epilogue) {
+                let m = min(~atomicLoad(&wg_min[q]), bitcast<u32>(F32_MAX));
+                minima[(r0 + q) * tiles + wg.x] = bitcast<f32>(m);
+            }
+            atomicAdd(&trips[r0 + q], atomicLoad(&wg_trips));
+        }
     }
 }

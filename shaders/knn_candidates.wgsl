@@ -1,25 +1,52 @@
-// Certified kNN candidates from the block's squared distances (distances.wgsl, binding 3).
-// One workgroup per row i. With U = s̃ + ε and L = s̃ - ε:
-//   pass 1  τ' = max over threads of each thread's kt-th smallest U (≥ the row's k-th smallest U)
-//   pass 2  the U ≤ τ' go to a workgroup pool; if it did not overflow, τ = its exact k-th smallest
-//   pass 3  every j ≠ i not proven beyond τ (!(L > τ), so NaN stays in) is a candidate:
-//           (j, bits of s̃) into `cands`, the count and the pool size into `counts`.
-// A count above P.cap means overflow: the host recomputes that row on the CPU.
-// Completeness witness: each invocation writes its trips of the three j loops and of the pool
-// ranking loop into `trips`; the host checks them against the loops' known lengths.
+// Certified kNN candidates from the block's squared distances (distances_tiled.wgsl or
+// distances.wgsl, binding 3). One workgroup per row i. With U = s̃ + ε and L = s̃ - ε:
+//   τ'      an upper bound on the row's k-th smallest U: the max over threads of each thread's
+//           kt-th smallest among the row's tile minima (binding 4: the smallest U of each tile
+//           of points, written by distances_tiled's epilogue, P.tiles per row; distinct tiles
+//           are distinct points, so 64·kt ≥ k points have U ≤ τ'). Where a thread has fewer
+//           than kt minima (small n, or no minima: P.tiles = 0 for the classic kernel set), τ'
+//           comes from a pass over s̃ as before (each thread's kt-th smallest U of its points).
+//   pass A  the U ≤ τ' go to a workgroup pool; if it did not overflow, τ = its exact k-th smallest
+//   pass B  every j ≠ i not proven beyond τ (!(L > τ), so NaN stays in) is a candidate:
+//           (j, bits of s̃) into the row's slots.
+// Any valid evaluation of the bound is an upper bound (docs/exactness.md), so τ' may come from
+// the epilogue's U and τ from this kernel's: each is ≥ the k-th smallest of some valid U's.
+// Compaction: the row's candidates (when k ≤ count ≤ P.cap; otherwise the host recomputes the
+// row and nothing is copied) are copied to `dense` at a base reserved with one atomic per row,
+// so the host reads back only the candidates, not the slots.
+// Per row `info`: count, pool size m, base, whether τ' came from the minima, then the witness
+// (the workgroup's sums of its invocations' trips): the s̃ loops (2 or 3 per thread), the
+// minima loop, the pool ranking loop, the copy loop. The host checks each sum against the
+// loops' known lengths.
 // CPU twin: src/gpu/twin/knn_candidates.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
-@group(0) @binding(4) var<storage, read_write> counts: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read_write> cands: array<vec2<u32>>;
-@group(0) @binding(6) var<storage, read_write> trips: array<vec2<u32>>;
-
+@group(0) @binding(4) var<storage, read> minima: array<f32>;
+@group(0) @binding(5) var<storage, read_write> info: array<u32>;
+@group(0) @binding(6) var<storage, read_write> slots: array<vec2<u32>>;
+@group(0) @binding(7) var<storage, read_write> dense: array<vec2<u32>>;
+@group(0) @binding(8) var<storage, read_write> dense_n: array<atomic<u32>>;
 
 var<workgroup> tau1_bits: atomic<u32>;
+var<workgroup> tau2_bits: atomic<u32>;
 var<workgroup> tau_bits: atomic<u32>;
 var<workgroup> pool_n: atomic<u32>;
 var<workgroup> out_n: atomic<u32>;
+var<workgroup> base: atomic<u32>;
+var<workgroup> wg_w: array<atomic<u32>, 4>;
 var<workgroup> pool: array<f32, POOL>;
+
+// Inserts x into the ascending list top[0..kt) (x < top[kt-1]; NaN never enters).
+fn insert(top: ptr<function, array<f32, KT_MAX>>, x: f32) {
+    if (x < (*top)[P.kt - 1u]) {
+        var p = P.kt - 1u;
+        while (p > 0u && (*top)[p - 1u] > x) {
+            (*top)[p] = (*top)[p - 1u];
+            p = p - 1u;
+        }
+        (*top)[p] = x;
+    }
+}
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
@@ -29,34 +56,42 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     let row = r * P.n;
     if (tid == 0u) {
         atomicStore(&tau1_bits, 0u);
+        atomicStore(&tau2_bits, 0u);
         atomicStore(&tau_bits, INF_BITS);
-        atomicStore(&pool_n, 0u);
-        atomicStore(&out_n, 0u);
     }
     workgroupBarrier();
 
     var j_trips = 0u;
+    var t_trips = 0u;
     var top: array<f32, KT_MAX>;
     for (var t = 0u; t < KT_MAX; t++) {
         top[t] = F32_MAX;
     }
-    for (var j = tid; j < P.n; j += WG) {
-        j_trips += 1u;
-        if (j == i) { continue; }
-        let s = s_in[row + j];
-        let up = s + eps_of(s, ni, norms[j]);
-        if (up < top[P.kt - 1u]) {
-            var p = P.kt - 1u;
-            while (p > 0u && top[p - 1u] > up) {
-                top[p] = top[p - 1u];
-                p = p - 1u;
-            }
-            top[p] = up;
-        }
+    for (var t = tid; t < P.tiles; t += WG) {
+        t_trips += 1u;
+        insert(&top, minima[r * P.tiles + t]);
     }
     atomicMax(&tau1_bits, bitcast<u32>(top[P.kt - 1u]));
     workgroupBarrier();
-    let tau1 = bitcast<f32>(atomicLoad(&tau1_bits));
+    var tau1 = bitcast<f32>(atomicLoad(&tau1_bits));
+    // Some thread had fewer than kt minima (or none were given): τ' from a pass over s̃.
+    let full = !(tau1 < F32_MAX);
+    if (full) {
+        for (var t = 0u; t < KT_MAX; t++) {
+            top[t] = F32_MAX;
+        }
+        for (var j = tid; j < P.n; j += WG) {
+            j_trips += 1u;
+            if (j == i) { continue; }
+            let s = s_in[row + j];
+            insert(&top, s + eps_of(s, ni, norms[j]));
+        }
+        atomicMax(&tau2_bits, bitcast<u32>(top[P.kt - 1u]));
+    }
+    workgroupBarrier();
+    if (full) {
+        tau1 = bitcast<f32>(atomicLoad(&tau2_bits));
+    }
 
     for (var j = tid; j < P.n; j += WG) {
         j_trips += 1u;
@@ -99,12 +134,39 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         let lo = s - eps_of(s, ni, norms[j]);
         if (!(lo > tau)) {
             let p = atomicAdd(&out_n, 1u);
-            if (p < P.cap) { cands[r * P.cap + p] = vec2<u32>(j, bitcast<u32>(s)); }
+            if (p < P.cap) { slots[r * P.cap + p] = vec2<u32>(j, bitcast<u32>(s)); }
         }
     }
-    trips[r * WG + tid] = vec2<u32>(j_trips, pool_trips);
     workgroupBarrier();
+    storageBarrier();
+    let count = atomicLoad(&out_n);
+    // Only rows the host will refine are copied (fewer than k or more than cap: recomputed).
+    let kept = select(0u, count, count >= P.k && count <= P.cap);
     if (tid == 0u) {
-        counts[r] = vec2<u32>(atomicLoad(&out_n), m);
+        atomicStore(&base, atomicAdd(&dense_n[0], kept));
+    }
+    workgroupBarrier();
+    let b = atomicLoad(&base);
+    var c_trips = 0u;
+    for (var p = tid; p < kept; p += WG) {
+        c_trips += 1u;
+        dense[b + p] = slots[r * P.cap + p];
+    }
+    atomicAdd(&wg_w[0], j_trips);
+    atomicAdd(&wg_w[1], t_trips);
+    atomicAdd(&wg_w[2], pool_trips);
+    atomicAdd(&wg_w[3], c_trips);
+    workgroupBarrier();
+    // Written out, not looped: the last loop of the kernel is the witnessed copy loop.
+    if (tid == 0u) {
+        let o = r * KNN_INFO;
+        info[o] = count;
+        info[o + 1u] = m;
+        info[o + 2u] = b;
+        info[o + 3u] = select(1u, 0u, full);
+        info[o + 4u] = atomicLoad(&wg_w[0]);
+        info[o + 5u] = atomicLoad(&wg_w[1]);
+        info[o + 6u] = atomicLoad(&wg_w[2]);
+        info[o + 7u] = atomicLoad(&wg_w[3]);
     }
 }

@@ -20,28 +20,31 @@
 // about NaN can change them, and every comparison after it is between real numbers. (Same
 // outcomes as comparing each l with every query: twin::rank_counts_all_pairs, tested.)
 // The host runs every range of a row block (one range of all n on a hardware GPU, 6144 points
-// each on a software adapter, whose loop-trip budget they respect) in one batch: `certain`,
-// `fast`, `ocount` and `trips` accumulate over the ranges on the device (cleared once per
-// block, read back once), and the overlap list continues where the previous range left it.
-// Overlap p of row r is at overlaps[p·rows + r] (slot-major), so the host reads back only the
-// first slots of every row. The host decides the overlaps in f64; a list longer than P.cap
-// sends the row to the CPU. `fast` counts, for the Fast posture, the overlaps that f32 alone
-// puts before j_q.
+// each on a software adapter, whose loop-trip budget they respect) in one batch: the counts
+// and the row's `info` (witness sums, overlap count) accumulate over the ranges on the device
+// (cleared once per block, read back once), and the overlap list continues where the previous
+// range left it (overlap o of row r in slots[o·rows + r]). The last range (P.hi = P.n) copies
+// each row's overlaps, when they fit its P.cap slots (else the host recomputes the row), to
+// `dense` at a base reserved with one atomic per row, so the host reads back only the overlaps
+// there are. The host decides them in f64. `counts` holds the certain counts (rows × k) and
+// after them, for the Fast posture, the overlaps that f32 alone puts before j_q.
 // Completeness witness: each invocation counts the trips of every loop (query loads, the sort's
 // rank loop, the prefix loops, the stores; the l loop; the binary searches, with the searches
-// it started; the overlap walks, with the positions p - p0 it meant to walk); the workgroup
-// sums them (RANK_WITNESS words per row, accumulated over the ranges) and the host checks
-// every sum against the loops' known lengths, the searches against S per search started and
-// the walks against the positions meant. A loop cut short anywhere leaves its sum short.
+// it started; the overlap walks, with the positions p - p0 it meant to walk; the copy); the
+// workgroup sums them (the first RANK_WITNESS words of the row's `info`, accumulated over the
+// ranges) and the host checks every sum against the loops' known lengths, the searches against
+// S per search started and the walks against the positions meant. A loop cut short anywhere
+// leaves its sum short. `info` then holds the comparisons made outside loops (a work count),
+// the overlap count and the dense base.
 // CPU twin: src/gpu/twin/rank_counts.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
 @group(0) @binding(4) var<storage, read> queries: array<u32>;
-@group(0) @binding(5) var<storage, read_write> certain: array<u32>;
-@group(0) @binding(6) var<storage, read_write> fast: array<u32>;
-@group(0) @binding(7) var<storage, read_write> overlaps: array<vec2<u32>>;
-@group(0) @binding(8) var<storage, read_write> ocount: array<u32>;
-@group(0) @binding(9) var<storage, read_write> trips: array<u32>;
+@group(0) @binding(5) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(6) var<storage, read_write> slots: array<vec2<u32>>;
+@group(0) @binding(7) var<storage, read_write> info: array<u32>;
+@group(0) @binding(8) var<storage, read_write> dense: array<vec2<u32>>;
+@group(0) @binding(9) var<storage, read_write> dense_n: array<atomic<u32>>;
 
 // By query slot q.
 var<workgroup> a_j: array<u32, KQ_MAX>;
@@ -56,7 +59,8 @@ var<workgroup> mu: array<f32, KQ_MAX>;
 var<workgroup> diff: array<atomic<u32>, KQ_MAX>;
 var<workgroup> wg_fst: array<atomic<u32>, KQ_MAX>;
 var<workgroup> n_ov: atomic<u32>;
-var<workgroup> wg_w: array<atomic<u32>, RANK_WITNESS>;
+var<workgroup> base: atomic<u32>;
+var<workgroup> wg_w: array<atomic<u32>, RANK_INFO>; // the first RANK_WITNESS + 1 used
 
 // Interval ends with NaN replaced (on the bits) by the value that keeps every comparison's
 // original outcome.
@@ -85,6 +89,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     var w_started = 0u; // binary searches started
     var w_walk = 0u;    // overlap walk trips
     var w_meant = 0u;   // positions the walks were to visit (p - p0)
+    var w_copy = 0u;    // the copy to `dense`
     var w_cmp = 0u;     // end tests and probes (straight-line comparisons)
     var c0 = 0u;        // l's certainly before every query (diff[0], added once)
     for (var q = tid; q < k; q += WG) {
@@ -97,8 +102,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         a_l[q] = lower_end(s - e);
         a_u[q] = upper_end(s + e);
     }
+    let o_info = r * RANK_INFO;
     if (tid == 0u) {
-        atomicStore(&n_ov, ocount[r]);
+        atomicStore(&n_ov, info[o_info + RANK_WITNESS + 1u]);
     }
     workgroupBarrier();
     // Sort by L (a rank sort: position = smaller L's, plus equal L's of smaller slots).
@@ -180,14 +186,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
             let q = perm[t];
             if (!(lo_l > a_u[q]) && l != a_j[q]) {
                 let o = atomicAdd(&n_ov, 1u);
-                if (o < P.cap) { overlaps[o * P.rows + r] = vec2<u32>(q, l); }
+                if (o < P.cap) { slots[o * P.rows + r] = vec2<u32>(q, l); }
                 if (s < a_s[q] || (s == a_s[q] && l < a_j[q])) { atomicAdd(&wg_fst[q], 1u); }
             }
         }
     }
     atomicAdd(&diff[0], c0);
     workgroupBarrier();
-    // Prefix sums of the difference array: the certain count of every position.
+    storageBarrier();
+    let last = P.hi == P.n;
+    let cnt = atomicLoad(&n_ov);
+    let kept = select(0u, cnt, last && cnt <= P.cap);
+    // Prefix sums of the difference array: the certain count of every position; the dense base.
     if (tid == 0u) {
         var run = 0u;
         for (var t = 0u; t < k; t++) {
@@ -195,13 +205,20 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
             run += atomicLoad(&diff[t]);
             atomicStore(&diff[t], run);
         }
+        atomicStore(&base, atomicAdd(&dense_n[0], kept));
     }
     workgroupBarrier();
+    let fast0 = P.rows * k;
     for (var t = tid; t < k; t += WG) {
         w_setup += 1u;
         let q = perm[t];
-        certain[r * k + q] += atomicLoad(&diff[t]);
-        fast[r * k + q] += atomicLoad(&wg_fst[q]);
+        counts[r * k + q] += atomicLoad(&diff[t]);
+        counts[fast0 + r * k + q] += atomicLoad(&wg_fst[q]);
+    }
+    let b = atomicLoad(&base);
+    for (var o = tid; o < kept; o += WG) {
+        w_copy += 1u;
+        dense[b + o] = slots[o * P.rows + r];
     }
     atomicAdd(&wg_w[0], w_setup);
     atomicAdd(&wg_w[1], w_prefix);
@@ -210,19 +227,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     atomicAdd(&wg_w[4], w_started);
     atomicAdd(&wg_w[5], w_walk);
     atomicAdd(&wg_w[6], w_meant);
-    atomicAdd(&wg_w[7], w_cmp);
+    atomicAdd(&wg_w[7], w_copy);
+    atomicAdd(&wg_w[8], w_cmp);
     workgroupBarrier();
-    // Written out, not looped: the last loop of the kernel is the witnessed store loop.
+    // Written out, not looped: the last loop of the kernel is the witnessed copy loop.
     if (tid == 0u) {
-        let w = r * RANK_WITNESS;
-        trips[w] += atomicLoad(&wg_w[0]);
-        trips[w + 1u] += atomicLoad(&wg_w[1]);
-        trips[w + 2u] += atomicLoad(&wg_w[2]);
-        trips[w + 3u] += atomicLoad(&wg_w[3]);
-        trips[w + 4u] += atomicLoad(&wg_w[4]);
-        trips[w + 5u] += atomicLoad(&wg_w[5]);
-        trips[w + 6u] += atomicLoad(&wg_w[6]);
-        trips[w + 7u] += atomicLoad(&wg_w[7]);
-        ocount[r] = atomicLoad(&n_ov);
+        info[o_info] += atomicLoad(&wg_w[0]);
+        info[o_info + 1u] += atomicLoad(&wg_w[1]);
+        info[o_info + 2u] += atomicLoad(&wg_w[2]);
+        info[o_info + 3u] += atomicLoad(&wg_w[3]);
+        info[o_info + 4u] += atomicLoad(&wg_w[4]);
+        info[o_info + 5u] += atomicLoad(&wg_w[5]);
+        info[o_info + 6u] += atomicLoad(&wg_w[6]);
+        info[o_info + 7u] += atomicLoad(&wg_w[7]);
+        info[o_info + 8u] += atomicLoad(&wg_w[8]);
+        info[o_info + 9u] = cnt;
+        if (last) { info[o_info + 10u] = b; }
     }
 }

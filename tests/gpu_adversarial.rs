@@ -164,8 +164,12 @@ fn nan_bounds_leave_every_comparison_undecided() {
     let row = twin::rank_counts(&params, &prep, 0, &[1, 2]);
     assert_eq!(row.certain, vec![0, 0], "NaN is never 'certainly before'");
     assert_eq!(row.count, 2 * 7 - 2, "every l ≠ j_q is undecided");
-    let (count, _) = twin::knn_candidates(&params, &prep, 0);
-    assert_eq!(count, 7, "every j is a candidate");
+    let knn = twin::knn_candidates(&params, &prep, 0, &[]);
+    assert_eq!(knn.count, 7, "every j is a candidate");
+    // And with NaN tile minima (the epilogue's U under a NaN bound): τ' falls back to the pass
+    // over s̃, which decides nothing either.
+    let knn = twin::knn_candidates(&params, &prep, 0, &[f32::NAN; 64]);
+    assert_eq!((knn.count, knn.from_minima), (7, false), "NaN minima give no bound");
 }
 
 /// The same on the device, end to end: with every ε NaN (a test-only poison after the domain

@@ -9,7 +9,7 @@ mod common;
 mod gpu_common;
 
 use approx::{abs_diff_eq, assert_abs_diff_eq, relative_eq};
-use common::{Oracle, corpus, points, uniform};
+use common::{corpus, points, uniform};
 use faithful::gpu::bound::Params;
 use faithful::gpu::prepare::prepare;
 use faithful::gpu::{GpuRequest, KernelSet, Tiles, gpu_row_pass, knn_candidates, sqdist, twin};
@@ -104,33 +104,59 @@ fn sqdist() {
     }
 }
 
+/// The reference's first k neighbours of row i, by its f64 `(d, j)` keys.
+fn true_knn(p: &Points, i: usize, k: usize) -> Vec<u32> {
+    let mut d = vec![0.0; p.n()];
+    faithful::reference::distance_row(p, i, &mut d);
+    let mut keys: Vec<u128> = (0..p.n()).filter(|&j| j != i).map(|j| key(d[j], j)).collect();
+    keys.sort_unstable();
+    keys[..k].iter().map(|kk| (kk & 0xFFFF_FFFF) as u32).collect()
+}
+
 /// `knn_candidates.wgsl`: both the device's and the twin's candidates hold every true
-/// neighbour (the certified outcome, exact), and the s̃ they report agree within 2ε.
+/// neighbour (the certified outcome, exact), and the s̃ they report agree within 2ε; τ' comes
+/// from the tile minima of `distances_tiled`'s epilogue on both or on neither (on both once
+/// every thread has a minimum: n > 63 tiles of points, the last case here).
 #[test]
 fn knn_candidates() {
     let Some(g) = gpu(GpuRequest::default()) else { return };
-    for (name, high, _) in kernel_corpus() {
+    let mut cases = kernel_corpus();
+    cases.push(("uniform_4500".into(), uniform("u", 4500, 3, 45), uniform("ul", 4500, 2, 46)));
+    cases.push(("dups_4200".into(), common::with_duplicates(4200, 4, 42), uniform("dl", 4200, 2, 47)));
+    for (name, high, _) in cases {
         let (n, k) = (high.n(), 5);
         let raw = knn_candidates::raw_candidates(&g, &high, k).unwrap();
         let prep = prepare(&high);
         let params = knn_candidates::knn_params(n, high.dim(), k);
-        let oracle = Oracle::new(&high);
-        for i in 0..n {
-            let (gc, gl) = &raw[i];
-            let (tc, tl) = twin::knn_candidates(&params, &prep, i);
-            if *gc as usize > gl.len() || tc as usize > tl.len() {
+        let (s, _) = twin::distances_tiled(&prep, g.tiles, 0, n);
+        let minima = twin::tile_minima(&params, &prep, g.tiles, 0, n, &s);
+        let per = g.tiles.minima(n);
+        let rows: Vec<usize> = if n > 1000 { (0..n).step_by(n / 97).collect() } else { (0..n).collect() };
+        let mut from_minima = 0;
+        for i in rows {
+            let dev = &raw[i];
+            let tw = twin::knn_candidates(&params, &prep, i, &minima[i * per..(i + 1) * per]);
+            assert_eq!(dev.from_minima, tw.from_minima, "{name} row {i}: τ' source");
+            from_minima += usize::from(dev.from_minima);
+            let copied = dev.count as usize >= k && dev.count <= params.cap;
+            assert_eq!(dev.candidates.len(), if copied { dev.count as usize } else { 0 }, "{name} row {i}: compaction");
+            if !copied || tw.count > params.cap {
                 continue; // overflow: the row is recomputed on the CPU either way
             }
-            for &j in oracle.knn(i, k) {
-                assert!(gl.iter().any(|&(c, _)| c == j), "{name} row {i}: device candidates miss true neighbour {j}");
-                assert!(tl.iter().any(|&(c, _)| c == j), "{name} row {i}: twin candidates miss true neighbour {j}");
+            for j in true_knn(&high, i, k) {
+                let has = |l: &[(u32, f32)]| l.iter().any(|&(c, _)| c == j);
+                assert!(has(&dev.candidates), "{name} row {i}: device candidates miss true neighbour {j}");
+                assert!(has(&tw.candidates), "{name} row {i}: twin candidates miss true neighbour {j}");
             }
-            for &(j, sg) in gl {
-                if let Some(&(_, st)) = tl.iter().find(|&&(c, _)| c == j) {
+            for &(j, sg) in &dev.candidates {
+                if let Some(&(_, st)) = tw.candidates.iter().find(|&&(c, _)| c == j) {
                     let e = params.eps_of(st, prep.norms[i], prep.norms[j as usize]);
                     assert!(abs_diff_eq!(sg, st, epsilon = 2.0 * e), "{name} ({i},{j}): device {sg} twin {st}, ε {e}");
                 }
             }
+        }
+        if n > 63 * g.tiles.points() as usize {
+            assert!(from_minima > 0, "{name}: τ' never came from the tile minima");
         }
     }
 }

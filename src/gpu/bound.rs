@@ -46,9 +46,11 @@ pub struct Params {
     pub abs_e: f32,
     pub safety: f32,
     pub rel_margin: f32,
-    /// Rows of this block (`distances_tiled`: the tile rows in range).
+    /// Rows of this block (`distances_tiled`: the tile rows in range; `rank_counts`: the stride
+    /// of the overlap slots).
     pub rows: u32,
-    pub pad3: f32,
+    /// `knn_candidates`: tile minima per row from `distances_tiled`'s epilogue (0: none).
+    pub tiles: u32,
 }
 
 /// Rounds a positive f64 up to an f32 (never below the value).
@@ -91,7 +93,7 @@ impl Params {
             safety: 2.0,
             rel_margin: (1.0f64 / 1_048_576.0) as f32, // 2^-20
             rows: 0,
-            pad3: 0.0,
+            tiles: 0,
         }
     }
 

@@ -86,10 +86,14 @@ pub async fn distances_block(
 }
 
 /// A block's distance dispatches, recorded in a batch: where each chunk's witness is read back
-/// and what a complete chunk counts per row.
+/// and what a complete chunk counts per row; and, for the tiled kernel, the buffer of its
+/// epilogue's tile minima (rows × `minima` f32, for `knn_candidates`' τ').
 pub(super) struct Recorded {
     rows: usize,
     chunks: Vec<(usize, u64)>,
+    pub minima: Option<wgpu::Buffer>,
+    /// Tile minima per row (0 for the classic kernel, which writes none).
+    pub tiles: u32,
 }
 
 impl Recorded {
@@ -129,14 +133,20 @@ pub(super) async fn record_distances(
         KernelSet::Tiled => (Kernel::DistancesTiled(gpu.tiles), gpu.tiles.groups(rows, n)),
     };
     let per_coordinate = trips_per_coordinate(gpu, n);
-    let mut rec = Recorded { rows, chunks: Vec::new() };
+    let tiles = match kernel {
+        Kernel::DistancesTiled(t) => t.minima(n),
+        _ => 0,
+    };
+    let minima = (tiles > 0).then(|| gpu.output(batch, (rows * tiles * 4) as u64, tally));
+    let mut rec = Recorded { rows, chunks: Vec::new(), minima: minima.clone(), tiles: tiles as u32 };
     let mut lo = 0;
     loop {
         let hi = (lo + chunk).min(dim);
         (p.lo, p.hi) = (lo as u32, hi as u32);
         let trips = gpu.output(batch, (rows * 4) as u64, tally);
         batch.clear(&trips);
-        let bindings = Bindings { resident: &[buf], inputs: &[], outputs: &[&trips] };
+        let outputs: Vec<&wgpu::Buffer> = [Some(&trips), minima.as_ref()].into_iter().flatten().collect();
+        let bindings = Bindings { resident: &[buf], inputs: &[], outputs: &outputs };
         batch.dispatch(kernel, &p, space, bindings, groups, tally).await?;
         if lo == 0 {
             tally.kernel(kernel.name()).pairs += (rows * n) as u64;

@@ -57,9 +57,15 @@ impl Tiles {
     pub fn invocations(self) -> u32 {
         self.threads_rows * self.threads_points
     }
-    /// Workgroup memory the kernel declares: the staged rows and points, and the witness counter.
+    /// Workgroup memory the kernel declares: the staged rows and points, the witness counter,
+    /// and the epilogue's smallest U per row.
     pub fn workgroup_bytes(self) -> u32 {
-        (self.rows() + self.points()) * self.coords * 4 + 4
+        (self.rows() + self.points()) * self.coords * 4 + 4 + self.rows() * 4
+    }
+
+    /// Tile minima per row that the epilogue writes for n points: one per tile of points.
+    pub fn minima(self, n: usize) -> usize {
+        n.div_ceil(self.points() as usize)
     }
 
     /// The largest tiles the limits allow, from WebGPU's floor (16 KiB of workgroup memory,

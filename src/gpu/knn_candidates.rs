@@ -1,4 +1,5 @@
-//! Host side of certified kNN: dispatch `knn_candidates` in row blocks, then refine each row's
+//! Host side of certified kNN: record `knn_candidates` for a row block (the row pass,
+//! `pass.rs`, runs the blocks), collect its compacted candidates, then refine each row's
 //! candidates with the reference's f64 keys (Exact) or take the f32 order (Fast).
 
 use std::ops::Range;
@@ -7,17 +8,16 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::GpuError;
-use super::batch::{Bindings, Submitted};
-use super::bound::{Params, strided_trips};
+use super::batch::{Batch, Bindings};
+use super::bound::Params;
 use super::context::Gpu;
-use super::distances::{Recorded, block_rows, certified_params, record_distances};
+use super::distances::{block_rows, certified_params, record_distances};
 use super::prepare::Space;
-use super::shaders::{KT_MAX, Kernel, POOL, WG};
+use super::shaders::{KNN_INFO, KT_MAX, Kernel, POOL, WG};
 use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
 use crate::reference::{distance_pair, distance_row, key, select_knn};
-use crate::resources::Neighbours;
 
 /// Tallies of certified kNN.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -41,162 +41,217 @@ fn cap(k: usize) -> usize {
     2 * k + 64
 }
 
-/// The exact kNN of the points `rows` of `points` (already resident as `space`) among all n:
-/// a list of `rows.len()` rows, row `rows.start` first (all rows for `0..n`).
-pub async fn certified_knn(
-    gpu: &Gpu,
-    space: &Space,
-    points: &Points,
+/// Bytes per row of the kernel's largest output (the candidate slots, and the dense list that
+/// may hold as many), for block planning.
+pub(super) fn bytes_per_row(k: usize) -> u64 {
+    cap(k) as u64 * 8
+}
+
+/// Whether k is within the kernel's reach (⌈k/64⌉ ≤ KT_MAX); beyond it the CPU serves.
+pub(super) fn on_device(k: usize) -> bool {
+    k.div_ceil(WG) <= KT_MAX
+}
+
+/// A block's `knn_candidates` dispatch, recorded in a batch: where its readbacks are, and the
+/// dense candidate list (read again if it held more than was read with the batch).
+pub(super) struct KnnRecorded {
+    rows: usize,
     k: usize,
-    rows: Range<usize>,
-    numerics: Numerics,
+    tiles: u32,
+    info: usize,
+    dense_n: usize,
+    dense_read: usize,
+    /// Candidates read back with the batch (a guess; the rest in a second read).
+    guess: usize,
+    dense: wgpu::Buffer,
+}
+
+/// Records `knn_candidates` for the block's `rows` rows (its distances in `dist`, its tile
+/// minima in `minima`, `tiles` per row) and the readback of each row's info and the first
+/// `guess` candidates of the dense list.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn record_knn(
+    gpu: &Gpu,
+    batch: &mut Batch<'_>,
+    space: &Space,
+    params: &Params,
+    dist: &wgpu::Buffer,
+    minima: Option<&wgpu::Buffer>,
+    tiles: u32,
+    rows: usize,
+    guess: usize,
     tally: &mut Tally,
-) -> Result<(Neighbours, KnnStats), GpuError> {
-    let m = rows.len();
-    let first = rows.start;
-    let mut stats = KnnStats { rows: m as u64, ..Default::default() };
-    let mut idx = vec![0u32; m * k];
-    let mut dist = vec![0.0f64; m * k];
-    if k.div_ceil(WG) > KT_MAX {
-        cpu_rows(points, k, rows, &mut idx, &mut dist);
-        stats.rows_recomputed = m as u64;
-        let entry = tally.kernel(Kernel::KnnCandidates.name());
-        entry.host_rows_recomputed += m as u64;
-        entry.host_f64_distances += (m * points.n()) as u64;
-        return Ok((Neighbours { k, idx, dist }, stats));
-    }
+) -> Result<KnnRecorded, GpuError> {
+    let k = params.k as usize;
     let cap = cap(k);
-    let params = knn_params(points.n(), points.dim(), k);
-    let prep = &space.prep;
-    let mut host_f64 = 0u64;
-    stats.rows_per_dispatch = for_each_block(gpu, space, k, rows, tally, |row0, rows, counts, cands, short| {
-        let at = row0 - first;
-        let block_idx = &mut idx[at * k..(at + rows) * k];
-        let block_dist = &mut dist[at * k..(at + rows) * k];
-        let results: Vec<(u64, u64, u64, u64, u64)> = block_idx
-            .par_chunks_mut(k)
-            .zip(block_dist.par_chunks_mut(k))
-            .enumerate()
-            .map(|(r, (ir, dr))| {
-                let i = row0 + r;
-                let c = counts[r][0] as usize;
-                let n = points.n() as u64;
-                if short[r] {
-                    cpu_rows(points, k, i..i + 1, ir, dr);
-                    return (0, 1, 1, 0, n);
-                }
-                if c > cap || c < k {
-                    cpu_rows(points, k, i..i + 1, ir, dr);
-                    return (c.min(cap) as u64, 1, 0, 0, n);
-                }
-                let row = &cands[r * cap..r * cap + c];
-                match numerics {
-                    Numerics::Exact => {
-                        let mut keys: Vec<u128> =
-                            row.iter().map(|&[j, _]| key(distance_pair(points, i, j as usize), j as usize)).collect();
-                        keys.sort_unstable();
-                        for (slot, kk) in keys.iter().take(k).enumerate() {
-                            let j = (kk & 0xFFFF_FFFF) as usize;
-                            ir[slot] = j as u32;
-                            dr[slot] = f64::from_bits((kk >> 32) as u64);
-                        }
-                        (c as u64, 0, 0, 0, c as u64)
-                    }
-                    Numerics::Fast => {
-                        let mut keys: Vec<(u32, u32)> = row.iter().map(|&[j, s]| (s, j)).collect();
-                        keys.sort_unstable();
-                        for (slot, &(s, j)) in keys.iter().take(k).enumerate() {
-                            ir[slot] = j;
-                            dr[slot] = f64::from(f32::from_bits(s)).sqrt() / prep.scale;
-                        }
-                        let eps = |s: f32, j: u32| params.eps_of(s, prep.norms[i], prep.norms[j as usize]);
-                        (c as u64, 0, 0, overlapping(&keys, eps), 0)
-                    }
-                }
-            })
-            .collect();
-        for (c, rec, short, unres, host) in results {
-            stats.candidates += c;
-            stats.rows_recomputed += rec;
-            stats.rows_incomplete += short;
-            stats.unresolved += unres;
-            host_f64 += host;
+    let mut p = *params;
+    p.tiles = if minima.is_some() { tiles } else { 0 };
+    let name = Kernel::KnnCandidates.name();
+    let info = gpu.output(batch, (rows * KNN_INFO * 4) as u64, tally);
+    let slots = gpu.output(batch, (rows * cap * 8) as u64, tally);
+    let dense_n = gpu.output(batch, 4, tally);
+    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let dense = gpu.pooled(usage, (rows * cap * 8) as u64, "candidates", tally);
+    batch.clear(&info);
+    batch.clear(&dense_n);
+    let no_minima;
+    let minima = match minima {
+        Some(m) => m,
+        None => {
+            no_minima = gpu.output(batch, 4, tally);
+            &no_minima
         }
+    };
+    let bindings = Bindings { resident: &[dist, minima], inputs: &[], outputs: &[&info, &slots, &dense, &dense_n] };
+    batch.dispatch(Kernel::KnnCandidates, &p, space, bindings, (rows as u32, 1), tally).await?;
+    let guess = guess.min(rows * cap);
+    Ok(KnnRecorded {
+        rows,
+        k,
+        tiles: p.tiles,
+        info: batch.read(&info, (rows * KNN_INFO * 4) as u64, name, tally),
+        dense_n: batch.read(&dense_n, 4, name, tally),
+        dense_read: batch.read(&dense, (guess * 8) as u64, name, tally),
+        guess,
+        dense,
     })
-    .await?;
-    let entry = tally.kernel(Kernel::KnnCandidates.name());
-    entry.host_f64_distances += host_f64;
-    entry.host_rows_recomputed += stats.rows_recomputed;
-    Ok((Neighbours { k, idx, dist }, stats))
 }
 
-/// Runs `distances` and `knn_candidates` over the rows `rows` in blocks that fit the adapter's
-/// limits, handing each block's (first row, rows, (count, pool size) per row, candidates, rows
-/// whose witness came back short) to `f`; returns the rows per dispatch. Each block is one
-/// batch, submitted before the previous block's results are read and refined (`f`), so the
-/// device works on block b + 1 while the host handles block b.
-async fn for_each_block(
+/// One block's kNN candidates, read back.
+pub(super) struct KnnBlock {
+    /// Per row: the count of candidates (above the cap or below k: the row is recomputed).
+    pub count: Vec<u32>,
+    /// Per row: its candidates (j, bits of s̃), when kept.
+    pub cands: Vec<Vec<[u32; 2]>>,
+    /// Rows whose completeness witness (or their distances') came back short.
+    pub short: Vec<bool>,
+    /// Candidates the device copied to the dense list (what the next block's readback guesses).
+    pub total: usize,
+}
+
+/// Collects a recorded block from its batch's readbacks `out` (a second read when the dense
+/// list held more candidates than were read), checking each row's witness; `dist_short` are
+/// the rows whose distances came back short.
+pub(super) async fn collect_knn(
     gpu: &Gpu,
-    space: &Space,
-    k: usize,
-    rows: Range<usize>,
+    rec: KnnRecorded,
+    out: &[Vec<u8>],
+    dist_short: &[bool],
+    n: usize,
     tally: &mut Tally,
-    mut f: impl FnMut(usize, usize, &[[u32; 2]], &[[u32; 2]], &[bool]),
-) -> Result<u32, GpuError> {
-    let (n, cap) = (space.prep.n, cap(k));
-    let per = block_rows(gpu, n, cap as u64 * 8);
-    let mut params = with_knn(certified_params(gpu, n, space.prep.dim)?, k);
-    let mut pending: Option<(usize, usize, Submitted, Recorded, wgpu::Buffer)> = None;
-    let (mut row0, end) = (rows.start, rows.end);
-    while row0 < end || pending.is_some() {
-        let next = if row0 < end {
-            let rows = per.min(end - row0);
-            params.row0 = row0 as u32;
-            let dist = gpu.scratch((rows * n * 4) as u64, tally);
-            let mut batch = gpu.batch();
-            let rec = record_distances(gpu, &mut batch, space, &params, row0, rows, &dist, tally).await?;
-            let sizes = [rows as u64 * 8, (rows * cap) as u64 * 8, (rows * WG) as u64 * 8];
-            let outs: Vec<wgpu::Buffer> = sizes.iter().map(|&s| gpu.output(&mut batch, s, tally)).collect();
-            outs.iter().for_each(|o| batch.clear(o));
-            let bindings = Bindings { resident: &[&dist], inputs: &[], outputs: &[&outs[0], &outs[1], &outs[2]] };
-            batch.dispatch(Kernel::KnnCandidates, &params, space, bindings, (rows as u32, 1), tally).await?;
-            for (o, &s) in outs.iter().zip(&sizes) {
-                batch.read(o, s, Kernel::KnnCandidates.name(), tally);
-            }
-            let sub = batch.submit(tally).await?;
-            let started = (row0, rows, sub, rec, dist);
-            row0 += rows;
-            Some(started)
-        } else {
-            None
-        };
-        if let Some((b0, rows, sub, rec, dist)) = pending.take() {
-            let out = sub.wait(gpu, tally).await?;
-            gpu.give_back(dist);
-            let base = out.len() - 3;
-            let counts: &[[u32; 2]] = bytemuck::cast_slice(&out[base]);
-            let trips: &[[u32; 2]] = bytemuck::cast_slice(&out[base + 2]);
-            let entry = tally.kernel(Kernel::KnnCandidates.name());
-            entry.pairs += (rows * n) as u64;
-            entry.comparisons += trips.iter().map(|&[j, pool]| u64::from(j) + u64::from(pool)).sum::<u64>();
-            let mut short = rec.short(&out);
-            for (r, s) in short.iter_mut().enumerate() {
-                *s |= !knn_witness_complete(n, counts[r][1] as usize, &trips[r * WG..(r + 1) * WG]);
-            }
-            f(b0, rows, counts, bytemuck::cast_slice(&out[base + 1]), &short);
-        }
-        pending = next;
+) -> Result<KnnBlock, GpuError> {
+    let name = Kernel::KnnCandidates.name();
+    let info: &[[u32; KNN_INFO]] = bytemuck::cast_slice(&out[rec.info]);
+    let total = bytemuck::cast_slice::<u8, u32>(&out[rec.dense_n])[0] as usize;
+    let first: &[[u32; 2]] = bytemuck::cast_slice(&out[rec.dense_read]);
+    let more = if total > rec.guess {
+        let mut batch = gpu.batch();
+        let rest = (total.min(rec.rows * cap(rec.k)) - rec.guess) as u64 * 8;
+        batch.read_at(&rec.dense, rec.guess as u64 * 8, rest, name, tally);
+        batch.submit(tally).await?.wait(gpu, tally).await?.pop()
+    } else {
+        None
+    };
+    gpu.give_back(rec.dense.clone());
+    let rest: &[[u32; 2]] = more.as_deref().map_or(&[], bytemuck::cast_slice);
+    let entry = |e: usize| if e < first.len() { first[e] } else { rest[e - first.len()] };
+    let entry_t = tally.kernel(name);
+    entry_t.pairs += (rec.rows * n) as u64;
+    let (mut count, mut cands, mut short) = (Vec::new(), Vec::new(), Vec::new());
+    for (r, w) in info.iter().enumerate() {
+        let [c, m, base, _, j, t, pool, copy] = w.map(|x| x as usize);
+        entry_t.comparisons += (j + pool) as u64;
+        let kept = if c >= rec.k && c <= cap(rec.k) { c } else { 0 };
+        let complete = knn_witness_complete(n, rec.tiles as usize, m, kept, w);
+        let fits = base + kept <= total.min(first.len() + rest.len()) && copy == kept && t == rec.tiles as usize;
+        // A row whose count, base or copy do not add up is the device's fault: recomputed.
+        short.push(dist_short[r] || !complete || !fits);
+        count.push(c as u32);
+        cands.push(if complete && fits { (base..base + kept).map(entry).collect() } else { Vec::new() });
     }
-    Ok(per as u32)
+    Ok(KnnBlock { count, cands, short, total })
 }
 
-/// The completeness witness of one row of `knn_candidates`: every invocation ran its three
-/// strided j loops in full, and (when the pool held the m values) its pool ranking loop.
-fn knn_witness_complete(n: usize, m: usize, trips: &[[u32; 2]]) -> bool {
-    trips.iter().enumerate().all(|(tid, &[j, pool])| {
-        let want_pool = if m <= POOL { strided_trips(m, tid, WG) as u64 * m as u64 } else { 0 };
-        u64::from(j) == 3 * u64::from(strided_trips(n, tid, WG)) && u64::from(pool) == want_pool
-    })
+/// Refines one collected block into rows `row0..` of the lists (`idx`, `dist`: the block's
+/// rows × k): each row's candidates re-keyed with the reference's f64 `(d, j)` (Exact) or
+/// ordered by the device's f32 (Fast); rows that overflowed, fell short of k candidates or
+/// whose witness came back short are recomputed on the CPU reference.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn refine_knn(
+    points: &Points,
+    prep: &super::prepare::Prepared,
+    params: &Params,
+    block: &KnnBlock,
+    row0: usize,
+    numerics: Numerics,
+    idx: &mut [u32],
+    dist: &mut [f64],
+    stats: &mut KnnStats,
+    tally: &mut Tally,
+) {
+    let k = params.k as usize;
+    let cap = cap(k);
+    let n = points.n() as u64;
+    let results: Vec<(u64, u64, u64, u64, u64)> = idx
+        .par_chunks_mut(k)
+        .zip(dist.par_chunks_mut(k))
+        .enumerate()
+        .map(|(r, (ir, dr))| {
+            let i = row0 + r;
+            let c = block.count[r] as usize;
+            if block.short[r] {
+                cpu_rows(points, k, i..i + 1, ir, dr);
+                return (0, 1, 1, 0, n);
+            }
+            if c > cap || c < k {
+                cpu_rows(points, k, i..i + 1, ir, dr);
+                return (c.min(cap) as u64, 1, 0, 0, n);
+            }
+            let row = &block.cands[r];
+            match numerics {
+                Numerics::Exact => {
+                    let mut keys: Vec<u128> =
+                        row.iter().map(|&[j, _]| key(distance_pair(points, i, j as usize), j as usize)).collect();
+                    keys.sort_unstable();
+                    for (slot, kk) in keys.iter().take(k).enumerate() {
+                        let j = (kk & 0xFFFF_FFFF) as usize;
+                        ir[slot] = j as u32;
+                        dr[slot] = f64::from_bits((kk >> 32) as u64);
+                    }
+                    (c as u64, 0, 0, 0, c as u64)
+                }
+                Numerics::Fast => {
+                    let mut keys: Vec<(u32, u32)> = row.iter().map(|&[j, s]| (s, j)).collect();
+                    keys.sort_unstable();
+                    for (slot, &(s, j)) in keys.iter().take(k).enumerate() {
+                        ir[slot] = j;
+                        dr[slot] = f64::from(f32::from_bits(s)).sqrt() / prep.scale;
+                    }
+                    let eps = |s: f32, j: u32| params.eps_of(s, prep.norms[i], prep.norms[j as usize]);
+                    (c as u64, 0, 0, overlapping(&keys, eps), 0)
+                }
+            }
+        })
+        .collect();
+    let entry = tally.kernel(Kernel::KnnCandidates.name());
+    for (c, rec, short, unres, host) in results {
+        stats.candidates += c;
+        stats.rows_recomputed += rec;
+        stats.rows_incomplete += short;
+        stats.unresolved += unres;
+        entry.host_f64_distances += host;
+        entry.host_rows_recomputed += rec;
+    }
+}
+
+/// The completeness witness of one row of `knn_candidates` (the workgroup's sums `w` of its
+/// invocations' trips): the s̃ loops, n trips each, three of them unless τ' came from the
+/// tile minima (`w[3]`), two then; the minima loop, `tiles` trips; the pool ranking, m² trips
+/// when the pool held the m values; the copy, the `kept` candidates.
+fn knn_witness_complete(n: usize, tiles: usize, m: usize, kept: usize, w: &[u32; KNN_INFO]) -> bool {
+    let passes = if w[3] == 1 { 2 } else { 3 };
+    let pool = if m <= POOL { (m * m) as u64 } else { 0 };
+    u64::from(w[4]) == passes * n as u64 && w[5] as usize == tiles && u64::from(w[6]) == pool && w[7] as usize == kept
 }
 
 /// Fast posture: how many of the (s̃, j)-sorted candidates have an f32 interval
@@ -230,43 +285,54 @@ fn overlapping(sorted: &[(u32, u32)], eps: impl Fn(f32, u32) -> f32) -> u64 {
     count
 }
 
-/// The raw output of `knn_candidates` for every row: (count, the stored (j, s̃) pairs), for
-/// parity tests against [`super::twin::knn_candidates`]. Needs k ≤ 512.
-pub async fn raw_candidates_async(
-    gpu: &Gpu,
-    points: &Points,
-    k: usize,
-) -> Result<Vec<(u32, Vec<(u32, f32)>)>, GpuError> {
+/// The raw output of `knn_candidates` for every row: the count, the candidates (j, s̃) the
+/// device copied for the host (none for a row with fewer than k or more than the cap), and
+/// whether τ' came from the tile minima; for parity tests against
+/// [`super::twin::knn_candidates`]. Needs k ≤ 512.
+pub async fn raw_candidates_async(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<super::twin::KnnRow>, GpuError> {
     let mut tally = Tally::default();
+    let n = points.n();
     let space = gpu.upload(super::prepare::prepare_checked(points)?, &mut tally)?;
-    let cap = cap(k);
-    let mut rows_out = Vec::with_capacity(points.n());
-    for_each_block(gpu, &space, k, 0..points.n(), &mut tally, |_, rows, counts, cands, _| {
-        for r in 0..rows {
-            let c = counts[r][0] as usize;
-            rows_out.push((
-                counts[r][0],
-                cands[r * cap..r * cap + c.min(cap)].iter().map(|&[j, s]| (j, f32::from_bits(s))).collect(),
-            ));
+    let mut params = with_knn(certified_params(gpu, n, points.dim())?, k);
+    let per = block_rows(gpu, n, bytes_per_row(k));
+    let mut rows_out = Vec::with_capacity(n);
+    for row0 in (0..n).step_by(per) {
+        let rows = per.min(n - row0);
+        params.row0 = row0 as u32;
+        let dist = gpu.scratch((rows * n * 4) as u64, &mut tally);
+        let mut batch = gpu.batch();
+        let d = record_distances(gpu, &mut batch, &space, &params, row0, rows, &dist, &mut tally).await?;
+        let rec =
+            record_knn(gpu, &mut batch, &space, &params, &dist, d.minima.as_ref(), d.tiles, rows, rows * k, &mut tally)
+                .await?;
+        let out = batch.submit(&mut tally).await?.wait(gpu, &mut tally).await?;
+        gpu.give_back(dist);
+        let info: Vec<[u32; KNN_INFO]> = bytemuck::cast_slice(&out[rec.info]).to_vec();
+        let block = collect_knn(gpu, rec, &out, &d.short(&out), n, &mut tally).await?;
+        for (r, cands) in block.cands.iter().enumerate() {
+            rows_out.push(super::twin::KnnRow {
+                count: block.count[r],
+                candidates: cands.iter().map(|&[j, s]| (j, f32::from_bits(s))).collect(),
+                from_minima: info[r][3] == 1,
+            });
         }
-    })
-    .await?;
+    }
     Ok(rows_out)
 }
 
 /// [`raw_candidates_async`], blocking.
 #[cfg(not(target_arch = "wasm32"))]
-pub fn raw_candidates(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<(u32, Vec<(u32, f32)>)>, GpuError> {
+pub fn raw_candidates(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<super::twin::KnnRow>, GpuError> {
     super::block_on(raw_candidates_async(gpu, points, k))
 }
 
-/// The kernel parameters `certified_knn` uses (for the twin).
+/// The kernel parameters of a kNN pass (for the twin).
 pub fn knn_params(n: usize, dim: usize, k: usize) -> Params {
     with_knn(Params::new(n, dim), k)
 }
 
 /// `params` with the kNN fields for k neighbours.
-fn with_knn(mut params: Params, k: usize) -> Params {
+pub(super) fn with_knn(mut params: Params, k: usize) -> Params {
     params.k = k as u32;
     params.kt = k.div_ceil(WG) as u32;
     params.cap = cap(k) as u32;
@@ -274,7 +340,7 @@ fn with_knn(mut params: Params, k: usize) -> Params {
 }
 
 /// Whole rows on the CPU reference (overflow, or k beyond the kernel's reach).
-fn cpu_rows(points: &Points, k: usize, rows: Range<usize>, idx: &mut [u32], dist: &mut [f64]) {
+pub(super) fn cpu_rows(points: &Points, k: usize, rows: Range<usize>, idx: &mut [u32], dist: &mut [f64]) {
     let n = points.n();
     let mut d = vec![0.0; n];
     let mut scratch = Vec::new();
@@ -290,18 +356,25 @@ mod tests {
 
     #[test]
     fn knn_witness_checks_every_loop() {
-        let (n, m) = (130, 70);
-        let full: Vec<[u32; 2]> =
-            (0..WG).map(|t| [3 * strided_trips(n, t, WG), strided_trips(m, t, WG) * m as u32]).collect();
-        assert!(knn_witness_complete(n, m, &full));
-        for (tid, part) in [(0, 0), (63, 0), (5, 1)] {
-            let mut cut = full.clone();
-            cut[tid][part] -= 1;
-            assert!(!knn_witness_complete(n, m, &cut), "a short loop of thread {tid} goes unseen");
+        let (n, tiles, m, kept) = (130, 3, 70, 25);
+        // Two s̃ passes (τ' from the minima), the minima loop, the pool, the copy.
+        let full = [25, m as u32, 0, 1, 2 * n as u32, tiles as u32, (m * m) as u32, kept as u32];
+        assert!(knn_witness_complete(n, tiles, m, kept, &full));
+        for part in 4..8 {
+            let mut cut = full;
+            cut[part] -= 1;
+            assert!(!knn_witness_complete(n, tiles, m, kept, &cut), "a short loop ({part}) goes unseen");
         }
+        // τ' from a pass over s̃: three passes expected, two are short.
+        let mut three = full;
+        three[3] = 0;
+        assert!(!knn_witness_complete(n, tiles, m, kept, &three));
+        three[4] = 3 * n as u32;
+        assert!(knn_witness_complete(n, tiles, m, kept, &three));
         // A pool that overflowed is not ranked: 0 trips expected.
-        let over: Vec<[u32; 2]> = full.iter().map(|&[j, _]| [j, 0]).collect();
-        assert!(knn_witness_complete(n, POOL + 1, &over));
+        let mut over = full;
+        over[6] = 0;
+        assert!(knn_witness_complete(n, tiles, POOL + 1, kept, &over));
     }
 
     #[test]

@@ -6,11 +6,19 @@ use std::ops::Range;
 use serde::Serialize;
 
 use super::GpuError;
+use super::bound::Params;
 use super::context::Gpu;
-use super::knn_candidates::{KnnStats, certified_knn};
+use super::distances::{Recorded, block_rows, certified_params, record_distances};
+use super::knn_candidates::{
+    KnnRecorded, KnnStats, collect_knn, cpu_rows, on_device as on_device_knn, record_knn, refine_knn, with_knn,
+};
 use super::prepare::Space;
 use super::prepare::prepare_checked;
-use super::rank_counts::{RankStats, certified_ranks};
+use super::rank_counts::{
+    RankRecorded, RankStats, collect_ranks, cpu_ranks, on_device as on_device_ranks, query_distances, record_ranks,
+    refine_ranks,
+};
+use super::shaders::Kernel;
 use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
@@ -39,21 +47,6 @@ impl GpuStats {
             ..Default::default()
         }
     }
-    fn add_knn(&mut self, s: &KnnStats) {
-        self.knn.rows += s.rows;
-        self.knn.candidates += s.candidates;
-        self.knn.rows_recomputed += s.rows_recomputed;
-        self.knn.rows_incomplete += s.rows_incomplete;
-        self.knn.unresolved += s.unresolved;
-        self.knn.rows_per_dispatch = self.knn.rows_per_dispatch.max(s.rows_per_dispatch);
-    }
-    fn add_ranks(&mut self, s: &RankStats) {
-        self.ranks.queries += s.queries;
-        self.ranks.overlaps += s.overlaps;
-        self.ranks.rows_recomputed += s.rows_recomputed;
-        self.ranks.rows_incomplete += s.rows_incomplete;
-        self.ranks.rows_per_dispatch = self.ranks.rows_per_dispatch.max(s.rows_per_dispatch);
-    }
 }
 
 /// First `kc` neighbours of the rows `rows` of `nb`, as a query list (`rows.len()`×kc).
@@ -77,6 +70,10 @@ pub async fn gpu_row_pass_async(
 /// [`crate::resources::row_pass_rows`]): rows `rows` are queried against all n points, the
 /// lists hold `rows.len()` rows, row `rows.start` first, each row the same bits as in a full
 /// pass. `cached_high` holds all n rows.
+///
+/// One pass over the row blocks per projection (`blocks::run`): each block's distances are
+/// computed once per space and stay resident while both spaces' kNN and then the cross ranks
+/// in both directions are taken from them.
 pub async fn gpu_row_pass_rows_async(
     gpu: &Gpu,
     high: &Points,
@@ -92,55 +89,36 @@ pub async fn gpu_row_pass_rows_async(
     let cached = ks.usable(cached_high);
     let mut stats = GpuStats::for_gpu(gpu);
     let mut tally = Tally::default();
-    let need_high_space = kc > 0 || (kh > 0 && cached.is_none());
-    let high_space: Option<Space> =
-        if need_high_space { Some(gpu.upload(prepare_checked(high)?, &mut tally)?) } else { None };
-    let fresh_high = match (cached, &high_space) {
-        (None, Some(space)) if kh > 0 => {
-            let (nb, s) = certified_knn(gpu, space, high, kh, rows.clone(), numerics, &mut tally).await?;
-            stats.add_knn(&s);
-            Some(nb)
-        }
-        _ => None,
-    };
-    // The original space's lists of the rows: all n rows when cached, the block's when fresh.
-    let high_nb = match (cached, &fresh_high) {
-        (Some(c), _) => Some((c, rows.clone())),
-        (None, Some(f)) => Some((f, 0..rows.len())),
-        (None, None) => None,
-    };
-    let own = 0..rows.len();
+    let fresh_wanted = kh > 0 && cached.is_none();
+    let need_high_space = kc > 0 || fresh_wanted;
+    let high_space = if need_high_space { Some(On::upload(gpu, high, &mut tally)?) } else { None };
+    let mut fresh_high: Option<Neighbours> = None;
     let mut out_lows = Vec::with_capacity(lows.len());
-    for low in lows {
-        if kl == 0 {
-            out_lows.push(ProjectionResources::default());
-            continue;
+    if kl == 0 {
+        if fresh_wanted {
+            let plan = Plan { x: high_space.as_ref(), y: None, kx: kh, ky: 0, kc: 0, cached_x: None };
+            fresh_high = run(gpu, &plan, rows.clone(), numerics, &mut stats, &mut tally).await?.knn_x;
         }
-        let space = gpu.upload(prepare_checked(low)?, &mut tally)?;
-        let (knn, s) = certified_knn(gpu, &space, low, kl, rows.clone(), numerics, &mut tally).await?;
-        stats.add_knn(&s);
-        let cross = if kc > 0 {
-            let hs = high_space.as_ref().expect("uploaded when cross ranks are needed");
-            let (hn, h_rows) = high_nb.clone().expect("original kNN exists when cross ranks are needed");
-            let q_hl = prefix(&knn, kc, own.clone());
-            let q_lh = prefix(hn, kc, h_rows);
-            let (r_hl, d_hl, s1) =
-                certified_ranks(gpu, hs, high, &q_hl, kc, rows.clone(), numerics, &mut tally).await?;
-            let (r_lh, d_lh, s2) =
-                certified_ranks(gpu, &space, low, &q_lh, kc, rows.clone(), numerics, &mut tally).await?;
-            stats.add_ranks(&s1);
-            stats.add_ranks(&s2);
-            Some(CrossRanks {
-                k: kc,
-                rank_high_of_low: r_hl,
-                rank_low_of_high: r_lh,
-                dist_high_of_low: d_hl,
-                dist_low_of_high: d_lh,
-            })
-        } else {
-            None
-        };
-        out_lows.push(ProjectionResources { knn: Some(knn), cross });
+        out_lows.resize_with(lows.len(), ProjectionResources::default);
+    } else {
+        for low in lows {
+            let low_space = On::upload(gpu, low, &mut tally)?;
+            let kx = if fresh_wanted && fresh_high.is_none() { kh } else { 0 };
+            // The original space's lists for the queries ranked in the projection: all n rows
+            // when cached, this shard's when built by an earlier projection's pass.
+            let cached_x = match (cached, &fresh_high) {
+                (Some(c), _) => Some((c, rows.start)),
+                (None, Some(f)) => Some((f, 0)),
+                (None, None) => None,
+            };
+            let x = (kc > 0 || kx > 0).then_some(()).and(high_space.as_ref());
+            let plan = Plan { x, y: Some(&low_space), kx, ky: kl, kc, cached_x };
+            let out = run(gpu, &plan, rows.clone(), numerics, &mut stats, &mut tally).await?;
+            if kx > 0 {
+                fresh_high = out.knn_x;
+            }
+            out_lows.push(ProjectionResources { knn: out.knn_y, cross: out.cross });
+        }
     }
     stats.transfers = tally;
     stats.refine_s =
@@ -155,6 +133,311 @@ pub async fn gpu_row_pass_rows_async(
         ranks_from_table: 0,
     };
     Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass, extents: Default::default() }, stats))
+}
+
+/// A space of the pass: its points, resident on the device, and its bound's constants.
+struct On<'a> {
+    points: &'a Points,
+    space: Space,
+    params: Params,
+}
+
+impl<'a> On<'a> {
+    fn upload(gpu: &Gpu, points: &'a Points, tally: &mut Tally) -> Result<Self, GpuError> {
+        let space = gpu.upload(prepare_checked(points)?, tally)?;
+        let params = certified_params(gpu, points.n(), points.dim())?;
+        Ok(On { points, space, params })
+    }
+}
+
+/// What one pass over the row blocks computes: the kNN of the original space `x` (kx, 0: none)
+/// and of the projection `y` (ky), and the cross ranks of kc queries per row in both
+/// directions (the projection's neighbours ranked in x, the original's in y).
+struct Plan<'p, 'a> {
+    x: Option<&'p On<'a>>,
+    y: Option<&'p On<'a>>,
+    kx: usize,
+    ky: usize,
+    kc: usize,
+    /// The original space's lists when this pass does not build them, and the list row of the
+    /// pass's first row.
+    cached_x: Option<(&'p Neighbours, usize)>,
+}
+
+/// What a pass built.
+struct Built {
+    knn_x: Option<Neighbours>,
+    knn_y: Option<Neighbours>,
+    cross: Option<CrossRanks>,
+}
+
+/// Distance buffers resident at a time per space (two blocks in flight), and their budget.
+const SETS: usize = 2;
+const RESIDENT_BYTES: u64 = 2 * super::context::MAX_BLOCK_BYTES;
+
+/// One space's part of a block in flight.
+struct Side {
+    dist: wgpu::Buffer,
+    rec: Recorded,
+    knn: Option<KnnRecorded>,
+    /// Rows whose distances came back short (after stage 1).
+    short: Vec<bool>,
+    ranks: Option<RankRecorded>,
+}
+
+/// A row block in flight: stage 1 (distances, kNN candidates) or stage 2 (rank counts).
+struct InFlight {
+    row0: usize,
+    rows: usize,
+    x: Option<Side>,
+    y: Option<Side>,
+    sub: Option<super::batch::Submitted>,
+    stage2: bool,
+    /// Stage 2: the queries ranked in x (the projection's neighbours) and in y.
+    q_x: Vec<u32>,
+    q_y: Vec<u32>,
+}
+
+/// Candidates and overlaps read back with each batch: the last block's count per row, plus a
+/// quarter, plus a margin (a block that holds more reads the rest in a second step).
+fn guess(total: usize, rows_before: usize, rows: usize, start: usize) -> usize {
+    if rows_before == 0 {
+        return rows * start;
+    }
+    (total * 5 / 4).div_ceil(rows_before) * rows + 64
+}
+
+/// Runs `plan` over the rows `rows` in row blocks: stage 1 computes each needed space's
+/// distances (the projection's first, its kNN first) and kNN candidates in one batch; the host
+/// refines the kNN; stage 2 ranks each row's queries in both spaces from the same resident
+/// distances. Two blocks' distances are resident at a time, and a new block's stage 1 is
+/// submitted as soon as one is free, so the device works while the host refines.
+async fn run(
+    gpu: &Gpu,
+    plan: &Plan<'_, '_>,
+    rows: Range<usize>,
+    numerics: Numerics,
+    stats: &mut GpuStats,
+    tally: &mut Tally,
+) -> Result<Built, GpuError> {
+    let m = rows.len();
+    let n = plan.x.or(plan.y).map_or(0, |s| s.points.n());
+    let spaces = usize::from(plan.x.is_some()) + usize::from(plan.y.is_some());
+    let (kx, ky, kc) = (plan.kx, plan.ky, plan.kc);
+    let mut lists_x = (vec![0u32; m * kx], vec![0f64; m * kx]);
+    let mut lists_y = (vec![0u32; m * ky], vec![0f64; m * ky]);
+    let mut ranks = [vec![0u32; m * kc], vec![0u32; m * kc]];
+    let mut dists = [vec![0f64; m * kc], vec![0f64; m * kc]];
+    let per_row = [
+        super::knn_candidates::bytes_per_row(kx),
+        super::knn_candidates::bytes_per_row(ky),
+        super::rank_counts::bytes_per_row(kc),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    let resident_rows = (RESIDENT_BYTES / (SETS * spaces.max(1) * n.max(1) * 4) as u64).max(1) as usize;
+    let per = block_rows(gpu, n, per_row).min(resident_rows).max(1);
+    let knn_params = |on: &On, k: usize| with_knn(on.params, k);
+    for (k, on) in [(kx, plan.x), (ky, plan.y)] {
+        if k > 0 && on.is_some() {
+            stats.knn.rows += m as u64;
+            stats.knn.rows_per_dispatch = stats.knn.rows_per_dispatch.max(per as u32);
+        }
+    }
+    if kc > 0 {
+        stats.ranks.queries += 2 * (m * kc) as u64;
+        stats.ranks.rows_per_dispatch = stats.ranks.rows_per_dispatch.max(per as u32);
+    }
+    let (mut knn_seen, mut rank_seen) = ((0usize, 0usize), (0usize, 0usize));
+    let mut queue: std::collections::VecDeque<InFlight> = Default::default();
+    let mut live = 0;
+    let mut next = rows.start;
+    loop {
+        // Keep SETS blocks' distances resident: start the next blocks while sets are free.
+        while live < SETS && next < rows.end {
+            let count = per.min(rows.end - next);
+            let guess_k = guess(knn_seen.0, knn_seen.1, count, kx.max(ky) + 8);
+            let mut batch = gpu.batch();
+            // The projection first: its kNN gives the queries ranked in the original space.
+            let y = start_side(gpu, &mut batch, plan.y, ky, next, count, guess_k, tally).await?;
+            let x = start_side(gpu, &mut batch, plan.x, kx, next, count, guess_k, tally).await?;
+            let sub = batch.submit(tally).await?;
+            queue.push_back(InFlight {
+                row0: next,
+                rows: count,
+                x,
+                y,
+                sub: Some(sub),
+                stage2: false,
+                q_x: Vec::new(),
+                q_y: Vec::new(),
+            });
+            live += 1;
+            next += count;
+        }
+        let Some(mut b) = queue.pop_front() else { break };
+        let out = b.sub.take().expect("submitted").wait(gpu, tally).await?;
+        let at = b.row0 - rows.start;
+        if !b.stage2 {
+            // Stage 1 done: refine the kNN of both spaces.
+            for (side, on, k, lists) in [(&mut b.y, plan.y, ky, &mut lists_y), (&mut b.x, plan.x, kx, &mut lists_x)] {
+                let (Some(side), Some(on)) = (side.as_mut(), on) else { continue };
+                side.short = side.rec.short(&out);
+                if k == 0 {
+                    continue;
+                }
+                let (idx, dist) = (&mut lists.0[at * k..(at + b.rows) * k], &mut lists.1[at * k..(at + b.rows) * k]);
+                match side.knn.take() {
+                    Some(rec) => {
+                        let block = collect_knn(gpu, rec, &out, &side.short, n, tally).await?;
+                        knn_seen = (knn_seen.0 + block.total, knn_seen.1 + b.rows);
+                        let kp = knn_params(on, k);
+                        refine_knn(
+                            on.points,
+                            &on.space.prep,
+                            &kp,
+                            &block,
+                            b.row0,
+                            numerics,
+                            idx,
+                            dist,
+                            &mut stats.knn,
+                            tally,
+                        );
+                    }
+                    None => {
+                        cpu_rows(on.points, k, b.row0..b.row0 + b.rows, idx, dist);
+                        stats.knn.rows_recomputed += b.rows as u64;
+                        let e = tally.kernel(Kernel::KnnCandidates.name());
+                        e.host_rows_recomputed += b.rows as u64;
+                        e.host_f64_distances += (b.rows * n) as u64;
+                    }
+                }
+            }
+            if kc == 0 {
+                release(gpu, b);
+                live -= 1;
+                continue;
+            }
+            // Stage 2: the projection's neighbours ranked in x, the original's in y.
+            let (x, y) = (plan.x.expect("cross ranks need both spaces"), plan.y.expect("cross ranks need both spaces"));
+            b.q_x = (0..b.rows).flat_map(|r| lists_y.0[(at + r) * ky..(at + r) * ky + kc].iter().copied()).collect();
+            b.q_y = match plan.cached_x {
+                Some((c, first)) => prefix(c, kc, first + at..first + at + b.rows),
+                None => {
+                    (0..b.rows).flat_map(|r| lists_x.0[(at + r) * kx..(at + r) * kx + kc].iter().copied()).collect()
+                }
+            };
+            if !on_device_ranks(kc) {
+                for (t, on, q) in [(0, x, &b.q_x), (1, y, &b.q_y)] {
+                    let range = at * kc..(at + b.rows) * kc;
+                    cpu_ranks(on.points, b.row0, kc, q, &mut ranks[t][range.clone()], tally);
+                    dists[t][range].copy_from_slice(&query_distances(on.points, b.row0, kc, q, tally));
+                    stats.ranks.rows_recomputed += b.rows as u64;
+                }
+                release(gpu, b);
+                live -= 1;
+                continue;
+            }
+            let guess_r = guess(rank_seen.0, rank_seen.1, b.rows, 4);
+            let mut batch = gpu.batch();
+            for (side, on, q) in [(&mut b.x, x, &b.q_x), (&mut b.y, y, &b.q_y)] {
+                let side = side.as_mut().expect("both spaces resident");
+                let mut p = on.params;
+                p.row0 = b.row0 as u32;
+                side.ranks = Some(
+                    record_ranks(gpu, &mut batch, &on.space, &p, &side.dist, q, b.rows, guess_r, numerics, tally)
+                        .await?,
+                );
+            }
+            b.sub = Some(batch.submit(tally).await?);
+            b.stage2 = true;
+            queue.push_back(b);
+            continue;
+        }
+        // Stage 2 done: collect, free the block's distances (and start the next block), refine.
+        let mut collected = Vec::with_capacity(2);
+        for side in [&mut b.x, &mut b.y] {
+            let side = side.as_mut().expect("both spaces resident");
+            let rec = side.ranks.take().expect("recorded");
+            let block = collect_ranks(gpu, rec, &out, &side.short, tally).await?;
+            rank_seen = (rank_seen.0 + block.total, rank_seen.1 + b.rows);
+            collected.push(block);
+        }
+        let (row0, count) = (b.row0, b.rows);
+        let (q_x, q_y) = (std::mem::take(&mut b.q_x), std::mem::take(&mut b.q_y));
+        release(gpu, b);
+        live -= 1;
+        let (x, y) = (plan.x.expect("both spaces"), plan.y.expect("both spaces"));
+        for (t, (block, on, q)) in collected.iter().zip([(x, &q_x), (y, &q_y)]).map(|(b, (o, q))| (b, o, q)).enumerate()
+        {
+            let range = at * kc..(at + count) * kc;
+            let d = query_distances(on.points, row0, kc, q, tally);
+            refine_ranks(
+                on.points,
+                block,
+                row0,
+                kc,
+                q,
+                &d,
+                numerics,
+                &mut ranks[t][range.clone()],
+                &mut stats.ranks,
+                tally,
+            );
+            dists[t][range].copy_from_slice(&d);
+        }
+    }
+    let [rank_high_of_low, rank_low_of_high] = ranks;
+    let [dist_high_of_low, dist_low_of_high] = dists;
+    Ok(Built {
+        knn_x: (kx > 0).then_some(Neighbours { k: kx, idx: lists_x.0, dist: lists_x.1 }),
+        knn_y: (ky > 0).then_some(Neighbours { k: ky, idx: lists_y.0, dist: lists_y.1 }),
+        cross: (kc > 0).then_some(CrossRanks {
+            k: kc,
+            rank_high_of_low,
+            rank_low_of_high,
+            dist_high_of_low,
+            dist_low_of_high,
+        }),
+    })
+}
+
+/// Records one space's stage 1 of the block at `row0`: its distances into a resident buffer
+/// and, when its kNN is wanted (k > 0) and within the kernel's reach, `knn_candidates`.
+#[allow(clippy::too_many_arguments)]
+async fn start_side(
+    gpu: &Gpu,
+    batch: &mut super::batch::Batch<'_>,
+    on: Option<&On<'_>>,
+    k: usize,
+    row0: usize,
+    rows: usize,
+    guess: usize,
+    tally: &mut Tally,
+) -> Result<Option<Side>, GpuError> {
+    let Some(on) = on else { return Ok(None) };
+    let n = on.points.n();
+    let mut p = on.params;
+    p.row0 = row0 as u32;
+    let dist = gpu.scratch((rows * n * 4) as u64, tally);
+    let rec = record_distances(gpu, batch, &on.space, &p, row0, rows, &dist, tally).await?;
+    let knn = if k > 0 && on_device_knn(k) {
+        let mut kp = with_knn(on.params, k);
+        kp.row0 = row0 as u32;
+        Some(record_knn(gpu, batch, &on.space, &kp, &dist, rec.minima.as_ref(), rec.tiles, rows, guess, tally).await?)
+    } else {
+        None
+    };
+    Ok(Some(Side { dist, rec, knn, short: Vec::new(), ranks: None }))
+}
+
+/// Hands a finished block's distance buffers back to the pool.
+fn release(gpu: &Gpu, b: InFlight) {
+    for side in [b.x, b.y].into_iter().flatten() {
+        gpu.give_back(side.dist);
+    }
 }
 
 /// [`gpu_row_pass_async`], blocking: [`gpu_row_pass_rows`] over all n rows.

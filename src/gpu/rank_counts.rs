@@ -1,18 +1,17 @@
-//! Host side of certified rank counting: dispatch `rank_counts` in row blocks, then decide each
-//! row's overlaps with the reference's f64 keys (Exact) or take the f32 count (Fast).
-
-use std::ops::Range;
+//! Host side of certified rank counting: record `rank_counts` for a row block over every point
+//! range (the row pass, `pass.rs`, runs the blocks), collect its counts and compacted overlaps,
+//! then decide each row's overlaps with the reference's f64 keys (Exact) or take the f32 count
+//! (Fast).
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::GpuError;
-use super::batch::{Bindings, Submitted};
+use super::batch::{Batch, Bindings};
 use super::bound::Params;
 use super::context::Gpu;
-use super::distances::{Recorded, block_rows, certified_params, record_distances};
 use super::prepare::Space;
-use super::shaders::{KQ_MAX, Kernel, RANK_WITNESS, WG};
+use super::shaders::{KQ_MAX, Kernel, RANK_INFO, RANK_WITNESS, WG};
 use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
@@ -54,251 +53,282 @@ fn cap(kq: usize) -> usize {
     8 * kq + 256
 }
 
-/// Ranks (and exact distances) in `points` of the `kq` queries per row of the points `rows`,
-/// in `queries` (`rows.len()`×kq, row `rows.start` first; all rows for `0..n`).
-#[allow(clippy::too_many_arguments)]
-pub async fn certified_ranks(
-    gpu: &Gpu,
-    space: &Space,
-    points: &Points,
-    queries: &[u32],
+/// Bytes per row of the kernel's largest output (the overlap slots, and the dense list that may
+/// hold as many), for block planning.
+pub(super) fn bytes_per_row(kq: usize) -> u64 {
+    (cap(kq) * 8).max(2 * kq * 4).max(RANK_INFO * 4) as u64
+}
+
+/// Whether kq queries per row fit the kernel's workgroup memory; beyond it the CPU serves.
+pub(super) fn on_device(kq: usize) -> bool {
+    kq <= KQ_MAX
+}
+
+/// A block's `rank_counts` dispatches (every point range), recorded in a batch: where its
+/// readbacks are, and the dense overlap list (read again if it held more than was read).
+pub(super) struct RankRecorded {
+    rows: usize,
     kq: usize,
-    rows: Range<usize>,
+    lens: Vec<usize>,
+    counts: usize,
+    info: usize,
+    dense_n: usize,
+    dense_read: usize,
+    guess: usize,
+    dense: wgpu::Buffer,
+    fast: bool,
+}
+
+/// Records `rank_counts` for the block's `rows` rows (its distances resident in `dist`, its
+/// queries `q_block`: rows × kq) over every point range, and the readback of the certain
+/// counts (and the Fast counts for the Fast posture), each row's info and the first `guess`
+/// overlaps of the dense list.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn record_ranks(
+    gpu: &Gpu,
+    batch: &mut Batch<'_>,
+    space: &Space,
+    params: &Params,
+    dist: &wgpu::Buffer,
+    q_block: &[u32],
+    rows: usize,
+    guess: usize,
     numerics: Numerics,
     tally: &mut Tally,
-) -> Result<(Vec<u32>, Vec<f64>, RankStats), GpuError> {
-    let n = points.n();
-    let (m, first, end) = (rows.len(), rows.start, rows.end);
-    let mut stats = RankStats { queries: (m * kq) as u64, ..Default::default() };
-    let mut ranks = vec![0u32; m * kq];
-    let dists: Vec<f64> =
-        (0..m * kq).into_par_iter().map(|t| distance_pair(points, first + t / kq, queries[t] as usize)).collect();
-    if kq > KQ_MAX {
-        ranks
-            .par_chunks_mut(kq)
-            .enumerate()
-            .for_each(|(r, out)| cpu_row(points, first + r, &queries[r * kq..(r + 1) * kq], out));
-        stats.rows_recomputed = m as u64;
-        let entry = tally.kernel(Kernel::RankCounts.name());
-        entry.host_rows_recomputed += m as u64;
-        entry.host_f64_distances += (m * (kq + n)) as u64;
-        return Ok((ranks, dists, stats));
-    }
+) -> Result<RankRecorded, GpuError> {
+    let n = space.prep.n;
+    let kq = q_block.len() / rows.max(1);
     let cap = cap(kq);
-    let per_row_bytes = (cap * 8).max(kq * 4).max(RANK_WITNESS * 4) as u64;
-    let per = block_rows(gpu, n, per_row_bytes);
-    stats.rows_per_dispatch = per as u32;
-    let mut params = certified_params(gpu, n, points.dim())?;
-    params.k = kq as u32;
-    params.cap = cap as u32;
-    // Each block is one batch, submitted before the previous block is read back and refined.
-    let mut pending: Option<Started> = None;
-    let mut next_row = first;
-    while next_row < end || pending.is_some() {
-        let next = if next_row < end {
-            let rows = per.min(end - next_row);
-            params.row0 = next_row as u32;
-            let at = next_row - first;
-            let q_block: &[u8] = bytemuck::cast_slice(&queries[at * kq..(at + rows) * kq]);
-            let started = start_block(gpu, space, &params, q_block, rows, numerics, tally).await?;
-            next_row += rows;
-            Some(started)
-        } else {
-            None
-        };
-        let Some(started) = pending.take() else {
-            pending = next;
-            continue;
-        };
-        pending = next;
-        let (row0, rows) = (started.row0, started.rows);
-        let counted = finish_block(gpu, started, numerics, tally).await?;
-        let at = row0 - first;
-        let results: Vec<(u64, u64, u64)> = ranks[at * kq..(at + rows) * kq]
-            .par_chunks_mut(kq)
-            .enumerate()
-            .map(|(r, out)| {
-                let (i, t) = (row0 + r, at + r);
-                let qs = &queries[t * kq..(t + 1) * kq];
-                let ov = &counted.overlaps[r];
-                if counted.short[r] || counted.ocount[r] as usize > cap {
-                    cpu_row(points, i, qs, out);
-                    return (0, 1, u64::from(counted.short[r]));
-                }
-                for q in 0..kq {
-                    out[q] = 1 + counted.certain[r * kq + q];
-                }
-                match numerics {
-                    Numerics::Exact => {
-                        let qkeys: Vec<u128> = (0..kq).map(|q| key(dists[t * kq + q], qs[q] as usize)).collect();
-                        for &[q, l] in ov {
-                            if key(distance_pair(points, i, l as usize), l as usize) < qkeys[q as usize] {
-                                out[q as usize] += 1;
-                            }
-                        }
-                    }
-                    Numerics::Fast => {
-                        for q in 0..kq {
-                            out[q] += counted.fast[r * kq + q];
-                        }
-                    }
-                }
-                (ov.len() as u64, 0, 0)
-            })
-            .collect();
-        let entry = tally.kernel(Kernel::RankCounts.name());
-        entry.host_f64_distances += (rows * kq) as u64;
-        for (c, rec, short) in results {
-            stats.overlaps += c;
-            stats.rows_recomputed += rec;
-            stats.rows_incomplete += short;
-            entry.host_rows_recomputed += rec;
-            entry.host_f64_distances += rec * n as u64;
-            if numerics == Numerics::Exact {
-                entry.host_f64_distances += c;
-            }
-        }
+    let name = Kernel::RankCounts.name();
+    let q = gpu.input(bytemuck::cast_slice(q_block), tally);
+    let counts = gpu.output(batch, (2 * rows * kq * 4) as u64, tally);
+    let slots = gpu.output(batch, (rows * cap * 8) as u64, tally);
+    let info = gpu.output(batch, (rows * RANK_INFO * 4) as u64, tally);
+    let dense_n = gpu.output(batch, 4, tally);
+    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    let dense = gpu.pooled(usage, (rows * cap * 8) as u64, "overlaps", tally);
+    for b in [&counts, &info, &dense_n] {
+        batch.clear(b);
     }
-    Ok((ranks, dists, stats))
+    let mut p = *params;
+    p.k = kq as u32;
+    p.cap = cap as u32;
+    p.rows = rows as u32;
+    let chunk = point_chunk(gpu, n);
+    let mut lens = Vec::new();
+    for lo in (0..n).step_by(chunk) {
+        (p.lo, p.hi) = (lo as u32, (lo + chunk).min(n) as u32);
+        lens.push((p.hi - p.lo) as usize);
+        let bindings =
+            Bindings { resident: &[dist], inputs: &[&q], outputs: &[&counts, &slots, &info, &dense, &dense_n] };
+        batch.dispatch(Kernel::RankCounts, &p, space, bindings, (rows as u32, 1), tally).await?;
+    }
+    let fast = numerics == Numerics::Fast;
+    let count_bytes = if fast { 2 * rows * kq * 4 } else { rows * kq * 4 };
+    let guess = guess.min(rows * cap);
+    Ok(RankRecorded {
+        rows,
+        kq,
+        lens,
+        counts: batch.read(&counts, count_bytes as u64, name, tally),
+        info: batch.read(&info, (rows * RANK_INFO * 4) as u64, name, tally),
+        dense_n: batch.read(&dense_n, 4, name, tally),
+        dense_read: batch.read(&dense, (guess * 8) as u64, name, tally),
+        guess,
+        dense,
+        fast,
+    })
 }
 
 /// One row block's counts over every l, summed over its point ranges (`point_chunk`).
-struct Counted {
+pub(super) struct RankBlock {
     certain: Vec<u32>,
     fast: Vec<u32>,
     /// Per row, the overlaps the device found (more than `cap` means overflow: not all kept).
     ocount: Vec<u32>,
-    /// Per row, its kept overlaps (q, l).
+    /// Per row, its overlaps (q, l).
     overlaps: Vec<Vec<[u32; 2]>>,
-    /// Rows whose completeness witness came back short.
+    /// Rows whose completeness witness (or their distances') came back short.
     short: Vec<bool>,
+    /// Overlaps the device copied to the dense list (what the next block's readback guesses).
+    pub total: usize,
 }
 
-/// A block submitted to the device: its distances, then `rank_counts` over every point range.
-struct Started {
-    row0: usize,
-    rows: usize,
-    kq: usize,
-    cap: usize,
-    /// Overlap slots per row read back with the counts (the rest only when a row needs them).
-    slots: usize,
-    n: usize,
-    sub: Submitted,
-    dist: Recorded,
-    dist_buf: wgpu::Buffer,
-    overlaps: wgpu::Buffer,
-}
-
-/// Overlap slots per row read back at first: a few times the queries (a row with more has its
-/// remaining slots read in a second step).
-fn first_slots(kq: usize, cap: usize) -> usize {
-    (2 * kq + 32).min(cap)
-}
-
-/// Records and submits a block's distances and its `rank_counts` ranges, in one batch.
-async fn start_block(
+/// Collects a recorded block from its batch's readbacks `out` (a second read when the dense
+/// list held more overlaps than were read), checking each row's witness.
+pub(super) async fn collect_ranks(
     gpu: &Gpu,
-    space: &Space,
-    params: &Params,
-    q_block: &[u8],
-    rows: usize,
-    numerics: Numerics,
+    rec: RankRecorded,
+    out: &[Vec<u8>],
+    dist_short: &[bool],
     tally: &mut Tally,
-) -> Result<Started, GpuError> {
-    let (n, kq, cap) = (space.prep.n, params.k as usize, params.cap as usize);
-    let row0 = params.row0 as usize;
-    let dist_buf = gpu.scratch((rows * n * 4) as u64, tally);
-    let mut batch = gpu.batch();
-    let dist = record_distances(gpu, &mut batch, space, params, row0, rows, &dist_buf, tally).await?;
-    let q = gpu.input(q_block, tally);
-    let sizes = [(rows * kq * 4) as u64, (rows * kq * 4) as u64, (rows * 4) as u64, (rows * RANK_WITNESS * 4) as u64];
-    let outs: Vec<wgpu::Buffer> = sizes.iter().map(|&s| gpu.output(&mut batch, s, tally)).collect();
-    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    let overlaps = gpu.pooled(usage, (rows * cap * 8) as u64, "overlaps", tally);
-    outs.iter().for_each(|o| batch.clear(o));
-    let mut p = *params;
-    p.rows = rows as u32;
-    let chunk = point_chunk(gpu, n);
-    for lo in (0..n).step_by(chunk) {
-        (p.lo, p.hi) = (lo as u32, (lo + chunk).min(n) as u32);
-        let outputs = [&outs[0], &outs[1], &overlaps, &outs[2], &outs[3]];
-        let bindings = Bindings { resident: &[&dist_buf], inputs: &[&q], outputs: &outputs };
-        batch.dispatch(Kernel::RankCounts, &p, space, bindings, (rows as u32, 1), tally).await?;
-    }
-    // Read back: certain, (fast only for the Fast posture), ocount, trips, the first slots.
-    for (b, &size) in outs.iter().zip(&sizes) {
-        if b != &outs[1] || numerics == Numerics::Fast {
-            batch.read(b, size, Kernel::RankCounts.name(), tally);
-        }
-    }
-    let slots = first_slots(kq, cap);
-    batch.read(&overlaps, (slots * rows * 8) as u64, Kernel::RankCounts.name(), tally);
-    let sub = batch.submit(tally).await?;
-    Ok(Started { row0, rows, kq, cap, slots, n, sub, dist, dist_buf, overlaps })
-}
-
-/// Waits for a started block and collects its counts, overlaps and witness.
-async fn finish_block(gpu: &Gpu, s: Started, numerics: Numerics, tally: &mut Tally) -> Result<Counted, GpuError> {
-    let (rows, kq, cap) = (s.rows, s.kq, s.cap);
-    let out = s.sub.wait(gpu, tally).await;
-    gpu.give_back(s.dist_buf);
-    let out = out.inspect_err(|_| gpu.give_back(s.overlaps.clone()))?;
-    let fast_read = usize::from(numerics == Numerics::Fast);
-    let base = out.len() - 4 - fast_read;
-    let certain: Vec<u32> = bytemuck::cast_slice(&out[base]).to_vec();
-    let fast: Vec<u32> = if fast_read == 1 { bytemuck::cast_slice(&out[base + 1]).to_vec() } else { Vec::new() };
-    let ocount: Vec<u32> = bytemuck::cast_slice(&out[base + 1 + fast_read]).to_vec();
-    let trips: &[[u32; RANK_WITNESS]] = bytemuck::cast_slice(&out[base + 2 + fast_read]);
-    let first: &[[u32; 2]] = bytemuck::cast_slice(&out[base + 3 + fast_read]);
-    let chunk = point_chunk(gpu, s.n);
-    let lens: Vec<usize> = (0..s.n).step_by(chunk).map(|lo| (lo + chunk).min(s.n) - lo).collect();
-    let entry = tally.kernel(Kernel::RankCounts.name());
-    entry.pairs += (rows * s.n) as u64;
-    entry.comparisons += trips.iter().map(|w| comparisons(w)).sum::<u64>();
-    let mut short = s.dist.short(&out);
-    for (r, sh) in short.iter_mut().enumerate() {
-        *sh |= !rank_witness_complete(&lens, kq, &trips[r]);
-    }
-    // Rows with more overlaps than the first slots (but not overflowing): read all slots.
-    let more = ocount.iter().any(|&c| c as usize > s.slots && c as usize <= cap);
-    let all = if more {
+) -> Result<RankBlock, GpuError> {
+    let name = Kernel::RankCounts.name();
+    let (rows, kq) = (rec.rows, rec.kq);
+    let cap = cap(kq);
+    let counts: &[u32] = bytemuck::cast_slice(&out[rec.counts]);
+    let info: &[[u32; RANK_INFO]] = bytemuck::cast_slice(&out[rec.info]);
+    let total = bytemuck::cast_slice::<u8, u32>(&out[rec.dense_n])[0] as usize;
+    let first: &[[u32; 2]] = bytemuck::cast_slice(&out[rec.dense_read]);
+    let more = if total > rec.guess {
         let mut batch = gpu.batch();
-        batch.read(&s.overlaps, (rows * cap * 8) as u64, Kernel::RankCounts.name(), tally);
+        let rest = (total.min(rows * cap) - rec.guess) as u64 * 8;
+        batch.read_at(&rec.dense, rec.guess as u64 * 8, rest, name, tally);
         batch.submit(tally).await?.wait(gpu, tally).await?.pop()
     } else {
         None
     };
-    gpu.give_back(s.overlaps);
-    let slots: &[[u32; 2]] = all.as_deref().map_or(first, bytemuck::cast_slice);
-    let overlaps = (0..rows)
-        .map(|r| {
-            let c = ocount[r] as usize;
-            if c > cap { Vec::new() } else { (0..c).map(|p| slots[p * rows + r]).collect() }
+    gpu.give_back(rec.dense.clone());
+    let rest: &[[u32; 2]] = more.as_deref().map_or(&[], bytemuck::cast_slice);
+    let held = first.len() + rest.len();
+    let entry = |e: usize| if e < first.len() { first[e] } else { rest[e - first.len()] };
+    let t = tally.kernel(name);
+    t.pairs += (rows * rec.lens.iter().sum::<usize>()) as u64;
+    let mut block = RankBlock {
+        certain: counts[..rows * kq].to_vec(),
+        fast: if rec.fast { counts[rows * kq..].to_vec() } else { Vec::new() },
+        ocount: Vec::with_capacity(rows),
+        overlaps: Vec::with_capacity(rows),
+        short: Vec::with_capacity(rows),
+        total,
+    };
+    for (r, w) in info.iter().enumerate() {
+        let witness: &[u32; RANK_WITNESS] = w[..RANK_WITNESS].try_into().expect("witness words");
+        t.comparisons += comparisons(witness, w[RANK_WITNESS]);
+        let (c, base) = (w[RANK_WITNESS + 1] as usize, w[RANK_WITNESS + 2] as usize);
+        let complete = rank_witness_complete(&rec.lens, kq, witness, c as u32, cap);
+        let kept = if c <= cap { c } else { 0 };
+        let fits = base + kept <= total.min(held);
+        block.short.push(dist_short[r] || !complete || !fits);
+        block.ocount.push(c as u32);
+        block.overlaps.push(if complete && fits { (base..base + kept).map(entry).collect() } else { Vec::new() });
+    }
+    Ok(block)
+}
+
+/// Refines one collected block into `ranks` (the block's rows × kq, rows `row0..`): the exact
+/// rank is 1, plus the certain count, plus the overlaps the reference's f64 key puts before the
+/// query (Exact) or the f32 count (Fast); rows that overflowed or whose witness came back short
+/// are recomputed on the CPU reference. `queries` and `dists` are the block's (rows × kq): the
+/// queries and their exact distances.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn refine_ranks(
+    points: &Points,
+    block: &RankBlock,
+    row0: usize,
+    kq: usize,
+    queries: &[u32],
+    dists: &[f64],
+    numerics: Numerics,
+    ranks: &mut [u32],
+    stats: &mut RankStats,
+    tally: &mut Tally,
+) {
+    let (n, cap) = (points.n(), cap(kq));
+    let results: Vec<(u64, u64, u64)> = ranks
+        .par_chunks_mut(kq)
+        .enumerate()
+        .map(|(r, out)| {
+            let i = row0 + r;
+            let qs = &queries[r * kq..(r + 1) * kq];
+            let ov = &block.overlaps[r];
+            if block.short[r] || block.ocount[r] as usize > cap {
+                cpu_row(points, i, qs, out);
+                return (0, 1, u64::from(block.short[r]));
+            }
+            for q in 0..kq {
+                out[q] = 1 + block.certain[r * kq + q];
+            }
+            match numerics {
+                Numerics::Exact => {
+                    let qkeys: Vec<u128> = (0..kq).map(|q| key(dists[r * kq + q], qs[q] as usize)).collect();
+                    for &[q, l] in ov {
+                        if key(distance_pair(points, i, l as usize), l as usize) < qkeys[q as usize] {
+                            out[q as usize] += 1;
+                        }
+                    }
+                }
+                Numerics::Fast => {
+                    for q in 0..kq {
+                        out[q] += block.fast[r * kq + q];
+                    }
+                }
+            }
+            (ov.len() as u64, 0, 0)
         })
         .collect();
-    Ok(Counted { certain, fast, ocount, overlaps, short })
+    let entry = tally.kernel(Kernel::RankCounts.name());
+    for (c, rec, short) in results {
+        stats.overlaps += c;
+        stats.rows_recomputed += rec;
+        stats.rows_incomplete += short;
+        entry.host_rows_recomputed += rec;
+        entry.host_f64_distances += rec * n as u64;
+        if numerics == Numerics::Exact {
+            entry.host_f64_distances += c;
+        }
+    }
+}
+
+/// Ranks of `queries` (rows × kq) on the CPU reference, for rows `row0..` (kq beyond the
+/// kernel's workgroup memory).
+pub(super) fn cpu_ranks(
+    points: &Points,
+    row0: usize,
+    kq: usize,
+    queries: &[u32],
+    ranks: &mut [u32],
+    tally: &mut Tally,
+) {
+    ranks
+        .par_chunks_mut(kq)
+        .enumerate()
+        .for_each(|(r, out)| cpu_row(points, row0 + r, &queries[r * kq..(r + 1) * kq], out));
+    let rows = (ranks.len() / kq.max(1)) as u64;
+    let entry = tally.kernel(Kernel::RankCounts.name());
+    entry.host_rows_recomputed += rows;
+    entry.host_f64_distances += rows * points.n() as u64;
+}
+
+/// The exact distances of the queries (rows × kq, rows `row0..`), on the host in f64.
+pub(super) fn query_distances(points: &Points, row0: usize, kq: usize, queries: &[u32], tally: &mut Tally) -> Vec<f64> {
+    tally.kernel(Kernel::RankCounts.name()).host_f64_distances += queries.len() as u64;
+    (0..queries.len()).into_par_iter().map(|t| distance_pair(points, row0 + t / kq, queries[t] as usize)).collect()
 }
 
 /// The completeness witness of one row of `rank_counts` over ranges of `lens` points (the
 /// workgroup's sums of its invocations' loop trips, summed over the ranges on the device):
 /// the query loads, the sort's rank loop and the stores (k + k² + k per range), thread 0's two
 /// prefix loops (2k per range), the l loop (every point of every range), the binary searches
-/// (S trips per search started, S the bit length of k), and the overlap walks (every position
-/// the walks were to visit). Each loop's trips are only ever short, never over, so a sum that
+/// (S trips per search started, S the bit length of k), the overlap walks (every position
+/// the walks were to visit), and the copy of the `count` overlaps to the dense list (when they
+/// fit the row's `cap` slots). Each loop's trips are only ever short, never over, so a sum that
 /// matches means every invocation ran every loop in full.
-pub(crate) fn rank_witness_complete(lens: &[usize], kq: usize, w: &[u32; RANK_WITNESS]) -> bool {
+pub(crate) fn rank_witness_complete(
+    lens: &[usize],
+    kq: usize,
+    w: &[u32; RANK_WITNESS],
+    count: u32,
+    cap: usize,
+) -> bool {
     let ranges = lens.len() as u64;
     let k = kq as u64;
     let points: u64 = lens.iter().map(|&l| l as u64).sum();
     let steps = u64::from(super::twin::search_steps(kq));
+    let copied = if count as usize <= cap { u64::from(count) } else { 0 };
     let w: [u64; RANK_WITNESS] = w.map(u64::from);
-    w[0] == ranges * (2 * k + k * k) && w[1] == ranges * 2 * k && w[2] == points && w[3] == steps * w[4] && w[5] == w[6]
+    w[0] == ranges * (2 * k + k * k)
+        && w[1] == ranges * 2 * k
+        && w[2] == points
+        && w[3] == steps * w[4]
+        && w[5] == w[6]
+        && w[7] == copied
 }
 
-/// The comparisons of point intervals a row's `rank_counts` witness records: the end tests and
-/// probes, the binary search steps and the overlap walks.
-fn comparisons(w: &[u32; RANK_WITNESS]) -> u64 {
-    u64::from(w[3]) + u64::from(w[5]) + u64::from(w[7])
+/// The comparisons of point intervals a row's `rank_counts` info records: the binary search
+/// steps and the overlap walks (witness words) and the end tests and probes (`straight`).
+fn comparisons(w: &[u32; RANK_WITNESS], straight: u32) -> u64 {
+    u64::from(w[3]) + u64::from(w[5]) + u64::from(straight)
 }
 
 fn cpu_row(points: &Points, i: usize, qs: &[u32], out: &mut [u32]) {
@@ -316,20 +346,21 @@ mod tests {
         // Two ranges of 600 and 70 points, k = 20: a complete witness, then each loop one trip short.
         let (lens, k) = ([600usize, 70], 20u32);
         let steps = super::super::twin::search_steps(20);
-        let full = [2 * (2 * k + k * k), 2 * 2 * k, 670, steps * 37, 37, 55, 55, 1400];
-        assert!(rank_witness_complete(&lens, 20, &full));
-        for part in 0..6 {
+        let (count, cap) = (12u32, 416);
+        let full = [2 * (2 * k + k * k), 2 * 2 * k, 670, steps * 37, 37, 55, 55, count];
+        assert!(rank_witness_complete(&lens, 20, &full, count, cap));
+        for part in 0..8 {
             let mut cut = full;
             cut[part] -= 1;
-            assert!(!rank_witness_complete(&lens, 20, &cut), "a short loop ({part}) goes unseen");
+            assert!(!rank_witness_complete(&lens, 20, &cut, count, cap), "a short loop ({part}) goes unseen");
         }
         // A search cut to one trip (Mesa's budget exhausted): its sum falls below S per search.
         let mut cut = full;
         cut[3] -= steps - 1;
-        assert!(!rank_witness_complete(&lens, 20, &cut));
-        // The straight-line comparison count is a work metric, not a loop.
-        let mut other = full;
-        other[7] += 3;
-        assert!(rank_witness_complete(&lens, 20, &other));
+        assert!(!rank_witness_complete(&lens, 20, &cut, count, cap));
+        // An overflowing row copies nothing.
+        let mut over = full;
+        over[7] = 0;
+        assert!(rank_witness_complete(&lens, 20, &over, cap as u32 + 1, cap));
     }
 }

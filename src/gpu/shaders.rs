@@ -24,8 +24,13 @@ pub const POOL: usize = 1024;
 /// `rank_counts`: most queries per row in workgroup memory.
 pub const KQ_MAX: usize = 128;
 /// `rank_counts`: words of its completeness witness per row (the workgroup's sums of its loop
-/// trips, `rank_counts::rank_witness_complete`).
+/// trips, `rank_counts::rank_witness_complete`), the first of the row's `RANK_INFO` words (then
+/// the comparisons made outside loops, the overlap count, the dense base).
 pub const RANK_WITNESS: usize = 8;
+pub const RANK_INFO: usize = 11;
+/// `knn_candidates`: words per row of its `info` (count, pool size, dense base, whether τ' came
+/// from the tile minima, then the witness sums of its s̃ loops, minima loop, pool ranking, copy).
+pub const KNN_INFO: usize = 8;
 /// `pair_stats`: values per row (Σx, Σy, Σx², Σy², Σxy, Σ(x−y)², the scaled residual, the
 /// three centred moments, and the extremes of both spaces).
 pub const ROW_VALUES: usize = 14;
@@ -38,9 +43,10 @@ pub const ALL: [Kernel; 6] =
     [Kernel::Distances, Kernel::SqDist, Kernel::KnnCandidates, Kernel::RankCounts, Kernel::PairStats, Kernel::Density];
 
 /// The most workgroup memory one kernel declares, in bytes (`rank_counts`: seven query arrays
-/// and two atomic count arrays of `KQ_MAX` words, the overlap counter, the witness sums); a
+/// and two atomic count arrays of `KQ_MAX` words, the overlap counter, the dense base, the
+/// witness sums); a
 /// test checks it against naga's layout of every kernel.
-pub const WORKGROUP_BYTES: u32 = ((9 * KQ_MAX + 1 + RANK_WITNESS) * 4) as u32;
+pub const WORKGROUP_BYTES: u32 = ((9 * KQ_MAX + 2 + RANK_INFO) * 4) as u32;
 
 /// The most storage buffers one kernel binds (an adapter must allow as many per stage).
 pub fn storage_buffers() -> u32 {
@@ -63,9 +69,11 @@ use Access::{Read, ReadWrite, Uniform};
 /// The host's bindings, by kernel: 0 the parameters, 1 the prepared points, 2 the row norms,
 /// then from 3 on the resident buffers and inputs (read), then the outputs (read-write).
 const DISTANCES: &[(u32, Access)] = &[(0, Uniform), (1, Read), (3, ReadWrite), (4, ReadWrite)];
+const DISTANCES_TILED: &[(u32, Access)] =
+    &[(0, Uniform), (1, Read), (2, Read), (3, ReadWrite), (4, ReadWrite), (5, ReadWrite)];
 const SQDIST: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, ReadWrite), (5, ReadWrite)];
 const KNN_CANDIDATES: &[(u32, Access)] =
-    &[(0, Uniform), (2, Read), (3, Read), (4, ReadWrite), (5, ReadWrite), (6, ReadWrite)];
+    &[(0, Uniform), (2, Read), (3, Read), (4, Read), (5, ReadWrite), (6, ReadWrite), (7, ReadWrite), (8, ReadWrite)];
 const RANK_COUNTS: &[(u32, Access)] = &[
     (0, Uniform),
     (2, Read),
@@ -84,7 +92,7 @@ const DENSITY: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, Read
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
     format!(
-        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_WITNESS: u32 = {RANK_WITNESS}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\n"
+        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_WITNESS: u32 = {RANK_WITNESS}u;\nconst RANK_INFO: u32 = {RANK_INFO}u;\nconst KNN_INFO: u32 = {KNN_INFO}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\n"
     )
 }
 
@@ -106,7 +114,8 @@ impl Kernel {
     /// The kernel's bindings of group 0, in binding order: (binding, access).
     pub fn bindings(self) -> &'static [(u32, Access)] {
         match self {
-            Kernel::Distances | Kernel::DistancesTiled(_) => DISTANCES,
+            Kernel::Distances => DISTANCES,
+            Kernel::DistancesTiled(_) => DISTANCES_TILED,
             Kernel::SqDist => SQDIST,
             Kernel::KnnCandidates => KNN_CANDIDATES,
             Kernel::RankCounts => RANK_COUNTS,
@@ -265,9 +274,15 @@ mod tests {
     /// The host's buffer counts are checked against the table.
     #[test]
     fn buffer_counts_are_checked() {
-        assert!(Kernel::KnnCandidates.check_buffers(1, 0, 3).is_ok());
-        assert!(Kernel::KnnCandidates.check_buffers(1, 0, 2).is_err());
-        assert!(Kernel::KnnCandidates.check_buffers(0, 1, 4).is_err());
+        assert!(Kernel::KnnCandidates.check_buffers(2, 0, 4).is_ok(), "s̃ and the tile minima resident");
+        assert!(Kernel::KnnCandidates.check_buffers(2, 0, 3).is_err());
+        assert!(Kernel::KnnCandidates.check_buffers(1, 0, 5).is_err(), "the minima bound as an output");
+        assert!(
+            Kernel::DistancesTiled(super::super::distances_tiled::Tiles::choose(&wgpu::Limits::default()))
+                .check_buffers(1, 0, 2)
+                .is_ok(),
+            "s̃ and the epilogue's minima"
+        );
         assert!(Kernel::PairStats.check_buffers(2, 1, 2).is_ok());
         assert!(Kernel::PairStats.check_buffers(1, 2, 2).is_ok());
         assert!(Kernel::PairStats.check_buffers(2, 2, 1).is_err(), "an output bound read-only");
@@ -295,9 +310,20 @@ mod tests {
             // The tiled kernel's workgroup is its tiles' (TW_P × TW_R, injected from `Tiles`).
             let size = if name == "distances_tiled" { "@workgroup_size(TW_P, TW_R)" } else { "@workgroup_size(WG)" };
             assert!(body.contains(size) || name == "bound", "{name}: {size}");
-            for c in
-                ["WG", "KT_MAX", "POOL", "KQ_MAX", "RANK_WITNESS", "ROW_VALUES", "MAX_SIGMAS", "TW_P", "TW_R", "TKC"]
-            {
+            for c in [
+                "WG",
+                "KT_MAX",
+                "POOL",
+                "KQ_MAX",
+                "RANK_WITNESS",
+                "RANK_INFO",
+                "KNN_INFO",
+                "ROW_VALUES",
+                "MAX_SIGMAS",
+                "TW_P",
+                "TW_R",
+                "TKC",
+            ] {
                 assert!(!body.contains(&format!("const {c}:")), "{name} declares {c}");
             }
         }

@@ -1,6 +1,8 @@
 //! Twin of `distances_tiled.wgsl`: the workgroups' tile walk, whose sums take their terms in
-//! coordinate order, so s̃ equals the classic kernel's bit for bit.
+//! coordinate order, so s̃ equals the classic kernel's bit for bit; and its epilogue, each row's
+//! smallest U per tile of points.
 
+use crate::gpu::bound::Params;
 use crate::gpu::distances_tiled::{REGISTER_BLOCK, Tiles};
 use crate::gpu::prepare::Prepared;
 
@@ -55,4 +57,30 @@ pub fn distances_tiled(prep: &Prepared, tiles: Tiles, row0: usize, rows: usize) 
         }
     }
     (s, trips)
+}
+
+/// Twin of `distances_tiled.wgsl`'s epilogue: for each of the block's rows (s̃ of `s`, rows ×
+/// n) and each tile of `tiles.points()` points, the smallest U = s̃ + ε over the tile's points
+/// other than the row's own, compared on the bits as the kernel does (NaN and negative values
+/// last; no point, or none below it: the sentinel 1e38). Row-major, ⌈n / TP⌉ per row.
+pub fn tile_minima(p: &Params, prep: &Prepared, tiles: Tiles, row0: usize, rows: usize, s: &[f32]) -> Vec<f32> {
+    let (n, tp) = (prep.n, tiles.points() as usize);
+    let sentinel = 1.0e38f32.to_bits();
+    let count = n.div_ceil(tp);
+    let mut out = Vec::with_capacity(rows * count);
+    for r in 0..rows {
+        let g = row0 + r;
+        let ni = prep.norms[g];
+        for t in 0..count {
+            let m = (t * tp..((t + 1) * tp).min(n))
+                .filter(|&j| j != g)
+                .map(|j| {
+                    let v = s[r * n + j];
+                    (v + p.eps_of(v, ni, prep.norms[j])).to_bits()
+                })
+                .fold(sentinel, u32::min);
+            out.push(f32::from_bits(m.min(sentinel)));
+        }
+    }
+    out
 }

@@ -5,29 +5,57 @@ use crate::gpu::bound::Params;
 use crate::gpu::prepare::Prepared;
 use crate::gpu::shaders::{KT_MAX, POOL, WG};
 
-/// Twin of `knn_candidates.wgsl` for row i: the count and the first `p.cap` candidates (j, s̃).
-pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize) -> (u32, Vec<(u32, f32)>) {
+/// What `knn_candidates.wgsl` returns for one row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnnRow {
+    /// Candidates found (more than `p.cap` means overflow: only the first `p.cap` are kept).
+    pub count: u32,
+    /// The first `p.cap` candidates (j, s̃).
+    pub candidates: Vec<(u32, f32)>,
+    /// Whether τ' came from the tile minima (else from a pass over s̃).
+    pub from_minima: bool,
+}
+
+/// Inserts `x` into the ascending `top[..kt]` (the kernel's `insert`; NaN never enters).
+fn insert(top: &mut [f32; KT_MAX], kt: usize, x: f32) {
+    if x < top[kt - 1] {
+        let mut q = kt - 1;
+        while q > 0 && top[q - 1] > x {
+            top[q] = top[q - 1];
+            q -= 1;
+        }
+        top[q] = x;
+    }
+}
+
+/// Twin of `knn_candidates.wgsl` for row i, with the row's tile minima from
+/// `twin::tile_minima` (empty for the classic kernel set, which has none).
+pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> KnnRow {
     let (n, k, kt) = (prep.n, p.k as usize, p.kt as usize);
     let ni = prep.norms[i];
     let up = |j: usize| {
         let s = sqdist(prep, i, j);
         (s, s + p.eps_of(s, ni, prep.norms[j]), s - p.eps_of(s, ni, prep.norms[j]))
     };
+    let sentinel = 1.0e38f32;
     let mut tau1 = 0.0f32;
     for t in 0..WG {
-        let mut top = [1.0e38f32; KT_MAX];
-        for j in (t..n).step_by(WG).filter(|&j| j != i) {
-            let u = up(j).1;
-            if u < top[kt - 1] {
-                let mut q = kt - 1;
-                while q > 0 && top[q - 1] > u {
-                    top[q] = top[q - 1];
-                    q -= 1;
-                }
-                top[q] = u;
-            }
+        let mut top = [sentinel; KT_MAX];
+        for &x in minima.iter().skip(t).step_by(WG) {
+            insert(&mut top, kt, x);
         }
         tau1 = tau1.max(top[kt - 1]);
+    }
+    let from_minima = tau1 < sentinel;
+    if !from_minima {
+        tau1 = 0.0;
+        for t in 0..WG {
+            let mut top = [sentinel; KT_MAX];
+            for j in (t..n).step_by(WG).filter(|&j| j != i) {
+                insert(&mut top, kt, up(j).1);
+            }
+            tau1 = tau1.max(top[kt - 1]);
+        }
     }
     let pool: Vec<f32> = (0..n).filter(|&j| j != i).map(|j| up(j).1).filter(|&u| u <= tau1).collect();
     let mut tau = tau1;
@@ -48,5 +76,5 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize) -> (u32, Vec<(u32, 
         })
         .collect();
     let count = cands.len() as u32;
-    (count, cands.into_iter().take(p.cap as usize).collect())
+    KnnRow { count, candidates: cands.into_iter().take(p.cap as usize).collect(), from_minima }
 }

@@ -22,6 +22,8 @@ pub struct RankRow {
     pub count: u32,
     /// The workgroup's witness sums (one range of all n points), as the kernel writes them.
     pub witness: [u32; RANK_WITNESS],
+    /// The comparisons made outside loops (end tests and probes), a work count.
+    pub straight: u32,
 }
 
 /// An interval's lower end with NaN replaced as the kernel does (every comparison keeps the
@@ -93,6 +95,7 @@ pub fn rank_counts_of(
     let mut fast = vec![0u32; k];
     let mut overlaps = Vec::new();
     let mut count = 0u32;
+    let mut straight = 0u32;
     for l in 0..n {
         w[2] += 1;
         if l == i {
@@ -101,9 +104,9 @@ pub fn rank_counts_of(
         let (s, lo, up) = iv(l);
         let (lo_l, up_l) = (lower_end(lo), upper_end(up));
         let mut p = k;
-        w[7] += 1;
+        straight += 1;
         if sl[k - 1] > up_l {
-            w[7] += 1;
+            straight += 1;
             if sl[0] > up_l {
                 p = 0;
             } else {
@@ -129,7 +132,7 @@ pub fn rank_counts_of(
             continue;
         }
         let mut p0 = p;
-        w[7] += 1;
+        straight += 1;
         if !(mu[p - 1] < lo_l) {
             w[4] += 1;
             let (mut a0, mut len) = (0usize, p - 1);
@@ -171,7 +174,9 @@ pub fn rank_counts_of(
         w[0] += 1;
         certain[perm[t]] = run;
     }
-    RankRow { certain, fast, overlaps, count, witness: w }
+    // The copy of the overlaps to the dense list, when they fit.
+    w[7] = if count as usize <= cap { count } else { 0 };
+    RankRow { certain, fast, overlaps, count, witness: w, straight }
 }
 
 /// Every l compared with every query, the classification `rank_counts.wgsl` must reproduce
@@ -185,8 +190,14 @@ pub fn rank_counts_all_pairs(
 ) -> RankRow {
     let q: Vec<(f32, f32, f32)> = queries.iter().map(|&j| iv(j as usize)).collect();
     let k = queries.len();
-    let mut row =
-        RankRow { certain: vec![0; k], fast: vec![0; k], overlaps: Vec::new(), count: 0, witness: [0; RANK_WITNESS] };
+    let mut row = RankRow {
+        certain: vec![0; k],
+        fast: vec![0; k],
+        overlaps: Vec::new(),
+        count: 0,
+        witness: [0; RANK_WITNESS],
+        straight: 0,
+    };
     for l in (0..n).filter(|&l| l != i) {
         let (sl, lo, hi) = iv(l);
         for (slot, (&j, &(sq, lq, uq))) in queries.iter().zip(&q).enumerate() {
@@ -265,7 +276,7 @@ mod tests {
             assert_eq!(a, b, "case {case}: overlaps");
             let w = fast.witness;
             assert!(
-                crate::gpu::rank_counts::rank_witness_complete(&[n], k, &w),
+                crate::gpu::rank_counts::rank_witness_complete(&[n], k, &w, fast.count, usize::MAX),
                 "case {case}: witness {w:?} (n = {n}, k = {k})"
             );
             assert!(w[5] <= w[6] && w[6] >= fast.count, "case {case}: the walks cover the overlaps");
@@ -283,7 +294,7 @@ mod tests {
         };
         let qs: Vec<u32> = (100..120).collect();
         let row = rank_counts_of(usize::MAX, 0, n, &qs, iv);
-        let cmp = row.witness[3] + row.witness[5] + row.witness[7];
+        let cmp = row.witness[3] + row.witness[5] + row.straight;
         assert!(f64::from(cmp) / (n - 1) as f64 <= 2.2, "{:?}", row.witness);
         assert_eq!(row.certain, (0..20).map(|q| 99 + q).collect::<Vec<u32>>());
     }
