@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# The hardware GPU check (issue 10 / 18): on a machine with an NVIDIA GPU and this repository,
+# The hardware GPU check (issues 10 / 18 / 30): on a machine with an NVIDIA GPU and this repository,
 # run the GPU parity and adversarial tests on the hardware adapter (each test binary under a
 # time limit; a binary that hangs is rerun one test at a time to name the test, with a stack
 # dump where gdb exists), then `faithful bench` with the tiled and the classic kernel sets side
 # by side: n = 100 000 (D = 50, k = 20; one CPU reference per kernel, `--backend gpu`) and a
 # CPU/GPU crossover at n = 5 000 and 20 000; write the receipt (JSON + markdown, with where the
-# GPU time went per kernel and phase) into OUT_DIR. Budget: under 5 minutes on a 16-core host.
+# GPU time went per kernel and phase, and the work per kernel: dispatches, witness-counted
+# comparisons and comparisons per pair, bytes read back, host f64 distances, rows recomputed)
+# into OUT_DIR. Issue 30's targets to compare against (the model's expectation, docs/kernels.md):
+# the `large` evaluation row (n = 100 000, D = 50, k = 20, tnc + mrre + lcmc Exact) ≤ 0.25 s
+# warm; one distances_tiled pass per space and row block; `auto`'s threshold
+# (backend::AUTO_MIN_PAIRS) re-derived from the crossover rows. `backends.json` says per adapter
+# whether a device could be started on it ("usable"). Budget: under 5 minutes on a 16-core host.
 #
 #   scripts/device_check.sh OUT_DIR              build (cargo, or rustup if none) and run
 #   scripts/device_check.sh --prepare BIN_DIR    build here and copy the binaries into BIN_DIR,

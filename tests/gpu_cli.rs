@@ -112,6 +112,13 @@ fn backends_lists_adapters() {
     let b = out["backends"].as_array().unwrap();
     assert_eq!(b[0]["backend"], "cpu");
     assert_eq!(b[0]["status"], "available");
+    // Each adapter's verdict (kernels' needs, and a device started when listed), in order.
+    let usable = b[1]["usable"].as_array().unwrap();
+    assert_eq!(usable.len(), b[1]["adapters"].as_array().unwrap().len(), "{out}");
+    for u in usable {
+        let u = u.as_str().unwrap();
+        assert!(u == "usable" || u.starts_with("not usable: "), "{u}");
+    }
     if std::env::var("CI").as_deref() == Ok("true") {
         assert!(!b[1]["adapters"].as_array().unwrap().is_empty(), "CI=true requires an adapter: {out}");
         assert_eq!(b[1]["status"], "available");

@@ -20,9 +20,11 @@ pub struct AdapterInfo {
     /// A hardware GPU (discrete or integrated); `auto` serves only on one.
     pub hardware: bool,
     /// `None` when the adapter meets what faithful's kernels need (compute shaders, the
-    /// workgroup size, storage buffers per stage, workgroup memory); else why not. A usable
-    /// adapter can still fail to start a device (a driver fault), which an evaluation reports
-    /// as [`crate::GpuError::Device`].
+    /// workgroup size, storage buffers per stage, workgroup memory) and a device faithful asks
+    /// for could be created on it when it was listed; else why not (an adapter whose device
+    /// cannot be created, such as NVIDIA's GL adapter on a headless EGL, "Parent device is
+    /// lost", is listed unusable, never offered). A device that fails later (a driver fault)
+    /// is reported by an evaluation as [`crate::GpuError::Device`].
     pub unusable: Option<String>,
     /// Its position in wgpu's enumeration (with the same `WGPU_BACKEND`), to reopen it.
     index: usize,
@@ -62,6 +64,31 @@ pub(super) async fn all_adapters() -> Vec<wgpu::Adapter> {
     instance(wgpu::Backends::all()).enumerate_adapters(wgpu::Backends::all()).await
 }
 
+/// Why faithful cannot start a device on `adapter` with `limits` (the adapter's own, as
+/// `Gpu::new_async` asks), or `None`; the device, when created, is dropped at once.
+#[cfg(not(target_arch = "wasm32"))]
+async fn device_fails(adapter: &wgpu::Adapter, limits: &wgpu::Limits) -> Option<String> {
+    let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+    match adapter.request_device(&super::context::device_descriptor(limits, timestamps)).await {
+        Ok(_) => None,
+        Err(e) => Some(format!("its device could not be created: {e}")),
+    }
+}
+
+/// Every adapter in wgpu's order, each meeting the kernels' needs probed by starting a device.
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) async fn listed() -> Vec<AdapterInfo> {
+    let mut out = Vec::new();
+    for (i, a) in all_adapters().await.iter().enumerate() {
+        let mut info = AdapterInfo::new(i, a);
+        if info.unusable.is_none() {
+            info.unusable = device_fails(a, &a.limits()).await;
+        }
+        out.push(info);
+    }
+    out
+}
+
 /// Why faithful's kernels cannot run on `adapter`, or `None`.
 fn unusable(adapter: &wgpu::Adapter) -> Option<String> {
     let compute = adapter.get_downlevel_capabilities().flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS);
@@ -92,8 +119,8 @@ fn unmet(compute_shaders: bool, limits: &wgpu::Limits) -> Option<String> {
 }
 
 /// Every adapter wgpu sees (honouring `WGPU_BACKEND`), in wgpu's order, with whether
-/// faithful can use it. Empty when there is none (no driver, or a build for a machine
-/// without one).
+/// faithful can use it: its kernels' needs met, and a device started on it (then dropped) when
+/// listed. Empty when there is none (no driver, or a build for a machine without one).
 ///
 /// ```
 /// for adapter in faithful::gpu_adapters() {
@@ -108,7 +135,7 @@ fn unmet(compute_shaders: bool, limits: &wgpu::Limits) -> Option<String> {
 pub fn gpu_adapters() -> Vec<AdapterInfo> {
     super::block_on(async {
         let _quiet = super::quiet::Quiet::new();
-        all_adapters().await.iter().enumerate().map(|(i, a)| AdapterInfo::new(i, a)).collect()
+        listed().await
     })
 }
 
@@ -148,5 +175,28 @@ mod tests {
                 WORKGROUP_BYTES - 1
             ))
         );
+    }
+
+    /// An adapter whose device cannot be created is marked unusable with the driver's reason,
+    /// never offered (the NVIDIA GL "Parent device is lost" case): asking a real adapter for
+    /// more than it allows makes the same request fail. Without an adapter there is nothing to
+    /// probe (the listing is empty).
+    #[test]
+    fn an_adapter_whose_device_fails_is_marked_unusable() {
+        super::super::block_on(async {
+            let _quiet = super::super::quiet::Quiet::new();
+            let all = all_adapters().await;
+            for a in all.iter().filter(|a| unusable(a).is_none()) {
+                assert_eq!(device_fails(a, &a.limits()).await, None, "{:?}", a.get_info().name);
+                let over = wgpu::Limits {
+                    max_compute_workgroup_storage_size: a.limits().max_compute_workgroup_storage_size + 1,
+                    ..a.limits()
+                };
+                let why = device_fails(a, &over).await.expect("a device beyond the adapter's limits fails");
+                assert!(why.starts_with("its device could not be created: "), "{why}");
+            }
+            let listed = listed().await;
+            assert_eq!(listed.len(), all.len());
+        });
     }
 }

@@ -104,6 +104,19 @@ async fn default_adapter() -> Result<wgpu::Adapter, GpuError> {
     }
 }
 
+/// The device faithful asks of an adapter: its own limits, and timestamp queries where it has
+/// them (the listing's probe asks the same, so an adapter it marks usable can start one).
+pub(super) fn device_descriptor(limits: &wgpu::Limits, timestamps: bool) -> wgpu::DeviceDescriptor<'static> {
+    wgpu::DeviceDescriptor {
+        label: Some("faithful"),
+        required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
+        required_limits: limits.clone(),
+        experimental_features: wgpu::ExperimentalFeatures::disabled(),
+        memory_hints: wgpu::MemoryHints::Performance,
+        trace: wgpu::Trace::Off,
+    }
+}
+
 /// Every adapter wgpu can see (after `WGPU_BACKEND`), for `faithful backends`.
 pub async fn adapters_report_async() -> Vec<AdapterReport> {
     let _quiet = super::quiet::Quiet::new();
@@ -165,14 +178,7 @@ impl Gpu {
         let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let report = AdapterReport::new(&adapter.get_info(), &limits, adapter.features());
         let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
-                label: Some("faithful"),
-                required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
-                required_limits: limits.clone(),
-                experimental_features: wgpu::ExperimentalFeatures::disabled(),
-                memory_hints: wgpu::MemoryHints::Performance,
-                trace: wgpu::Trace::Off,
-            })
+            .request_device(&device_descriptor(&limits, timestamps))
             .await
             .map_err(|e| GpuError::Device(e.to_string()))?;
         Ok(Gpu {

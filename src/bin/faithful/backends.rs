@@ -15,6 +15,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let adapters = adapters_report();
+    // The listing's verdict by position (the same enumeration): kernels' needs and a device
+    // started on the adapter.
+    let listed = faithful::gpu_adapters();
+    let verdict = |i: usize, a: &faithful::gpu::AdapterReport| -> Option<String> {
+        listed.get(i).filter(|u| (&u.name, &u.backend) == (&a.name, &a.backend)).map(|u| match &u.unusable {
+            None => "usable".to_string(),
+            Some(why) => format!("not usable: {why}"),
+        })
+    };
     let env = std::env::var("WGPU_BACKEND").ok();
     let gpu_status = if adapters.is_empty() {
         format!(
@@ -28,7 +37,7 @@ pub fn run(args: Args) -> Result<()> {
         let body = serde_json::json!({
             "backends": [
                 {"backend": "cpu", "status": "available", "threads": rayon::current_num_threads(), "numerics": ["exact"]},
-                {"backend": "gpu", "status": gpu_status, "numerics": ["exact", "fast"], "adapters": adapters},
+                {"backend": "gpu", "status": gpu_status, "numerics": ["exact", "fast"], "adapters": adapters, "usable": adapters.iter().enumerate().map(|(i, a)| verdict(i, a)).collect::<Vec<_>>()},
             ],
             "wgpu_backend_env": env,
             "auto_policy": format!("gpu when the adapter is a hardware GPU and n² ≥ {AUTO_MIN_PAIRS:e}, else cpu"),
@@ -37,10 +46,10 @@ pub fn run(args: Args) -> Result<()> {
     }
     let mut text = format!("cpu   available, {} threads, exact\n", rayon::current_num_threads());
     let _ = writeln!(text, "gpu   {gpu_status}");
-    for a in &adapters {
+    for (i, a) in adapters.iter().enumerate() {
         let _ = writeln!(
             text,
-            "      - {} [{} {}, driver {} {}] hardware={} max storage binding {} MiB, max buffer {} MiB, workgroup memory {} KiB",
+            "      - {} [{} {}, driver {} {}] hardware={} max storage binding {} MiB, max buffer {} MiB, workgroup memory {} KiB; {}",
             a.name,
             a.backend,
             a.device_type,
@@ -49,7 +58,8 @@ pub fn run(args: Args) -> Result<()> {
             a.hardware,
             a.max_storage_buffer_binding_size >> 20,
             a.max_buffer_size >> 20,
-            a.max_compute_workgroup_storage_size >> 10
+            a.max_compute_workgroup_storage_size >> 10,
+            verdict(i, a).unwrap_or_else(|| "not listed".into())
         );
     }
     let _ = writeln!(text, "auto  gpu when the adapter is a hardware GPU and n² ≥ {AUTO_MIN_PAIRS:e}, else cpu");

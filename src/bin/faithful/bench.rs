@@ -123,11 +123,21 @@ pub struct Args {
 fn adapters(args: &Args) -> Vec<AdapterEntry> {
     let want = args.adapter.as_ref().map(|s| s.to_lowercase());
     let mut seen: Vec<String> = Vec::new();
+    // The listing's verdict, by position (one enumeration order): an adapter whose device
+    // cannot be created is skipped with the reason, not benchmarked into error rows.
+    let usable = faithful::gpu_adapters();
     adapters_report()
         .into_iter()
-        .map(|a| {
+        .enumerate()
+        .map(|(i, a)| {
+            let unusable = usable
+                .get(i)
+                .filter(|u| (&u.name, &u.backend) == (&a.name, &a.backend))
+                .and_then(|u| u.unusable.clone());
             let skipped = if want.as_ref().is_some_and(|w| !a.name.to_lowercase().contains(w)) {
                 Some(format!("name does not contain '{}'", args.adapter.as_deref().unwrap_or_default()))
+            } else if let Some(why) = unusable {
+                Some(format!("not usable: {why}"))
             } else if seen.contains(&a.name) {
                 Some("same name as an adapter listed before it (adapters are chosen by name; run with WGPU_BACKEND=<api> to bench this one)".to_string())
             } else {
