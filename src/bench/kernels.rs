@@ -69,30 +69,26 @@ pub struct Work {
     pub flops: f64,
 }
 
-/// The work of `kernel` on n points in D (original) and d = 2 (projection) dimensions; on the
-/// GPU `distances` computes a block's distances once for the kNN kernel and once for each rank
-/// count (the kNN kernel's three passes re-read them, without coordinate work).
-pub fn work(kernel: Kernel, gpu: bool, n: usize, dim: usize, low_dim: usize) -> Work {
+/// The work of `kernel` on n points in D (original) and d = 2 (projection) dimensions, the same
+/// on the CPU and the GPU (`_gpu`): since issue 30 the GPU computes each space's distances once
+/// per row block, as the CPU does per row (`gpu::pass`: the kNN and both directions' rank counts
+/// read the same resident s̃; the kNN kernel's two passes re-read it without coordinate work).
+pub fn work(kernel: Kernel, _gpu: bool, n: usize, dim: usize, low_dim: usize) -> Work {
     let (nf, df, lf) = (n as f64, dim as f64, low_dim as f64);
     let sq = nf * nf;
     let flops = |evals: f64, d: f64| evals * 3.0 * d;
-    let g_rank = if gpu { 1.0 } else { 0.0 };
     match kernel {
         Kernel::Distances => {
             let pairs = (distance_rows(n) * n) as f64;
             Work { pairs, flops: flops(pairs, df) }
         }
         Kernel::Knn => Work { pairs: sq, flops: flops(sq, df) },
-        // CPU: one distance row per point in each space. GPU: kNN of the projection, ranks in both.
-        Kernel::Ranks => Work {
-            pairs: sq,
-            flops: if gpu { flops(sq, lf) + flops(sq, df) + flops(sq, lf) } else { flops(sq, df) + flops(sq, lf) },
-        },
+        // One distance row per point in each space (the GPU: kNN of the projection and the ranks
+        // in both spaces from the same resident rows).
+        Kernel::Ranks => Work { pairs: sq, flops: flops(sq, df) + flops(sq, lf) },
         // The pair pass computes whole distance rows in both spaces (n² each).
         Kernel::Pairs => Work { pairs: nf * (nf - 1.0) / 2.0, flops: flops(sq, df) + flops(sq, lf) },
-        Kernel::Evaluation => {
-            Work { pairs: sq, flops: flops((1.0 + g_rank) * sq, df) + flops((1.0 + g_rank) * sq, lf) }
-        }
+        Kernel::Evaluation => Work { pairs: sq, flops: flops(sq, df) + flops(sq, lf) },
     }
 }
 
