@@ -119,8 +119,7 @@ impl Evaluator {
             };
             let locals = r
                 .def
-                .local_keys
-                .iter()
+                .local_keys()
                 .map(|key| {
                     let all = out.local.iter().find(|(k, _)| k == key).map(|(_, v)| v);
                     let all = all.ok_or_else(|| Error::Undefined {

@@ -1,0 +1,202 @@
+//! The per-row terms of the full-row sweep ([`super::row_sweep`]): Sammon's and CCA's weighted
+//! errors, the average local error and NeRV's divergences, each a function of one point's two
+//! full distance rows `dx = d^X(i, ·)`, `dy = d^Y(i, ·)` (length n, the point itself at 0).
+//!
+//! Every sum is NumPy's pairwise sum over the whole row in index order, the point's own entry
+//! adding an exact 0, so a row's terms are those of `np.sum(M[i])` on the dense matrices.
+
+use crate::sum::pairwise_sums;
+
+/// NeRV's bandwidth search: the entropy tolerance, in nats.
+pub const NERV_TOLERANCE: f64 = 1e-5;
+/// NeRV's bandwidth search: the most entropy evaluations per row.
+pub const NERV_MAX_ITERATIONS: usize = 200;
+/// NeRV's floor on probabilities inside the logarithms (SickleJS's guard against log 0).
+pub const NERV_FLOOR: f64 = 1e-12;
+
+/// CCA's weighting of a pair by its projected distance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CcaKernel {
+    /// `F(d) = exp(−d/λ)`.
+    Exponential,
+    /// `F(d) = 1` for `d ≤ λ`, else 0.
+    Step,
+}
+
+/// One CCA weighting: its width λ > 0 and kernel.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CcaJob {
+    pub lambda: f64,
+    pub kernel: CcaKernel,
+}
+
+/// One NeRV neighbourhood: the perplexity, and whether the projection's bandwidths are the
+/// original space's (`shared`, SickleJS's choice) or fitted to the perplexity in the projection.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct NervJob {
+    pub perplexity: f64,
+    pub shared: bool,
+}
+
+/// Sammon's row: `(Σ_{j: dx > 0} (dx − dy)²/dx, Σ_j dx)`.
+pub(super) fn sammon_row(dx: &[f64], dy: &[f64]) -> [f64; 2] {
+    pairwise_sums(dx.len(), &|j| {
+        let (a, b) = (dx[j], dy[j]);
+        let e = a - b;
+        [if a > 0.0 { e * e / a } else { 0.0 }, a]
+    })
+}
+
+/// CCA's row: `(Σ_j (dx − dy)² F(dy), Σ_j dx² F(dy))`.
+pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob) -> [f64; 2] {
+    let lambda = job.lambda;
+    let weight = |b: f64| match job.kernel {
+        CcaKernel::Exponential => (-b / lambda).exp(),
+        CcaKernel::Step => {
+            if b <= lambda {
+                1.0
+            } else {
+                0.0
+            }
+        }
+    };
+    pairwise_sums(dx.len(), &|j| {
+        let (a, b) = (dx[j], dy[j]);
+        let f = weight(b);
+        let e = a - b;
+        [e * e * f, a * a * f]
+    })
+}
+
+/// The average local error's row sum: `Σ_j |dx/max_x − dy/max_y|`, or with `squared` of the
+/// squares, `Σ_j |dx²/max_x² − dy²/max_y²|` (tf-projection-qm's, on squared distances).
+pub(super) fn ale_row(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
+    if squared {
+        let (mx, my) = (max_x * max_x, max_y * max_y);
+        return pairwise_sums(dx.len(), &|j| [(dx[j] * dx[j] / mx - dy[j] * dy[j] / my).abs()])[0];
+    }
+    pairwise_sums(dx.len(), &|j| [(dx[j] / max_x - dy[j] / max_y).abs()])[0]
+}
+
+/// Squares of a distance row into `out`, the point's own entry set to +∞ (it never counts).
+pub(super) fn squares(d: &[f64], i: usize, out: &mut [f64]) {
+    for (o, &v) in out.iter_mut().zip(d) {
+        *o = v * v;
+    }
+    out[i] = f64::INFINITY;
+}
+
+/// The smallest entry of a squared row (the point's own +∞ never is).
+fn smallest(d2: &[f64]) -> f64 {
+    d2.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// The unnormalised Gaussian neighbourhood `e_j = exp(−β (d2_j − m))` (0 for the point itself),
+/// its total S and `W = Σ (d2_j − m) e_j`. Shifting by the smallest squared distance m changes
+/// nothing after normalisation and keeps S ≥ 1 (no underflow to an empty neighbourhood).
+fn kernel_sums(d2: &[f64], m: f64, beta: f64) -> [f64; 2] {
+    pairwise_sums(d2.len(), &|j| {
+        let s = d2[j] - m;
+        if s.is_infinite() {
+            return [0.0, 0.0];
+        }
+        let e = (-beta * s).exp();
+        [e, s * e]
+    })
+}
+
+/// The bandwidth `β = 1/(2σ²)` whose neighbourhood over the squared row `d2` has entropy
+/// `ln(perplexity)`, by SickleJS's bisection: β starts at 1; the entropy
+/// `H = ln S + β W / S` is compared with the target; within [`NERV_TOLERANCE`] it stops, else β
+/// doubles (too much entropy, no upper bound yet) or halves (too little, no lower bound yet) or
+/// moves to the middle of its bounds; at most [`NERV_MAX_ITERATIONS`] evaluations. The result
+/// is the last β evaluated.
+pub(super) fn fit_beta(d2: &[f64], perplexity: f64) -> f64 {
+    let target = perplexity.ln();
+    let m = smallest(d2);
+    let (mut beta, mut lo, mut hi) = (1.0f64, f64::NEG_INFINITY, f64::INFINITY);
+    for it in 0..NERV_MAX_ITERATIONS {
+        let [s, w] = kernel_sums(d2, m, beta);
+        let h = s.ln() + beta * w / s;
+        let diff = h - target;
+        if diff.abs() <= NERV_TOLERANCE || it + 1 == NERV_MAX_ITERATIONS {
+            break;
+        }
+        let next = if diff > 0.0 {
+            lo = beta;
+            if hi == f64::INFINITY { beta * 2.0 } else { (beta + hi) / 2.0 }
+        } else {
+            hi = beta;
+            if lo == f64::NEG_INFINITY { beta / 2.0 } else { (beta + lo) / 2.0 }
+        };
+        // At the ends of f64's range the search cannot move: the neighbourhood is as narrow
+        // (or wide) as it can be.
+        if next == beta || !next.is_finite() || next == 0.0 {
+            break;
+        }
+        beta = next;
+    }
+    beta
+}
+
+/// The normalised neighbourhood of bandwidth `beta` over the squared row `d2`, into `out`.
+pub(super) fn neighbourhood(d2: &[f64], beta: f64, out: &mut [f64]) {
+    let m = smallest(d2);
+    let [s, _] = kernel_sums(d2, m, beta);
+    for (o, &v) in out.iter_mut().zip(d2) {
+        let sh = v - m;
+        *o = if sh.is_infinite() { 0.0 } else { (-beta * sh).exp() / s };
+    }
+}
+
+/// `(KL(p‖q), KL(q‖p))` over the row, each probability floored at [`NERV_FLOOR`]; the point's own
+/// entry (`skip`) adds nothing.
+pub(super) fn kl_both(p: &[f64], q: &[f64], skip: usize) -> [f64; 2] {
+    pairwise_sums(p.len(), &|j| {
+        if j == skip {
+            return [0.0, 0.0];
+        }
+        let (a, b) = (p[j].max(NERV_FLOOR), q[j].max(NERV_FLOOR));
+        [a * (a / b).ln(), b * (b / a).ln()]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fitted neighbourhood has the asked perplexity (2^H within the tolerance).
+    #[test]
+    fn the_bandwidth_gives_the_perplexity() {
+        let d: Vec<f64> = (0..200).map(|j| ((j * 37 % 101) as f64 * 0.13 + 0.01) * 3.0).collect();
+        let mut d2 = vec![0.0; d.len()];
+        squares(&d, 5, &mut d2);
+        for perplexity in [2.0, 10.0, 30.0, 150.0] {
+            let beta = fit_beta(&d2, perplexity);
+            let mut p = vec![0.0; d.len()];
+            neighbourhood(&d2, beta, &mut p);
+            let sum: f64 = p.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-12, "{sum}");
+            let h: f64 = p.iter().filter(|&&v| v > 0.0).map(|&v| -v * v.ln()).sum();
+            assert!((h - perplexity.ln()).abs() < 2e-5, "perplexity {perplexity}: H {h}");
+            assert_eq!(p[5], 0.0);
+        }
+    }
+
+    /// Equal distances: every entropy is ln(n − 1); the search stops at a finite β with the
+    /// uniform neighbourhood, never a NaN.
+    #[test]
+    fn constant_rows_give_the_uniform_neighbourhood() {
+        let d = vec![2.0; 10];
+        let mut d2 = vec![0.0; 10];
+        squares(&d, 0, &mut d2);
+        let beta = fit_beta(&d2, 3.0);
+        assert!(beta.is_finite() && beta > 0.0);
+        let mut p = vec![0.0; 10];
+        neighbourhood(&d2, beta, &mut p);
+        assert!(p[1..].iter().all(|&v| (v - 1.0 / 9.0).abs() < 1e-15));
+        let [a, b] = kl_both(&p, &p, 0);
+        assert_eq!((a, b), (0.0, 0.0));
+    }
+}
