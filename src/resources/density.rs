@@ -196,7 +196,7 @@ const LOW: f64 = -708.0;
 /// its degree-13 Taylor polynomial (truncation below 10⁻¹⁷ relative), scaled by 2^k. Within 2
 /// ulp of the correctly rounded value (tested against `f64::exp` below).
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-pub fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
+pub(crate) fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
     const C: [f64; 14] = [
         1.0,
         1.0,

@@ -14,7 +14,9 @@ use rayon::prelude::*;
 
 use super::super::scratch_pool::Pool;
 use super::extent::Extent;
-use super::row_terms::{CcaJob, NervJob, ale_row, cca_row, fit_beta, kl_both, neighbourhood, sammon_row, squares};
+use super::row_terms::{
+    CcaJob, Kernel, NervJob, ale_row, cca_row, fit_beta, kl_both, neighbourhood, normalise, sammon_row, squares,
+};
 use super::sums::{PairSums, tree};
 use crate::control::Control;
 use crate::data::Points;
@@ -92,15 +94,20 @@ struct RowOut {
     nerv: Vec<[f64; 2]>,
 }
 
-/// Scratch of one worker: the two distance rows and NeRV's squared rows and neighbourhoods.
+/// Scratch of one worker: the two distance rows and NeRV's squared rows, kernels and
+/// neighbourhoods (X's, one per job, fitted once per row and kept for every projection).
 #[derive(Default)]
 struct Scratch {
     dx: Vec<f64>,
     dy: Vec<f64>,
     x2: Vec<f64>,
     y2: Vec<f64>,
-    p: Vec<f64>,
+    kernel: Kernel,
+    px: Vec<Vec<f64>>,
     q: Vec<f64>,
+    /// CCA's exponents and weights.
+    arg: Vec<f64>,
+    weight: Vec<f64>,
 }
 
 /// The sweep: for every row i, `d^X(i, ·)` once and `d^Y(i, ·)` per projection, and what `job`
@@ -125,9 +132,11 @@ pub(crate) fn row_sweep(
                 s.dx.resize(n, 0.0);
                 s.dy.resize(n, 0.0);
                 if !job.nerv.is_empty() {
-                    for v in [&mut s.x2, &mut s.y2, &mut s.p, &mut s.q] {
+                    for v in [&mut s.x2, &mut s.y2, &mut s.q] {
                         v.resize(n, 0.0);
                     }
+                    s.px.resize_with(job.nerv.len(), Vec::new);
+                    s.px.iter_mut().for_each(|p| p.resize(n, 0.0));
                 }
                 let mut out = vec![Vec::with_capacity(rows.len()); lows.len()];
                 for i in rows.clone() {
@@ -135,8 +144,14 @@ pub(crate) fn row_sweep(
                     if !job.nerv.is_empty() {
                         squares(&s.dx, i, &mut s.x2);
                     }
-                    // NeRV's original-space bandwidth depends only on X's row and the perplexity.
-                    let betas_x: Vec<f64> = job.nerv.iter().map(|nj| fit_beta(&s.x2, nj.perplexity)).collect();
+                    // NeRV's original-space bandwidth and neighbourhood depend only on X's row and
+                    // the perplexity: once per row, whatever the number of projections.
+                    let mut betas_x = Vec::with_capacity(job.nerv.len());
+                    for (nj, px) in job.nerv.iter().zip(&mut s.px) {
+                        let (beta, total) = fit_beta(&s.x2, nj.perplexity, &mut s.kernel);
+                        normalise(&s.kernel.e, total, px);
+                        betas_x.push(beta);
+                    }
                     for (p, low) in lows.iter().enumerate() {
                         distance_row(low, i, &mut s.dy);
                         out[p].push(row(s, i, p, job, &betas_x));
@@ -210,7 +225,7 @@ fn row(s: &mut Scratch, i: usize, p: usize, job: &SweepJob, betas_x: &[f64]) -> 
     if job.sammon {
         r.sammon = sammon_row(dx, dy);
     }
-    r.cca = job.cca.iter().map(|&c| cca_row(dx, dy, c)).collect();
+    r.cca = job.cca.iter().map(|&c| cca_row(dx, dy, c, &mut s.arg, &mut s.weight)).collect();
     if let Some((max_x, max_y, variants)) = &job.ale {
         r.ale = variants.iter().map(|&sq| ale_row(dx, dy, *max_x, max_y[p], sq)).collect();
     }
@@ -221,11 +236,15 @@ fn row(s: &mut Scratch, i: usize, p: usize, job: &SweepJob, betas_x: &[f64]) -> 
         .nerv
         .iter()
         .zip(betas_x)
-        .map(|(nj, &beta_x)| {
-            let beta_y = if nj.shared { beta_x } else { fit_beta(&s.y2, nj.perplexity) };
-            neighbourhood(&s.x2, beta_x, &mut s.p);
-            neighbourhood(&s.y2, beta_y, &mut s.q);
-            kl_both(&s.p, &s.q, i)
+        .zip(&s.px)
+        .map(|((nj, &beta_x), px)| {
+            if nj.shared {
+                neighbourhood(&s.y2, beta_x, &mut s.kernel, &mut s.q);
+            } else {
+                let (_, total) = fit_beta(&s.y2, nj.perplexity, &mut s.kernel);
+                normalise(&s.kernel.e, total, &mut s.q);
+            }
+            kl_both(px, &s.q, i)
         })
         .collect();
     r

@@ -5,6 +5,7 @@
 //! Every sum is NumPy's pairwise sum over the whole row in index order, the point's own entry
 //! adding an exact 0, so a row's terms are those of `np.sum(M[i])` on the dense matrices.
 
+use super::super::density::exp_nonpositive;
 use crate::sum::pairwise_sums;
 
 /// NeRV's bandwidth search: the entropy tolerance, in nats.
@@ -48,22 +49,28 @@ pub(super) fn sammon_row(dx: &[f64], dy: &[f64]) -> [f64; 2] {
     })
 }
 
-/// CCA's row: `(Σ_j (dx − dy)² F(dy), Σ_j dx² F(dy))`.
-pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob) -> [f64; 2] {
-    let lambda = job.lambda;
-    let weight = |b: f64| match job.kernel {
-        CcaKernel::Exponential => (-b / lambda).exp(),
+/// CCA's row: `(Σ_j (dx − dy)² F(dy), Σ_j dx² F(dy))`; `w` is scratch for the weights (the
+/// exponential kernel's by the vectorised `exp_nonpositive`, as the densities').
+pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob, arg: &mut Vec<f64>, w: &mut Vec<f64>) -> [f64; 2] {
+    let (n, lambda) = (dx.len(), job.lambda);
+    w.resize(n, 0.0);
+    match job.kernel {
+        CcaKernel::Exponential => {
+            arg.resize(n, 0.0);
+            for (a, &b) in arg.iter_mut().zip(dy) {
+                *a = -b / lambda;
+            }
+            exp_nonpositive(arg, w);
+        }
         CcaKernel::Step => {
-            if b <= lambda {
-                1.0
-            } else {
-                0.0
+            for (f, &b) in w.iter_mut().zip(dy) {
+                *f = if b <= lambda { 1.0 } else { 0.0 };
             }
         }
-    };
-    pairwise_sums(dx.len(), &|j| {
-        let (a, b) = (dx[j], dy[j]);
-        let f = weight(b);
+    }
+    let w = &w[..];
+    pairwise_sums(n, &|j| {
+        let (a, b, f) = (dx[j], dy[j], w[j]);
         let e = a - b;
         [e * e * f, a * a * f]
     })
@@ -92,17 +99,32 @@ fn smallest(d2: &[f64]) -> f64 {
     d2.iter().copied().fold(f64::INFINITY, f64::min)
 }
 
-/// The unnormalised Gaussian neighbourhood `e_j = exp(−β (d2_j − m))` (0 for the point itself),
-/// its total S and `W = Σ (d2_j − m) e_j`. Shifting by the smallest squared distance m changes
-/// nothing after normalisation and keeps S ≥ 1 (no underflow to an empty neighbourhood).
-fn kernel_sums(d2: &[f64], m: f64, beta: f64) -> [f64; 2] {
-    pairwise_sums(d2.len(), &|j| {
+/// A NeRV row's scratch: the exponent arguments and the kernel values of the last evaluation.
+#[derive(Default)]
+pub(super) struct Kernel {
+    arg: Vec<f64>,
+    /// `e_j` of the last [`kernel_sums`] (0 for the point itself).
+    pub e: Vec<f64>,
+}
+
+/// The unnormalised Gaussian neighbourhood `e_j = exp(−β (d2_j − m))` (0 for the point itself)
+/// into `k.e`, its total S and `W = Σ (d2_j − m) e_j`. Shifting by the smallest squared distance
+/// m changes nothing after normalisation and keeps S ≥ 1 (no underflow to an empty
+/// neighbourhood). The exponentials are the densities' vectorised `exp_nonpositive` (within 2 ulp
+/// of the correctly rounded value, the same bits on every platform).
+fn kernel_sums(d2: &[f64], m: f64, beta: f64, k: &mut Kernel) -> [f64; 2] {
+    let n = d2.len();
+    k.arg.resize(n, 0.0);
+    k.e.resize(n, 0.0);
+    for (a, &v) in k.arg.iter_mut().zip(d2) {
+        // The point itself (+∞) gives exp(−∞) = 0.
+        *a = -beta * (v - m);
+    }
+    exp_nonpositive(&k.arg, &mut k.e);
+    let e = &k.e;
+    pairwise_sums(n, &|j| {
         let s = d2[j] - m;
-        if s.is_infinite() {
-            return [0.0, 0.0];
-        }
-        let e = (-beta * s).exp();
-        [e, s * e]
+        if s.is_infinite() { [0.0, 0.0] } else { [e[j], s * e[j]] }
     })
 }
 
@@ -111,16 +133,21 @@ fn kernel_sums(d2: &[f64], m: f64, beta: f64) -> [f64; 2] {
 /// `H = ln S + β W / S` is compared with the target; within [`NERV_TOLERANCE`] it stops, else β
 /// doubles (too much entropy, no upper bound yet) or halves (too little, no lower bound yet) or
 /// moves to the middle of its bounds; at most [`NERV_MAX_ITERATIONS`] evaluations. The result
-/// is the last β evaluated.
-pub(super) fn fit_beta(d2: &[f64], perplexity: f64) -> f64 {
+/// is the last β evaluated and its S; `k.e` holds that evaluation's kernel values, so the
+/// neighbourhood is `k.e[j] / S`.
+pub(super) fn fit_beta(d2: &[f64], perplexity: f64, k: &mut Kernel) -> (f64, f64) {
     let target = perplexity.ln();
     let m = smallest(d2);
     let (mut beta, mut lo, mut hi) = (1.0f64, f64::NEG_INFINITY, f64::INFINITY);
-    for it in 0..NERV_MAX_ITERATIONS {
-        let [s, w] = kernel_sums(d2, m, beta);
+    let mut total;
+    let mut it = 0;
+    loop {
+        let [s, w] = kernel_sums(d2, m, beta, k);
+        total = s;
+        it += 1;
         let h = s.ln() + beta * w / s;
         let diff = h - target;
-        if diff.abs() <= NERV_TOLERANCE || it + 1 == NERV_MAX_ITERATIONS {
+        if diff.abs() <= NERV_TOLERANCE || it == NERV_MAX_ITERATIONS {
             break;
         }
         let next = if diff > 0.0 {
@@ -137,16 +164,19 @@ pub(super) fn fit_beta(d2: &[f64], perplexity: f64) -> f64 {
         }
         beta = next;
     }
-    beta
+    (beta, total)
 }
 
 /// The normalised neighbourhood of bandwidth `beta` over the squared row `d2`, into `out`.
-pub(super) fn neighbourhood(d2: &[f64], beta: f64, out: &mut [f64]) {
-    let m = smallest(d2);
-    let [s, _] = kernel_sums(d2, m, beta);
-    for (o, &v) in out.iter_mut().zip(d2) {
-        let sh = v - m;
-        *o = if sh.is_infinite() { 0.0 } else { (-beta * sh).exp() / s };
+pub(super) fn neighbourhood(d2: &[f64], beta: f64, k: &mut Kernel, out: &mut [f64]) {
+    let [s, _] = kernel_sums(d2, smallest(d2), beta, k);
+    normalise(&k.e, s, out);
+}
+
+/// `out[j] = e[j] / s`.
+pub(super) fn normalise(e: &[f64], s: f64, out: &mut [f64]) {
+    for (o, &v) in out.iter_mut().zip(e) {
+        *o = v / s;
     }
 }
 
@@ -173,9 +203,13 @@ mod tests {
         let mut d2 = vec![0.0; d.len()];
         squares(&d, 5, &mut d2);
         for perplexity in [2.0, 10.0, 30.0, 150.0] {
-            let beta = fit_beta(&d2, perplexity);
+            let mut k = Kernel::default();
+            let (beta, total) = fit_beta(&d2, perplexity, &mut k);
             let mut p = vec![0.0; d.len()];
-            neighbourhood(&d2, beta, &mut p);
+            normalise(&k.e, total, &mut p);
+            let mut again = vec![0.0; d.len()];
+            neighbourhood(&d2, beta, &mut k, &mut again);
+            assert_eq!(p, again, "the last evaluation is the bandwidth's neighbourhood");
             let sum: f64 = p.iter().sum();
             assert!((sum - 1.0).abs() < 1e-12, "{sum}");
             let h: f64 = p.iter().filter(|&&v| v > 0.0).map(|&v| -v * v.ln()).sum();
@@ -191,10 +225,11 @@ mod tests {
         let d = vec![2.0; 10];
         let mut d2 = vec![0.0; 10];
         squares(&d, 0, &mut d2);
-        let beta = fit_beta(&d2, 3.0);
+        let mut k = Kernel::default();
+        let (beta, _) = fit_beta(&d2, 3.0, &mut k);
         assert!(beta.is_finite() && beta > 0.0);
         let mut p = vec![0.0; 10];
-        neighbourhood(&d2, beta, &mut p);
+        neighbourhood(&d2, beta, &mut k, &mut p);
         assert!(p[1..].iter().all(|&v| (v - 1.0 / 9.0).abs() < 1e-15));
         let [a, b] = kl_both(&p, &p, 0);
         assert_eq!((a, b), (0.0, 0.0));
