@@ -148,7 +148,7 @@ pub(crate) fn row_sweep(
                     // the perplexity: once per row, whatever the number of projections.
                     let mut betas_x = Vec::with_capacity(job.nerv.len());
                     for (nj, px) in job.nerv.iter().zip(&mut s.px) {
-                        let (beta, total) = fit_beta(&s.x2, nj.perplexity, &mut s.kernel);
+                        let (beta, total) = fit_beta(&s.x2, i, nj.perplexity, &mut s.kernel);
                         normalise(&s.kernel.e, total, px);
                         betas_x.push(beta);
                     }
@@ -239,9 +239,9 @@ fn row(s: &mut Scratch, i: usize, p: usize, job: &SweepJob, betas_x: &[f64]) -> 
         .zip(&s.px)
         .map(|((nj, &beta_x), px)| {
             if nj.shared {
-                neighbourhood(&s.y2, beta_x, &mut s.kernel, &mut s.q);
+                neighbourhood(&s.y2, i, beta_x, &mut s.kernel, &mut s.q);
             } else {
-                let (_, total) = fit_beta(&s.y2, nj.perplexity, &mut s.kernel);
+                let (_, total) = fit_beta(&s.y2, i, nj.perplexity, &mut s.kernel);
                 normalise(&s.kernel.e, total, &mut s.q);
             }
             kl_both(px, &s.q, i)

@@ -5,7 +5,7 @@
 //! Every sum is NumPy's pairwise sum over the whole row in index order, the point's own entry
 //! adding an exact 0, so a row's terms are those of `np.sum(M[i])` on the dense matrices.
 
-use super::super::density::exp_nonpositive;
+use super::super::density::{exp_nonpositive, exp_nonpositive_flushed};
 use crate::sum::pairwise_sums;
 
 /// NeRV's bandwidth search: the entropy tolerance, in nats.
@@ -94,55 +94,60 @@ pub(super) fn squares(d: &[f64], i: usize, out: &mut [f64]) {
     out[i] = f64::INFINITY;
 }
 
-/// The smallest entry of a squared row (the point's own +∞ never is).
-fn smallest(d2: &[f64]) -> f64 {
-    d2.iter().copied().fold(f64::INFINITY, f64::min)
-}
-
-/// A NeRV row's scratch: the exponent arguments and the kernel values of the last evaluation.
+/// A NeRV row's scratch: the shifted squared row, the exponent arguments and the kernel values
+/// of the last evaluation.
 #[derive(Default)]
 pub(super) struct Kernel {
+    /// `d2_j − m` (0 for the point itself, whose kernel value is 0).
+    shifted: Vec<f64>,
     arg: Vec<f64>,
     /// `e_j` of the last [`kernel_sums`] (0 for the point itself).
     pub e: Vec<f64>,
 }
 
-/// The unnormalised Gaussian neighbourhood `e_j = exp(−β (d2_j − m))` (0 for the point itself)
-/// into `k.e`, its total S and `W = Σ (d2_j − m) e_j`. Shifting by the smallest squared distance
-/// m changes nothing after normalisation and keeps S ≥ 1 (no underflow to an empty
-/// neighbourhood). The exponentials are the densities' vectorised `exp_nonpositive` (within 2 ulp
-/// of the correctly rounded value, the same bits on every platform).
-fn kernel_sums(d2: &[f64], m: f64, beta: f64, k: &mut Kernel) -> [f64; 2] {
-    let n = d2.len();
-    k.arg.resize(n, 0.0);
-    k.e.resize(n, 0.0);
-    for (a, &v) in k.arg.iter_mut().zip(d2) {
-        // The point itself (+∞) gives exp(−∞) = 0.
-        *a = -beta * (v - m);
+impl Kernel {
+    /// Takes the squared row `d2` (the point itself +∞), shifted by its smallest entry.
+    fn shift(&mut self, d2: &[f64]) {
+        let m = d2.iter().copied().fold(f64::INFINITY, f64::min);
+        self.shifted.clear();
+        self.shifted.extend(d2.iter().map(|&v| if v.is_infinite() { 0.0 } else { v - m }));
+        self.arg.resize(d2.len(), 0.0);
+        self.e.resize(d2.len(), 0.0);
     }
-    exp_nonpositive(&k.arg, &mut k.e);
-    let e = &k.e;
-    pairwise_sums(n, &|j| {
-        let s = d2[j] - m;
-        if s.is_infinite() { [0.0, 0.0] } else { [e[j], s * e[j]] }
-    })
 }
 
-/// The bandwidth `β = 1/(2σ²)` whose neighbourhood over the squared row `d2` has entropy
-/// `ln(perplexity)`, by SickleJS's bisection: β starts at 1; the entropy
-/// `H = ln S + β W / S` is compared with the target; within [`NERV_TOLERANCE`] it stops, else β
-/// doubles (too much entropy, no upper bound yet) or halves (too little, no lower bound yet) or
-/// moves to the middle of its bounds; at most [`NERV_MAX_ITERATIONS`] evaluations. The result
-/// is the last β evaluated and its S; `k.e` holds that evaluation's kernel values, so the
+/// The unnormalised Gaussian neighbourhood `e_j = exp(−β (d2_j − m))` (0 for the point itself,
+/// `skip`) into `k.e`, its total S and `W = Σ (d2_j − m) e_j`, over the row [`Kernel::shift`]
+/// took. Shifting by the smallest squared distance m changes nothing after normalisation and
+/// keeps S ≥ 1 (no underflow to an empty neighbourhood). The exponentials are the densities'
+/// vectorised `exp_nonpositive` (within 2 ulp of the correctly rounded value, the same bits on
+/// every platform), with values below e^−708 written as 0: next to S ≥ 1 they change no bit of
+/// S, nothing visible of W, and no probability above the 10⁻¹² floor.
+fn kernel_sums(k: &mut Kernel, beta: f64, skip: usize) -> [f64; 2] {
+    for (a, &v) in k.arg.iter_mut().zip(&k.shifted) {
+        *a = -beta * v;
+    }
+    k.arg[skip] = f64::NEG_INFINITY;
+    exp_nonpositive_flushed(&k.arg, &mut k.e);
+    let (e, sh) = (&k.e, &k.shifted);
+    pairwise_sums(e.len(), &|j| [e[j], sh[j] * e[j]])
+}
+
+/// The bandwidth `β = 1/(2σ²)` whose neighbourhood over the squared row `d2` (point `skip`'s,
+/// its own entry +∞) has entropy `ln(perplexity)`, by SickleJS's bisection: β starts at 1; the
+/// entropy `H = ln S + β W / S` is compared with the target; within [`NERV_TOLERANCE`] it stops,
+/// else β doubles (too much entropy, no upper bound yet) or halves (too little, no lower bound
+/// yet) or moves to the middle of its bounds; at most [`NERV_MAX_ITERATIONS`] evaluations. The
+/// result is the last β evaluated and its S; `k.e` holds that evaluation's kernel values, so the
 /// neighbourhood is `k.e[j] / S`.
-pub(super) fn fit_beta(d2: &[f64], perplexity: f64, k: &mut Kernel) -> (f64, f64) {
+pub(super) fn fit_beta(d2: &[f64], skip: usize, perplexity: f64, k: &mut Kernel) -> (f64, f64) {
     let target = perplexity.ln();
-    let m = smallest(d2);
+    k.shift(d2);
     let (mut beta, mut lo, mut hi) = (1.0f64, f64::NEG_INFINITY, f64::INFINITY);
     let mut total;
     let mut it = 0;
     loop {
-        let [s, w] = kernel_sums(d2, m, beta, k);
+        let [s, w] = kernel_sums(k, beta, skip);
         total = s;
         it += 1;
         let h = s.ln() + beta * w / s;
@@ -167,9 +172,11 @@ pub(super) fn fit_beta(d2: &[f64], perplexity: f64, k: &mut Kernel) -> (f64, f64
     (beta, total)
 }
 
-/// The normalised neighbourhood of bandwidth `beta` over the squared row `d2`, into `out`.
-pub(super) fn neighbourhood(d2: &[f64], beta: f64, k: &mut Kernel, out: &mut [f64]) {
-    let [s, _] = kernel_sums(d2, smallest(d2), beta, k);
+/// The normalised neighbourhood of bandwidth `beta` over the squared row `d2` (point `skip`'s),
+/// into `out`.
+pub(super) fn neighbourhood(d2: &[f64], skip: usize, beta: f64, k: &mut Kernel, out: &mut [f64]) {
+    k.shift(d2);
+    let [s, _] = kernel_sums(k, beta, skip);
     normalise(&k.e, s, out);
 }
 
@@ -204,11 +211,11 @@ mod tests {
         squares(&d, 5, &mut d2);
         for perplexity in [2.0, 10.0, 30.0, 150.0] {
             let mut k = Kernel::default();
-            let (beta, total) = fit_beta(&d2, perplexity, &mut k);
+            let (beta, total) = fit_beta(&d2, 5, perplexity, &mut k);
             let mut p = vec![0.0; d.len()];
             normalise(&k.e, total, &mut p);
             let mut again = vec![0.0; d.len()];
-            neighbourhood(&d2, beta, &mut k, &mut again);
+            neighbourhood(&d2, 5, beta, &mut k, &mut again);
             assert_eq!(p, again, "the last evaluation is the bandwidth's neighbourhood");
             let sum: f64 = p.iter().sum();
             assert!((sum - 1.0).abs() < 1e-12, "{sum}");
@@ -226,10 +233,10 @@ mod tests {
         let mut d2 = vec![0.0; 10];
         squares(&d, 0, &mut d2);
         let mut k = Kernel::default();
-        let (beta, _) = fit_beta(&d2, 3.0, &mut k);
+        let (beta, _) = fit_beta(&d2, 0, 3.0, &mut k);
         assert!(beta.is_finite() && beta > 0.0);
         let mut p = vec![0.0; 10];
-        neighbourhood(&d2, beta, &mut k, &mut p);
+        neighbourhood(&d2, 0, beta, &mut k, &mut p);
         assert!(p[1..].iter().all(|&v| (v - 1.0 / 9.0).abs() < 1e-15));
         let [a, b] = kl_both(&p, &p, 0);
         assert_eq!((a, b), (0.0, 0.0));
