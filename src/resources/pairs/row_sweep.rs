@@ -62,7 +62,7 @@ pub struct NervRows {
     pub precision: Vec<f64>,
 }
 
-/// What [`row_sweep`] found for one projection.
+/// What the full-row sweep found for one projection.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RowSweep {
     /// The extent of the projection's pair distances.
