@@ -714,6 +714,21 @@ fn table_with_local_mentions_local_keys() {
     }
 }
 
+/// The table reads local values by their kind: a sum by its total and parts (not a 0–1 range),
+/// counts as whole numbers, a log ratio with the points that have none.
+#[test]
+fn table_reads_local_values_by_their_kind() {
+    let f = files();
+    let specs = ["--local", "--spec", "sammon", "--spec", "knn_overlap:k=5", "--spec", "density_preservation:k=5"];
+    let run = run_ok(&measure_args(&f.high, &[&f.low], &specs));
+    let line =
+        |key: &str| run.stdout.lines().find(|l| l.contains(key)).unwrap_or_else(|| panic!("no {key}:\n{}", run.stdout));
+    assert!(line("local_sammon_stress").contains("[sum] total"), "{}", line("local_sammon_stress"));
+    assert!(line("true_neighbours").contains("[count] total"), "{}", line("true_neighbours"));
+    assert!(line("local_knn_overlap").contains("[mean] min"), "{}", line("local_knn_overlap"));
+    assert!(line("local_density_preservation").contains("[log_ratio]"), "{}", line("local_density_preservation"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // `faithful measures`
 // ---------------------------------------------------------------------------------------------
