@@ -4,7 +4,9 @@
 //! in Y, as SickleJS does), found by the bisection of `resources::pairs::row_terms::fit_beta`;
 //! `local_nerv_i = λ KL(p_i‖q_i) + (1−λ) KL(q_i‖p_i)` (probabilities floored at 1e-12 inside
 //! the logarithms); `nerv` is their mean, `nerv_recall` the mean of KL(p‖q) and `nerv_precision`
-//! the mean of KL(q‖p) (lower is better).
+//! the mean of KL(q‖p) (lower is better); `local_nerv_recall` and `local_nerv_precision` are
+//! the per-point divergences (each value is the mean of the local output in its position, so
+//! NeRV folds from row shards).
 
 use super::support::params::param_str;
 use super::{Ctx, Output, Resolved};
@@ -47,5 +49,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         .value("nerv", mean(&local))
         .value("nerv_recall", mean(&rows.recall))
         .value("nerv_precision", mean(&rows.precision))
-        .local("local_nerv", local))
+        .local("local_nerv", local)
+        .local("local_nerv_recall", rows.recall.clone())
+        .local("local_nerv_precision", rows.precision.clone()))
 }

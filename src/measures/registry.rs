@@ -413,7 +413,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["nerv", "nerv_recall", "nerv_precision"],
         keyed_by: &[],
-        local: &[mean("local_nerv")],
+        local: &[mean("local_nerv"), mean("local_nerv_recall"), mean("local_nerv_precision")],
         needs: |r| Needs::nerv(super::nerv::job(r)),
         compute: super::nerv::compute,
         about: "NeRV: mean over points of λ·KL(p‖q) + (1−λ)·KL(q‖p) of Gaussian neighbourhoods of the given perplexity; lower is better",

@@ -43,7 +43,7 @@ pub use pairs::{
 };
 pub use pairwise::{
     Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport, build_pairwise, default_memory_budget,
-    plan_order,
+    nerv_rows, plan_order,
 };
 pub use pass::{
     Extents, PassOutput, PassStats, ProjectionResources, Resident, row_pass, row_pass_resident, row_pass_rows,

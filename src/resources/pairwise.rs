@@ -11,7 +11,7 @@ use super::density::densities;
 use super::external_sort::{ExternalPlan, external};
 use super::pairs::{
     DensityJob, Extent, Layout, OrderPath, OrderStats, PairJob, PairSums, RowSweep, SweepJob, Writer, in_memory,
-    in_memory_bytes, order_records, pair_pass, row_sweep,
+    in_memory_bytes, order_records, pair_pass, row_sweep, row_sweep_rows,
 };
 use super::pass::Extents;
 use crate::control::Control;
@@ -317,6 +317,33 @@ fn full_row_sweep(
         o.sweep = Some(s);
     }
     Ok(())
+}
+
+/// NeRV's per-point divergences (the full-row measure whose values are means of per-row
+/// values) for the rows `rows` of one projection, placed at their points in n-long vectors
+/// (zeros elsewhere), as a shard's block needs them: each row's values are the same bits as in
+/// a whole run.
+pub fn nerv_rows(
+    high: &Points,
+    low: &Points,
+    needs: &Needs,
+    block_rows: usize,
+    ctl: &Control,
+    rows: std::ops::Range<usize>,
+) -> Result<Pairwise> {
+    let job = SweepJob { nerv: needs.nerv.clone(), ..SweepJob::default() };
+    let (_, mut sweeps) = row_sweep_rows(high, &[low], &job, block_rows, ctl, rows.clone())?;
+    let mut s = sweeps.remove(0);
+    let spread = |v: &mut Vec<f64>| {
+        let mut full = vec![0.0; high.n()];
+        full[rows.clone()].copy_from_slice(v);
+        *v = full;
+    };
+    for nr in &mut s.nerv {
+        spread(&mut nr.recall);
+        spread(&mut nr.precision);
+    }
+    Ok(Pairwise { sweep: Some(s), ..Pairwise::default() })
 }
 
 /// Largest pair distance of a projection, as a power of two, that keeps its statistics in

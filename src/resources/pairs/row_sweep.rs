@@ -119,9 +119,24 @@ pub(crate) fn row_sweep(
     block_rows: usize,
     ctl: &Control,
 ) -> Result<(Extent, Vec<RowSweep>)> {
+    row_sweep_rows(high, lows, job, block_rows, ctl, 0..high.n())
+}
+
+/// [`row_sweep`] over the rows `range` only (a shard's block): every per-point vector then
+/// holds those rows, in order, and the totals are theirs. Each row's values are the same bits
+/// as in a sweep over all rows.
+pub(crate) fn row_sweep_rows(
+    high: &Points,
+    lows: &[&Points],
+    job: &SweepJob,
+    block_rows: usize,
+    ctl: &Control,
+    range: Rows<usize>,
+) -> Result<(Extent, Vec<RowSweep>)> {
     let n = high.n();
+    let end = range.end;
     let blocks: Vec<Rows<usize>> =
-        (0..n).step_by(block_rows.max(1)).map(|s| s..(s + block_rows.max(1)).min(n)).collect();
+        range.step_by(block_rows.max(1)).map(|s| s..(s + block_rows.max(1)).min(end)).collect();
     let done = std::sync::atomic::AtomicU64::new(0);
     let pool: Pool<Scratch> = Pool::new();
     let per_block: Vec<Vec<Vec<RowOut>>> = blocks
