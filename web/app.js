@@ -564,8 +564,10 @@ function localColour(key, kind, values) {
   }
   const colour = { kind: 'value', values, min, max, key, scale: 'sequential', top: 'low' };
   const mean = count ? total / count : NaN;
-  const what = kind === 'count' ? `total ${fmt(total)}` : kind === 'score' ? 'per-point score' : `mean ${fmt(mean)}`;
-  return { colour, legend: `${title}${bar(viridisGradient(), fmt(min), fmt(max))}<span>${what} · low values drawn on top${none}</span>` };
+  // Counts are whole numbers: shown as such.
+  const num = kind === 'count' ? (v) => String(Math.round(v)) : fmt;
+  const what = kind === 'count' ? `total ${num(total)}` : kind === 'score' ? 'per-point score' : `mean ${fmt(mean)}`;
+  return { colour, legend: `${title}${bar(viridisGradient(), num(min), num(max))}<span>${what} · low values drawn on top${none}</span>` };
 }
 
 function drawScatterNow() {

@@ -277,7 +277,7 @@ test('the picker lists the measures beyond ZADU, and the colour legend follows e
   }
   assert.equal(await page.getAttribute('input[name="p-cca_stress-lambda"]', 'placeholder'), 'required');
   // Evaluate Sammon (a sum per point) and kNN overlap (means and counts) with local values.
-  for (const box of await page.locator('#measure-list input[type=checkbox]:checked').all()) await box.uncheck();
+  await page.locator('#measure-list input[type=checkbox]').evaluateAll((bs) => bs.forEach((b) => { b.checked = false; }));
   await page.locator('details.mgroup').evaluateAll((ds) => ds.forEach((d) => { d.open = true; }));
   await page.check('#m-sammon');
   await page.check('#m-knn_overlap');
