@@ -127,6 +127,16 @@ pub enum Error {
         /// The parameters the measure has, comma-separated.
         accepted: String,
     },
+    /// A spec leaves out a parameter that has no default.
+    #[error("{id}: parameter {param} is required (it has no default), e.g. {id}:{param}={example}")]
+    MissingParam {
+        /// The measure's id.
+        id: String,
+        /// The parameter's name.
+        param: String,
+        /// A value to show in the message.
+        example: String,
+    },
     /// A parameter value the measure does not accept.
     #[error("{id}: parameter {param}={value}: {reason}")]
     BadParam {

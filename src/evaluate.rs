@@ -572,7 +572,7 @@ impl Evaluator {
         let mut resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
         for r in &mut resolved {
             r.default_k(n);
-            r.check_k(n)?;
+            r.check_n(n)?;
             if r.def.min_classes > 0 {
                 let l = labels.ok_or_else(|| Error::LabelsRequired { id: r.def.id.into() })?;
                 if l.classes() < r.def.min_classes {
@@ -726,9 +726,9 @@ impl Evaluator {
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let local = (self.opts.local && !r.def.local_keys.is_empty()).then_some(out.local);
+                let local = (self.opts.local && !r.def.local.is_empty()).then_some(out.local);
                 let (values, curves) = (out.values, out.curves);
-                scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local, curves });
+                scores.push(Score::new(r, values, local, curves));
             }
             projections.push(ProjectionScores { name: low.name().into(), scores });
         }
@@ -904,7 +904,7 @@ impl Evaluator {
 /// [`Error::NonFiniteScore`] naming the key (never a NaN in a table, a JSON `null` or a local
 /// value).
 fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures::Output> {
-    let local_keys: Vec<String> = r.def.local_keys.iter().map(|k| k.to_string()).collect();
+    let local_keys: Vec<String> = r.def.local_keys().map(String::from).collect();
     let out = crate::measures::Output {
         values: by_key(r, &r.keys(), out.values)?,
         local: by_key(r, &local_keys, out.local)?,
@@ -918,7 +918,11 @@ fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures:
         }
     }
     for (key, values) in out.local.iter().chain(&out.curves) {
-        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        // A point without a value (`NaN`, `null` in JSON) only where the kind allows it
+        // (`partial_mean`, `log_ratio`); infinities never.
+        let missing_ok = r.def.local_kind(key).is_some_and(|k| k.allows_missing());
+        let bad_value = |v: &f64| !(v.is_finite() || (missing_ok && v.is_nan()));
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| bad_value(v)) {
             return Err(bad(&format!("{key}[{i}]"), v));
         }
     }

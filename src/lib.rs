@@ -68,7 +68,7 @@ pub mod wasm;
 mod wasm_bench;
 
 pub use backend::{BackendChoice, Numerics};
-pub use catalog::{MeasureInfo, ParamInfo, measures};
+pub use catalog::{MeasureInfo, ParamInfo, measures, measures_json};
 pub use control::{Cancel, Progress, ProgressFn};
 // For the Python bindings' ZADU resource provider, which drives hidden passes directly.
 #[doc(hidden)]
@@ -82,6 +82,7 @@ pub use example::{Example, digits as example_digits};
 pub use gpu::AdapterInfo;
 #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
 pub use gpu::gpu_adapters;
+pub use measures::LocalKind;
 pub use report::{Evaluation, ProjectionScores, RunReport, Score};
 pub use resources::{Neighbours, ResidentRanks};
 pub use shard::{Partial, fold};

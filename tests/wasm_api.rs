@@ -71,6 +71,12 @@ fn registry_and_version_are_exposed() {
         list.as_array().unwrap().iter().flat_map(|m| m["params"].as_array().unwrap()).filter(|p| p["open"] == false);
     assert!(closed.count() > 0);
     assert_eq!(version(), env!("CARGO_PKG_VERSION"));
+    // Every local output says what it means; Sammon's parts sum to its value.
+    let sammon = list.as_array().unwrap().iter().find(|m| m["id"] == "sammon").expect("sammon listed");
+    assert_eq!(sammon["local"][0]["key"], "local_sammon_stress");
+    assert_eq!(sammon["local"][0]["kind"], "sum");
+    let cca = list.as_array().unwrap().iter().find(|m| m["id"] == "cca_stress").expect("cca_stress listed");
+    assert_eq!(cca["params"][0]["required"], true);
 }
 
 /// A request for `high` and one projection `low` ({rows, cols, data} each), on the wasm CPU.

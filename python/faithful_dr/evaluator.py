@@ -22,6 +22,13 @@ class Score:
     projection: str = "low"
     #: Curves over the neighbourhood size K (``coranking``: qnx, rnx, lcmc, ...), index K − 1.
     curves: dict = field(default_factory=dict)
+    #: What each local output's values mean (local key → kind): ``mean`` (they average to the
+    #: value), ``sum`` (they sum to it), ``share`` (they sum to 1), ``partial_mean`` (the points
+    #: that have a value average to it; the others are masked), ``count`` (whole numbers),
+    #: ``score`` (a per-point score that does not aggregate exactly), ``log_ratio`` (signed, 0 =
+    #: alike in both spaces; points without one are masked). The kinds whose points may lack a
+    #: value come as ``numpy.ma.MaskedArray`` (masked where there is none, never 0 or NaN).
+    local_kinds: dict = field(default_factory=dict)
 
     @property
     def spec(self):
@@ -71,7 +78,7 @@ class Result:
     @classmethod
     def _of(cls, native):
         projections = {
-            name: [Score(projection=name, **s) for s in scores] for name, scores in native.projections()
+            name: [Score(projection=name, **_masked(s)) for s in scores] for name, scores in native.projections()
         }
         return cls(native, projections)
 
@@ -189,6 +196,21 @@ def _numerics(value):
     if value is None or value in ("exact", "fast"):
         return value
     raise ValueError(f"invalid option: numerics {value!r} (accepted: exact, fast)")
+
+
+#: The local kinds whose points may have no value (NaN from the native layer, masked here).
+_MAY_LACK_VALUES = ("partial_mean", "log_ratio")
+
+
+def _masked(score):
+    """The native score dict with the locals of a kind that may lack values masked where they do."""
+    kinds = score.get("local_kinds") or {}
+    if score.get("local"):
+        score["local"] = {
+            key: np.ma.masked_invalid(v) if kinds.get(key) in _MAY_LACK_VALUES else v
+            for key, v in score["local"].items()
+        }
+    return score
 
 
 def _count(name, value):

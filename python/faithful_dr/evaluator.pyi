@@ -13,15 +13,19 @@ class Score:
     id: str
     params: dict[str, int | float | str]
     values: dict[str, float]
-    local: dict[str, npt.NDArray[np.float64]] | None
+    local: dict[str, npt.NDArray[np.float64] | np.ma.MaskedArray[Any, Any]] | None
     projection: str
+    curves: dict[str, npt.NDArray[np.float64]]
+    local_kinds: dict[str, str]
     def __init__(
         self,
         id: str,
         params: dict[str, int | float | str],
         values: dict[str, float],
-        local: dict[str, npt.NDArray[np.float64]] | None = None,
+        local: dict[str, npt.NDArray[np.float64] | np.ma.MaskedArray[Any, Any]] | None = None,
         projection: str = "low",
+        curves: dict[str, npt.NDArray[np.float64]] = ...,
+        local_kinds: dict[str, str] = ...,
     ) -> None: ...
     @property
     def spec(self) -> str: ...

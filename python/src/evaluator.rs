@@ -209,6 +209,12 @@ fn score<'py>(py: Python<'py>, s: &Score) -> PyResult<Bound<'py, PyDict>> {
         }
         None => d.set_item("local", py.None())?,
     }
+    // What each local output's values mean: local key → "mean", "sum", "partial_mean", ...
+    let kinds = PyDict::new(py);
+    for (k, kind) in &s.local_kinds {
+        kinds.set_item(k, kind.name())?;
+    }
+    d.set_item("local_kinds", kinds)?;
     // Curves over K (coranking): one array per curve, index K − 1.
     let curves = PyDict::new(py);
     for (k, v) in &s.curves {
@@ -230,8 +236,8 @@ impl Evaluation {
         serde_json::to_string(&self.inner.run).expect("the run report serialises")
     }
 
-    /// `[(name, [score dict, ...]), ...]`; a score dict has id, params, values and local
-    /// (NumPy arrays, or None).
+    /// `[(name, [score dict, ...]), ...]`; a score dict has id, params, values, local
+    /// (NumPy arrays, or None), local_kinds and curves.
     fn projections<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Vec<Bound<'py, PyDict>>)>> {
         self.inner
             .projections

@@ -1,6 +1,7 @@
 //! [`Needs`]: what a measure asks of the planner.
 
 use super::Neighbours;
+use super::pairs::{CcaJob, NervJob};
 
 /// What a measure needs; 0, `false` or empty means "not needed". Merging takes the maximum of
 /// the neighbour counts (a kNN list of k rows holds every smaller k as a prefix and ranks do
@@ -21,6 +22,15 @@ pub struct Needs {
     pub pair_ranks: bool,
     /// The pairs sorted by original distance, with the isotonic fit (non-metric stress).
     pub pair_isotonic: bool,
+    /// Sammon's sums over full rows.
+    pub sammon: bool,
+    /// CCA's sums over full rows, one per weighting (distinct).
+    pub cca: Vec<CcaJob>,
+    /// The average local error over full rows, of the distances (`false`) and/or of their
+    /// squares (`true`, tf-projection-qm's).
+    pub ale: Vec<bool>,
+    /// NeRV's per-point divergences, one per neighbourhood (distinct).
+    pub nerv: Vec<NervJob>,
 }
 
 impl Needs {
@@ -52,8 +62,36 @@ impl Needs {
     pub fn pair_isotonic() -> Self {
         Needs { pair_isotonic: true, ..Default::default() }
     }
+    /// Sammon's sums.
+    pub fn sammon() -> Self {
+        Needs { sammon: true, ..Default::default() }
+    }
+    /// CCA's sums for one weighting.
+    pub fn cca(job: CcaJob) -> Self {
+        Needs { cca: vec![job], ..Default::default() }
+    }
+    /// The average local error of the distances or (`squared`) of their squares.
+    pub fn ale(squared: bool) -> Self {
+        Needs { ale: vec![squared], ..Default::default() }
+    }
+    /// NeRV's divergences for one neighbourhood.
+    pub fn nerv(job: NervJob) -> Self {
+        Needs { nerv: vec![job], ..Default::default() }
+    }
     /// The union of two needs.
     pub fn merge(self, o: Needs) -> Needs {
+        let mut cca = self.cca;
+        for c in o.cca {
+            if !cca.iter().any(|d| d.kernel == c.kernel && d.lambda.to_bits() == c.lambda.to_bits()) {
+                cca.push(c);
+            }
+        }
+        let mut nerv = self.nerv;
+        for j in o.nerv {
+            if !nerv.iter().any(|d| d.shared == j.shared && d.perplexity.to_bits() == j.perplexity.to_bits()) {
+                nerv.push(j);
+            }
+        }
         let mut sigmas = self.density_sigmas;
         sigmas.extend(o.density_sigmas);
         sigmas.sort_by(f64::total_cmp);
@@ -66,11 +104,26 @@ impl Needs {
             density_sigmas: sigmas,
             pair_ranks: self.pair_ranks || o.pair_ranks,
             pair_isotonic: self.pair_isotonic || o.pair_isotonic,
+            sammon: self.sammon || o.sammon,
+            cca,
+            ale: {
+                let mut a = self.ale;
+                a.extend(o.ale);
+                a.sort();
+                a.dedup();
+                a
+            },
+            nerv,
         }
+    }
+    /// Whether a measure needs full distance rows (the all-pairs sweep of Sammon, CCA, the
+    /// average local error and NeRV).
+    pub fn full_rows(&self) -> bool {
+        self.sammon || !self.cca.is_empty() || !self.ale.is_empty() || !self.nerv.is_empty()
     }
     /// Whether any all-pairs resource (sums, densities, order) is needed.
     pub fn any_pairwise(&self) -> bool {
-        self.pair_sums || !self.density_sigmas.is_empty() || self.pair_order()
+        self.pair_sums || !self.density_sigmas.is_empty() || self.pair_order() || self.full_rows()
     }
     /// Bytes of the neighbour lists and cross ranks these needs size for `n` points and
     /// `projections` projections (4-byte indices or ranks, 8-byte distances; saturating).

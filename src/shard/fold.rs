@@ -100,24 +100,21 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
         }
         let mut values = Vec::with_capacity(keys.len());
         let mut local = Vec::with_capacity(keys.len());
-        for (l, key) in r.def.local_keys.iter().enumerate() {
+        for (l, key) in r.def.local_keys().enumerate() {
             let sums: BTreeMap<usize, (usize, f64)> = order
                 .iter()
                 .map(|p| (p.rows[0], (p.rows[1], f64::from_bits(p.scores[s].locals[l].sum_bits))))
                 .collect();
-            // Each value key is the mean of the local key in the same position (SHARDABLE).
-            values.push((keys[l].clone(), tree_sum(0..n, &sums) / n as f64));
+            // Each value key is the mean of the local key in the same position (SHARDABLE);
+            // locals after the last value key (knn_overlap's counts) carry no value.
+            if l < keys.len() {
+                values.push((keys[l].clone(), tree_sum(0..n, &sums) / n as f64));
+            }
             let all =
                 order.iter().flat_map(|p| p.scores[s].locals[l].bits.iter().map(|&b| f64::from_bits(b))).collect();
             local.push((key.to_string(), all));
         }
-        scores.push(Score {
-            id: r.def.id.into(),
-            params: r.params.clone(),
-            values,
-            local: Some(local),
-            curves: Vec::new(),
-        });
+        scores.push(Score::new(&r, values, Some(local), Vec::new()));
     }
     // No folded value is NaN or infinite (finite values can sum past f64's range): a typed
     // error naming the key, as `measure` gives, never a `null` or a NaN.
@@ -181,7 +178,7 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::
     let value =
         |key: &str| out.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v).expect("coranking writes its keys");
     let values = r.keys().into_iter().map(|k| (k.clone(), value(&k))).collect();
-    Ok(Score { id: r.def.id.into(), params: r.params.clone(), values, local: Some(out.local), curves: out.curves })
+    Ok(Score::new(r, values, Some(out.local), out.curves))
 }
 
 /// The checks of one partial on its own: a block of the plan, its scores shaped as its specs
@@ -204,8 +201,9 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
             return Err(format!("score {} does not match spec {text}", score.id));
         }
         let keys: Vec<&str> = score.locals.iter().map(|l| l.key.as_str()).collect();
-        if keys != r.def.local_keys {
-            return Err(format!("{}: local keys {keys:?}, expected {:?}", score.id, r.def.local_keys));
+        let declared: Vec<&str> = r.def.local_keys().collect();
+        if keys != declared {
+            return Err(format!("{}: local keys {keys:?}, expected {declared:?}", score.id));
         }
         for l in &score.locals {
             let v: Vec<f64> = l.bits.iter().map(|&b| f64::from_bits(b)).collect();

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
 use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
-use crate::resources::{CrossRanks, Needs, Neighbours};
+use crate::resources::{CrossRanks, Needs, Neighbours, nerv_rows};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
 
@@ -67,6 +67,7 @@ impl Evaluator {
             });
         }
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
+        let needs_nerv = Needs { nerv: needs.nerv.clone(), ..Needs::default() };
         // The backend of a full run serves the block (the CPU, or the GPU's certified kernels
         // on rows A:B only), always exact: partials must fold to the reference's bits.
         let (pass, served) = pollster::block_on(self.build(None, None, &[low], needs, rows.clone(), Numerics::Exact))?;
@@ -94,6 +95,12 @@ impl Evaluator {
             dist_low_of_high: spread(c.dist_low_of_high, n, c.k, start),
         });
         let ctl = crate::control::Control::default();
+        // nerv: its block's full rows (each row's divergences need only that row).
+        let pairwise = if needs_nerv.nerv.is_empty() {
+            None
+        } else {
+            Some(nerv_rows(high, low, &needs_nerv, self.options().block_rows, &ctl, rows.clone())?)
+        };
         let ctx = Ctx {
             high,
             low,
@@ -101,7 +108,7 @@ impl Evaluator {
             knn_high: knn_high.as_ref(),
             knn_low: knn_low.as_ref(),
             cross: cross.as_ref(),
-            pairwise: None,
+            pairwise: pairwise.as_ref(),
             block_rows: self.options().block_rows,
             local: true,
             ctl: &ctl,
@@ -119,8 +126,7 @@ impl Evaluator {
             };
             let locals = r
                 .def
-                .local_keys
-                .iter()
+                .local_keys()
                 .map(|key| {
                     let all = out.local.iter().find(|(k, _)| k == key).map(|(_, v)| v);
                     let all = all.ok_or_else(|| Error::Undefined {
