@@ -111,6 +111,10 @@ pub async fn fast_pairwise_async(
     needs: &crate::resources::Needs,
     out: &mut [crate::resources::Pairwise],
 ) -> Result<u64, GpuError> {
+    // The Fast reductions compute Euclidean distances of coordinates, nothing else.
+    if let Some(why) = super::domain::metric_unsupported(high) {
+        return Err(GpuError::Domain(why));
+    }
     let mut tally = Tally::default();
     let mut high_dens: Option<Vec<Vec<f64>>> = None;
     let mut incomplete = 0;

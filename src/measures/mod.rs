@@ -32,7 +32,7 @@ mod tnc;
 mod topo;
 
 pub use def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved};
-pub use registry::{REGISTRY, ZADU_PENDING, find};
+pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates};
 
 use crate::control::Control;
 use crate::data::{Labels, Points};

@@ -229,6 +229,7 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats, timings: Timing
         n: p.n,
         dim_high: p.dim_high,
         dims_low: vec![p.dim_low],
+        spaces: crate::space::SpacesReport::of_partial(&p.input_high, &p.metric_high),
         served,
         plan: BlockPlan {
             needs: Needs::default(),

@@ -20,8 +20,12 @@ export type NumericsName = "exact" | "fast";
 export type LabelValues = Int32Array | Float64Array | number[];
 /** How far a long all-pairs phase has come. */
 export interface Progress { phase: string; done: number; total: number; }
-/** `Session.create`: the original space stays resident with its kNN and the GPU device. */
-export interface SessionOptions { high: Matrix; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; }
+/** The original space as an n×n distance matrix, row-major: finite, non-negative, zero diagonal, exactly symmetric. */
+export interface DistanceMatrix { distances: Numbers; rows: number; name?: string; }
+/** The original space's metric, scipy's `cdist` names (default "euclidean"); "minkowski:p=3" sets Minkowski's p. Projections are Euclidean. */
+export type MetricName = "euclidean" | "sqeuclidean" | "cosine" | "correlation" | "cityblock" | "chebyshev" | "minkowski" | `minkowski:p=${number}` | "precomputed";
+/** `Session.create`: the original space stays resident with its kNN and the GPU device. `high`: coordinates (under `metric`) or a distance matrix. */
+export interface SessionOptions { high: Matrix | DistanceMatrix; metric?: MetricName; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; }
 /** `Session.measure`: one projection of the session's points. `specs` as the CLI's `--measure` (default tnc, mrre, lcmc, and nh with labels). */
 export interface MeasureRequest {
   low: Matrix;
@@ -57,7 +61,7 @@ export interface ProjectionScores { name: string; scores: Score[]; }
 /** Which backend served each output. */
 export interface ServedOutput { output: string; backend: "cpu" | "gpu"; numerics: "exact" | "fast"; }
 /** The resources a run needed (neighbour counts, all-pairs statistics). */
-export interface Needs { knn_high: number; knn_low: number; cross: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean; }
+export interface Needs { knn_high: number; knn_low: number; cross: number; cross_low: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean; }
 export interface BlockPlan { needs: Needs; knn_high_reused: boolean; block_rows: number; blocks: number; scratch_bytes_per_worker: number; resource_bytes: number; pairwise: { [key: string]: JsonValue } | null; high_ranks: HighRanksReport | null; }
 /** Where the original space's cross ranks came from: its resident rank table (lookups) or its rows recomputed in the call, and why. */
 export interface HighRanksReport { source: "resident_table" | "recomputed"; reason: string; table_bytes: number; built_now: boolean; }
@@ -80,6 +84,8 @@ export interface RunReport {
   n: number;
   dim_high: number;
   dims_low: number[];
+  /** The original space's input and metric; the projections' metric (always "euclidean"). */
+  spaces: { high: { input: "coordinates" | "distance matrix" | "kNN graph"; metric: string; graph?: { [key: string]: JsonValue } }; low: { metric: "euclidean" } };
   served: ServedOutput[];
   plan: BlockPlan;
   work: { [key: string]: JsonValue };
