@@ -23,8 +23,9 @@ def evaluate(adata, use_rep="X_pca", bases=("X_umap",), labels_key=None, specs=N
 
     `basis` names one embedding (as scanpy's plotting functions do); `bases` several.
     `labels_key` (an `obs` column) gives class labels. `specs` default to tnc, mrre and lcmc, or
-    with a graph to continuity, mrre_missing and lcmc (a kNN graph holds no ranks of arbitrary
-    pairs, so trustworthiness is refused with the input it needs; use `use_rep`).
+    with a graph to continuity, mrre_missing and lcmc at the graph's k (a kNN graph holds no
+    ranks of arbitrary pairs, so trustworthiness is refused with the input it needs; use
+    `use_rep`).
 
     Writes every per-point value to `adata.obs["{key_added}_{basis}_{local key}"]` (e.g.
     `faithful_X_umap_local_trustworthiness`) and the result JSON (the CLI's schema) to
@@ -45,8 +46,13 @@ def evaluate(adata, use_rep="X_pca", bases=("X_umap",), labels_key=None, specs=N
         key = adata.uns[neighbors_key].get("distances_key", "distances")
         if key not in adata.obsp:
             raise ValueError(f"neighbors_key={neighbors_key!r}: adata.obsp has no {key!r} (the kNN distances)")
-        evaluator = Evaluator.from_knn_graph(adata.obsp[key], labels=labels, local=True, name=key, **options)
-        specs = GRAPH_SPECS if specs is None else specs
+        graph = adata.obsp[key]
+        evaluator = Evaluator.from_knn_graph(graph, labels=labels, local=True, name=key, **options)
+        if specs is None:
+            # At the graph's k (its shortest row), for continuity within k < n/2.
+            k = int(np.diff(graph.tocsr().indptr).min())
+            k = max(1, min(k, (graph.shape[0] - 1) // 2))
+            specs = [f"{s}:k={k}" for s in GRAPH_SPECS]
     else:
         high = _matrix(adata.X if use_rep == "X" else adata.obsm[use_rep], use_rep)
         evaluator = Evaluator(high, labels=labels, local=True, metric=metric, p=p, **options)

@@ -61,15 +61,12 @@ pub fn csr_graph(
     indices: &Bound<'_, PyAny>,
     data: &Bound<'_, PyAny>,
 ) -> PyResult<Points> {
-    let ints = |x: &Bound<'_, PyAny>, what: &str| {
-        aligned(x)?
-            .extract::<PyReadonlyArray1<'_, i64>>()
-            .map_err(|_| PyValueError::new_err(format!("{name}: {what}: expected a 1-D int64 NumPy array")))
-    };
-    let (indptr, indices) = (ints(indptr, "indptr")?, ints(indices, "indices")?);
-    let data = aligned(data)?
-        .extract::<PyReadonlyArray1<'_, f64>>()
-        .map_err(|_| PyValueError::new_err(format!("{name}: data: expected a 1-D float64 NumPy array")))?;
+    let bad =
+        |what: &str, dtype: &str| PyValueError::new_err(format!("{name}: {what}: expected a 1-D {dtype} NumPy array"));
+    let (indptr, indices, data) = (aligned(indptr)?, aligned(indices)?, aligned(data)?);
+    let indptr = indptr.extract::<PyReadonlyArray1<'_, i64>>().map_err(|_| bad("indptr", "int64"))?;
+    let indices = indices.extract::<PyReadonlyArray1<'_, i64>>().map_err(|_| bad("indices", "int64"))?;
+    let data = data.extract::<PyReadonlyArray1<'_, f64>>().map_err(|_| bad("data", "float64"))?;
     let (p, i, d) = (indptr.as_slice()?, indices.as_slice()?, data.as_slice()?);
     py.detach(|| KnnGraph::from_csr(name, (n, n), p, i, d).map(|g| Points::from_knn_graph(name, g))).map_err(to_py)
 }

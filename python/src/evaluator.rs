@@ -96,7 +96,7 @@ impl Evaluator {
         opts.threads = threads;
         opts.memory_budget = memory_budget;
         let metric = metric.map(|m| m.parse::<Metric>()).transpose().map_err(to_py)?;
-        let high = match (graph, metric) {
+        let high = match graph {
             Some((n, indptr, indices, data)) => arrays::csr_graph(py, high_name, n, &indptr, &indices, &data)?,
             None if metric == Some(Metric::Precomputed) => arrays::distances(py, high_name, high)?,
             None => {
