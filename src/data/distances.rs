@@ -12,6 +12,7 @@ use std::sync::Mutex;
 use crate::error::{Error, Result};
 
 /// Bytes of rows held at once while a file is validated.
+#[cfg(not(target_arch = "wasm32"))]
 const CHECK_BLOCK_BYTES: usize = 128 << 20;
 
 /// A validated n×n distance matrix: finite, non-negative, zero on the diagonal and exactly
@@ -152,7 +153,8 @@ impl DistanceMatrix {
         let n = self.n;
         let bad = |reason: String| Error::BadDistances { name: self.name.clone(), reason };
         let io = |why: String| bad(why);
-        let mut held = Vec::new();
+        #[cfg_attr(target_arch = "wasm32", allow(unused_mut, unused_variables))]
+        let mut held: Vec<f64> = Vec::new();
         let mut part = vec![0.0; block];
         for r0 in (0..n).step_by(block) {
             let r1 = (r0 + block).min(n);

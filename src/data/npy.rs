@@ -58,6 +58,7 @@ pub fn labels(src: &mut impl Read, len: u64) -> Result<Vec<i64>, FileProblem> {
 /// Reads the header of a square float64/float32 matrix (a distance matrix) and checks that the
 /// data after it is exactly n×n elements, before anything is read or allocated: (n, element
 /// type, Fortran order, offset of the data). The values are read later, row block by row block.
+#[cfg(not(target_arch = "wasm32"))]
 pub(super) fn square(src: &mut impl Read, len: u64) -> Result<(usize, Dtype, bool, u64), FileProblem> {
     let (h, start) = npy_header::read(src)?;
     let t = h.dtype().filter(|t| t.kind == b'f' && matches!(t.size, 4 | 8)).ok_or_else(|| unsupported(&h))?;
@@ -118,6 +119,7 @@ pub(super) fn float_of(t: Dtype, raw: &[u8]) -> Result<f64, String> {
 }
 
 /// The text of a 0-d string array (`np.array(b'csr')`, `|S3`, or `np.array('csr')`, `<U3`).
+#[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
 pub(super) fn text_scalar(src: &mut impl Read, len: u64) -> Result<String, FileProblem> {
     let (h, start) = npy_header::read(src)?;
     let d = h.descr.as_bytes();
@@ -155,6 +157,7 @@ pub(super) fn text_scalar(src: &mut impl Read, len: u64) -> Result<String, FileP
 }
 
 /// Decodes one row's elements of type `t` from `raw` into `out`, widened exactly to f64.
+#[cfg(not(target_arch = "wasm32"))]
 pub(super) fn decode_floats(t: Dtype, raw: &[u8], out: &mut [f64]) {
     for (o, r) in out.iter_mut().zip(raw.chunks_exact(t.size)) {
         *o = float(t, r);

@@ -5,7 +5,9 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use crate::error::{Error, FileProblem, Result as FaithfulResult};
+use crate::error::FileProblem;
+#[cfg(not(target_arch = "wasm32"))]
+use crate::error::{Error, Result as FaithfulResult};
 
 /// Checks that `src` has nothing left: the file did not grow past its size `len`.
 pub(super) fn at_end(src: &mut impl Read, len: u64) -> Result<(), FileProblem> {
@@ -50,6 +52,7 @@ pub(super) fn open(path: &Path) -> Result<(File, u64), FileProblem> {
 }
 
 /// [`open`] with the path in the error.
+#[cfg(not(target_arch = "wasm32"))]
 pub(super) fn open_regular(path: &Path) -> FaithfulResult<(File, u64)> {
     open(path).map_err(|problem| Error::File { path: path.into(), problem })
 }
