@@ -86,7 +86,7 @@ impl Evaluator {
         threads: Option<usize>,
         memory_budget: Option<u64>,
         metric: Option<&str>,
-        graph: Option<(usize, Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>)>,
+        graph: Option<CsrArrays<'_>>,
     ) -> PyResult<Self> {
         // Options is #[non_exhaustive]: set field by field.
         let mut opts = Options::default();
@@ -171,6 +171,9 @@ impl Evaluator {
         Ok((matrix(py, n, k, idx), matrix(py, n, k, dist), run))
     }
 }
+
+/// A CSR kNN graph from Python: n, indptr, indices, data.
+type CsrArrays<'py> = (usize, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// kNN indices, distances and the run report (JSON).
 type KnnArrays<'py> = (Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArray2<f64>>, String);

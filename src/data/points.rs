@@ -213,7 +213,7 @@ impl Points {
         }
     }
 
-    /// The original space given as its kNN graph only (validated by [`KnnGraph::new`]): the
+    /// The original space given as its kNN graph only (validated by [`KnnGraph::from_csr`] or [`KnnGraph::from_arrays`]): the
     /// measures that need nothing but each point's first k original neighbours run from it,
     /// the others are refused by name ([`Error::NeedsInput`]).
     pub fn from_knn_graph(name: impl Into<String>, graph: KnnGraph) -> Self {
