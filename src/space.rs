@@ -100,26 +100,31 @@ pub(crate) fn check(high: &Points, lows: &[&Points], resolved: &[Resolved]) -> R
         }
         if let Some(g) = high.knn_graph() {
             let needs = r.needs();
-            let k_needed = needs.knn_high.max(needs.cross_low);
+            let mut k_needed = needs.knn_high.max(needs.cross_low);
+            if id == "coranking" {
+                // Q_NX, R_NX and LCMC up to k_max from the lists (0: every K, n − 2).
+                k_needed = if r.k == 0 { high.n() - 2 } else { r.k };
+            }
             let graph_only = Needs {
                 knn_high: needs.knn_high,
                 knn_low: needs.knn_low,
                 cross_low: needs.cross_low,
                 ..Needs::default()
             };
-            if needs != graph_only || r.def.id == "coranking" {
+            if needs != graph_only {
                 let what = if needs.cross > 0 {
                     "the original ranks of arbitrary pairs (trustworthiness ranks the projection's neighbours in the original space)"
                 } else {
                     "every original distance"
                 };
                 return Err(needs_input(&format!(
-                    "{what}: give --high (coordinates) or --high-distances; a kNN graph serves the measures that need only each point's k original neighbours (continuity, mrre_missing, lcmc, nh, nd, snc)"
+                    "{what}: give --high (coordinates) or --high-distances; a kNN graph serves the measures that need only each point's k original neighbours (continuity, mrre_missing, lcmc, nh, nd, snc, and coranking's Q_NX, R_NX and LCMC up to the graph's k)"
                 )));
             }
             if k_needed > g.k() {
+                let k = if id == "coranking" { "k_max" } else { "k" };
                 return Err(needs_input(&format!(
-                    "{k_needed} original neighbours per point (k={k_needed}); the graph holds {} — lower k or give a larger graph",
+                    "{k_needed} original neighbours per point ({k}={k_needed}); the graph holds {} — lower {k} or give a larger graph",
                     g.k()
                 )));
             }

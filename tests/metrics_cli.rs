@@ -266,6 +266,14 @@ fn a_knn_graph_serves_the_neighbour_measures_and_refuses_the_others_by_name() {
     refuse("tnc:k=5", &["tnc: needs the original ranks of arbitrary pairs", "--high-distances"]);
     refuse("stress", &["stress: needs every original distance"]);
     refuse("continuity:k=11", &["11 original neighbours per point"]);
+    refuse("coranking", &["coranking: needs 70 original neighbours per point (k_max=70)"]);
+    let cr = with(&[&"--high-knn", &graph], &["coranking:k_max=10"]);
+    let full = with(&[&"--high", &hd], &["coranking:k_max=10"]);
+    assert_eq!(values(&cr, 0), values(&full, 0));
+    assert_eq!(
+        cr["projections"][0]["scores"][0]["curves"]["qnx"],
+        full["projections"][0]["scores"][0]["curves"]["qnx"]
+    );
     refuse("proc:k=5", &["proc: needs the original coordinates"]);
 }
 

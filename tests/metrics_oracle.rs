@@ -193,5 +193,17 @@ fn the_distance_matrix_and_the_graph_give_the_metrics_bits() {
         assert_eq!(bits(&got[0], "continuity"), bits(&full[0], "continuity"), "{}: continuity from the graph", c.tag);
         assert_eq!(bits(&got[1], "mrre_missing"), bits(&full[1], "mrre_missing"), "{}: mrre_missing", c.tag);
         assert_eq!(bits(&got[2], "lcmc"), bits(&full[2], "lcmc"), "{}: lcmc from the graph", c.tag);
+        // Co-ranking from the graph: Q_NX, R_NX, LCMC and their values up to the graph's k, the
+        // full pass's bits; no rank-based curve.
+        let spec_c = [spec("coranking:k_max=17")];
+        let graph = Points::from_knn_graph("g", KnnGraph::from_arrays("g", n, k, &idx, &dist).unwrap());
+        let g = Evaluator::builder(graph).local(true).build().measure(&c.low, None, &spec_c).unwrap();
+        let f = Evaluator::builder(c.high.clone()).local(true).build().measure(&c.low, None, &spec_c).unwrap();
+        assert_eq!(g[0].values, f[0].values, "{}: co-ranking values from the graph", c.tag);
+        assert_eq!(g[0].local, f[0].local, "{}: local_auc_rnx from the graph", c.tag);
+        for curve in ["qnx", "rnx", "lcmc"] {
+            assert_eq!(g[0].curve(curve), f[0].curve(curve), "{}: {curve} from the graph", c.tag);
+        }
+        assert!(g[0].curve("trustworthiness").is_none() && f[0].curve("trustworthiness").is_some());
     }
 }
