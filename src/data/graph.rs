@@ -217,6 +217,28 @@ mod tests {
         assert!(!g.report().ties_verified);
     }
 
+    proptest::proptest! {
+        /// Any CSR arrays give a graph whose rows are valid, or a one-line error: never a panic.
+        #[test]
+        fn arbitrary_csr_arrays_are_a_graph_or_an_error(
+            n in 0usize..7,
+            indptr in proptest::collection::vec(-2i64..12, 0..9),
+            indices in proptest::collection::vec(-2i64..9, 0..12),
+            data in proptest::collection::vec(proptest::prop_oneof![-1.0f64..3.0, proptest::strategy::Just(f64::NAN)], 0..12),
+        ) {
+            match KnnGraph::from_csr("g", (n, n), &indptr, &indices, &data) {
+                Ok(g) => {
+                    for i in 0..g.n() {
+                        let (row, dist) = (g.row(i), g.dist_row(i));
+                        proptest::prop_assert!(row.iter().all(|&j| (j as usize) < n && j as usize != i));
+                        proptest::prop_assert!(dist.windows(2).all(|w| w[0] <= w[1]));
+                    }
+                }
+                Err(e) => proptest::prop_assert!(!e.to_string().contains('\n')),
+            }
+        }
+    }
+
     #[test]
     fn each_problem_names_its_row() {
         assert_eq!(

@@ -4,6 +4,8 @@ mod csv;
 mod distances;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod fuzz;
+#[cfg(all(test, feature = "npz", not(target_arch = "wasm32")))]
+mod fuzz_files;
 mod graph;
 mod labels;
 mod metric;
