@@ -193,9 +193,9 @@ pub fn run(args: Args) -> Result<()> {
             if let Some(m) = metric {
                 data.high = data.high.with_metric(m)?;
             }
-            // The bench's GPU kernels and their parity checks are Euclidean.
-            let gpu_skip = (data.high.metric() != faithful::Metric::Euclidean)
-                .then(|| format!("the bench's GPU kernels are Euclidean, not {}", data.high.metric()));
+            // The GPU serves the certified metrics (Euclidean, cosine, correlation); the others
+            // are the CPU's, and their GPU rows say why.
+            let gpu_skip = faithful::gpu::domain::metric_unsupported(&data.high);
             let case = Case::new(&data, k);
             for &kernel in &kernel_list {
                 let mut reference: Option<Check> = None;
@@ -269,6 +269,7 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
         kernels: kernel_list.iter().map(|k| k.name()).collect(),
         distance_block_pairs: kernels::DISTANCE_BLOCK_PAIRS,
+        metric: metric.unwrap_or(faithful::Metric::Euclidean).to_string(),
     };
     let receipt = Receipt::new(machine, adapters, settings, rows);
     crate::output::print(&receipt.table())?;
