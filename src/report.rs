@@ -204,6 +204,9 @@ pub struct RunReport {
     pub dim_high: usize,
     /// Dimensions of each projection.
     pub dims_low: Vec<usize>,
+    /// How each space's distances were computed: the original space's input (coordinates,
+    /// distance matrix, kNN graph) and metric; the projections' (Euclidean).
+    pub spaces: crate::space::SpacesReport,
     /// Which backend and posture produced each output (neighbours, ranks, pairs, measures).
     pub served: Vec<Served>,
     /// How the work was planned and split.

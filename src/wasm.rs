@@ -93,6 +93,41 @@ fn matrix(v: &JsValue, default_name: &str) -> Result<Points, JsValue> {
     Points::from_vec(name, rows, cols, data).map_err(fail)
 }
 
+/// The original space of a request: `high` as a `Matrix` of coordinates under the request's
+/// `metric` (scipy's names; default euclidean), or `{ distances, rows }`, an n×n distance matrix.
+fn original(request: &JsValue) -> Result<Points, JsValue> {
+    let high = get(request, "high")?;
+    let metric = get(request, "metric")?;
+    let metric: Option<crate::Metric> = match metric.as_string() {
+        Some(m) => Some(m.parse().map_err(fail)?),
+        None if metric.is_undefined() || metric.is_null() => None,
+        None => return Err(fail("metric: expected a string (\"cosine\", \"minkowski:p=3\", ...)")),
+    };
+    let distances = get(&high, "distances")?;
+    if distances.is_undefined() {
+        let points = matrix(&high, "high")?;
+        return match metric {
+            Some(m) if m != crate::Metric::Euclidean => points.with_metric(m).map_err(fail),
+            _ => Ok(points),
+        };
+    }
+    if metric.is_some_and(|m| m != crate::Metric::Precomputed) {
+        return Err(fail("metric: a distance matrix (high.distances) is already the original space's distances"));
+    }
+    let name = get(&high, "name")?.as_string().unwrap_or_else(|| "high".into());
+    let rows = get(&high, "rows")?.as_f64().ok_or_else(|| fail(format!("{name}: rows missing")))?;
+    // Checked before the data is read: a wasm32 memory holds at most 2^29 float64 values.
+    if !(rows >= 0.0 && rows.fract() == 0.0 && rows * rows <= (1u64 << 29) as f64) {
+        return Err(fail(format!(
+            "{name}: rows must be a whole number with rows × rows ≤ 2^29 (this browser's memory), got {rows}"
+        )));
+    }
+    let n = rows as usize;
+    let data = numbers(&distances, &name)?;
+    let m = crate::DistanceMatrix::from_vec(name.clone(), n, data).map_err(fail)?;
+    Ok(Points::from_distances(name, m))
+}
+
 /// How a request's `backend` and `numerics` are served: the options, the started WebGPU device
 /// (if any) and why the wasm CPU serves instead of an asked-for GPU.
 struct Served {

@@ -42,6 +42,34 @@ pub static REGISTRY: &[MeasureDef] = &[
         about: "Mean relative rank error (higher is better, as in ZADU)",
     },
     MeasureDef {
+        id: "continuity",
+        zadu_id: "continuity",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Trustworthiness,
+        keys: &["continuity"],
+        keyed_by: &[],
+        local: &[mean("local_continuity")],
+        needs: |r| Needs::cross_low(r.k),
+        compute: super::tnc::compute_continuity,
+        about: "Continuity alone (tnc's second key; not a ZADU id): needs only each point's original k neighbours, \
+                so a kNN graph serves it",
+    },
+    MeasureDef {
+        id: "mrre_missing",
+        zadu_id: "mean_relative_rank_error_missing",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["mrre_missing"],
+        keyed_by: &[],
+        local: &[mean("local_mrre_missing")],
+        needs: |r| Needs::cross_low(r.k),
+        compute: super::mrre::compute_missing,
+        about: "MRRE of the missing neighbours alone (mrre's second key; not a ZADU id): needs only each point's \
+                original k neighbours, so a kNN graph serves it",
+    },
+    MeasureDef {
         id: "lcmc",
         zadu_id: "local_continuity_meta_criteria",
         params: &[K],
@@ -497,6 +525,18 @@ pub static REGISTRY: &[MeasureDef] = &[
         about: "TriMap's global score: exp(−(E_Y − E_PCA)/E_PCA) of linear reconstruction errors (1 for PCA)",
     },
 ];
+
+/// Whether the measure reads the original space's coordinates, not only its distances
+/// (centroids, angles, areas, Procrustes and least-squares fits, k-means clusters). Such a measure has Euclidean
+/// geometry built in: it needs coordinates and the Euclidean metric.
+pub fn reads_high_coordinates(r: &Resolved) -> bool {
+    match r.def.id {
+        "proc" | "l_tnc" | "cadi" | "gi" | "global_score" => true,
+        // HDBSCAN ("dbscan") clusters the shared-neighbour graph; k-means clusters coordinates.
+        "snc" => super::support::params::param_str(r, "clustering_strategy") != "dbscan",
+        _ => false,
+    }
+}
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
 pub static ZADU_PENDING: &[(&str, &str)] = &[];

@@ -14,6 +14,10 @@ pub struct Needs {
     pub knn_low: usize,
     /// Ranks and distances across spaces of each space's first `cross` neighbours.
     pub cross: usize,
+    /// Ranks and distances in each projection of the original space's first `cross_low`
+    /// neighbours only (continuity, mrre_missing): no original distance row is read, so a kNN
+    /// graph serves it. Within `cross`, when that is also needed.
+    pub cross_low: usize,
     /// Sums over all pairs i < j (stress, scale-normalised stress, Pearson).
     pub pair_sums: bool,
     /// Gaussian densities of both spaces, one per bandwidth σ (sorted, distinct).
@@ -41,6 +45,10 @@ impl Needs {
     /// kNN in both spaces plus cross-space ranks and distances.
     pub fn cross(k: usize) -> Self {
         Needs { knn_high: k, knn_low: k, cross: k, ..Default::default() }
+    }
+    /// kNN in both spaces plus the projection's ranks of the original neighbours only.
+    pub fn cross_low(k: usize) -> Self {
+        Needs { knn_high: k, knn_low: k, cross_low: k, ..Default::default() }
     }
     /// kNN in the projection only.
     pub fn knn_low(k: usize) -> Self {
@@ -100,6 +108,7 @@ impl Needs {
             knn_high: self.knn_high.max(o.knn_high),
             knn_low: self.knn_low.max(o.knn_low),
             cross: self.cross.max(o.cross),
+            cross_low: self.cross_low.max(o.cross_low),
             pair_sums: self.pair_sums || o.pair_sums,
             density_sigmas: sigmas,
             pair_ranks: self.pair_ranks || o.pair_ranks,
@@ -132,7 +141,7 @@ impl Needs {
         let p = projections as u64;
         per(self.knn_high, 12)
             .saturating_add(per(self.knn_low, 12).saturating_mul(p))
-            .saturating_add(per(self.cross, 24).saturating_mul(p))
+            .saturating_add(per(self.cross.max(self.cross_low), 24).saturating_mul(p))
     }
     /// Whether a GPU has anything to serve: neighbours or cross ranks, or (`fast`) the pair
     /// sums and densities of the Fast posture.
@@ -140,6 +149,7 @@ impl Needs {
         self.knn_high > 0
             || self.knn_low > 0
             || self.cross > 0
+            || self.cross_low > 0
             || (fast && (self.pair_sums || !self.density_sigmas.is_empty()))
     }
     /// Whether the pairs must be sorted.
@@ -147,23 +157,34 @@ impl Needs {
         self.pair_ranks || self.pair_isotonic
     }
     /// The list lengths a row pass over `projections` projections builds (CPU and GPU alike).
+    /// Cross ranks in both directions cover `cross_low` when both are needed (at the larger k).
     pub(crate) fn pass_ks(&self, projections: usize) -> PassKs {
         let lows = projections > 0;
+        let (kc, kcl) = if self.cross > 0 { (self.cross.max(self.cross_low), 0) } else { (0, self.cross_low) };
         PassKs {
-            kh: self.knn_high.max(self.cross),
-            kl: if lows { self.knn_low.max(self.cross) } else { 0 },
-            kc: if lows { self.cross } else { 0 },
+            kh: self.knn_high.max(kc).max(kcl),
+            kl: if lows { self.knn_low.max(kc).max(kcl) } else { 0 },
+            kc: if lows { kc } else { 0 },
+            kcl: if lows { kcl } else { 0 },
         }
+    }
+    /// These needs with the projection-only cross ranks served as full cross ranks (a pass that
+    /// builds both directions at once: the GPU's).
+    pub(crate) fn cross_both(&self) -> Needs {
+        Needs { cross: self.cross.max(self.cross_low), cross_low: 0, ..self.clone() }
     }
 }
 
 /// A row pass's list lengths: the original space's kNN (cross ranks need its first `kc`), each
-/// projection's kNN, and the cross ranks; the projections' are 0 when there are none.
+/// projection's kNN, the cross ranks in both directions, and (`kcl`, when `kc` is 0) the
+/// projection's ranks of the original neighbours only; the projections' are 0 when there are
+/// none.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PassKs {
     pub kh: usize,
     pub kl: usize,
     pub kc: usize,
+    pub kcl: usize,
 }
 
 impl PassKs {

@@ -42,7 +42,9 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
         // No run has fewer points (`Error::TooFewPoints`); the measures' arithmetic assumes two.
         return Err(bad(0, format!("n = {n}: a run has at least 2 points")));
     }
-    if first.dim_high == 0 || first.dim_low == 0 {
+    // An original space given as its distance matrix has no coordinates (0 dimensions); one
+    // given as coordinates, and every projection, has at least one.
+    if (first.dim_high == 0 && first.input_high == "coordinates") || first.dim_low == 0 {
         return Err(bad(0, "a space of 0 dimensions: a run has at least one in each".into()));
     }
     // The specs under `measure`'s own rules for n points (k, k_max), before anything is folded.
@@ -191,6 +193,12 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
     if !matches!(p.backend.as_str(), "cpu" | "gpu") {
         return Err(format!("backend {} is neither cpu nor gpu", crate::quote::quoted(&p.backend)));
     }
+    if !matches!(p.input_high.as_str(), "coordinates" | "distance matrix" | "kNN graph") {
+        return Err(format!(
+            "input_high {} is none of coordinates, distance matrix, kNN graph",
+            crate::quote::quoted(&p.input_high)
+        ));
+    }
     if p.scores.len() != p.specs.len() {
         return Err(format!("{} scores for {} specs", p.scores.len(), p.specs.len()));
     }
@@ -272,6 +280,7 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats, timings: Timing
         n: p.n,
         dim_high: p.dim_high,
         dims_low: vec![p.dim_low],
+        spaces: crate::space::SpacesReport::of_partial(&p.input_high, &p.metric_high),
         served,
         plan: BlockPlan {
             needs: Needs::default(),

@@ -71,6 +71,7 @@ impl Evaluator {
         // The backend of a full run serves the block (the CPU, or the GPU's certified kernels
         // on rows A:B only), always exact: partials must fold to the reference's bits.
         let (pass, served) = pollster::block_on(self.build(None, None, &[low], needs, rows.clone(), Numerics::Exact))?;
+        self.high().distances().map_or(Ok(()), |d| d.check_reads())?;
         #[cfg(feature = "gpu")]
         let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
         #[cfg(not(feature = "gpu"))]
@@ -173,6 +174,8 @@ impl Evaluator {
             backend: served.backend.into(),
             adapter,
             fallback_reason: served.fallback_reason,
+            metric_high: high.metric().to_string(),
+            input_high: high.input().into(),
         })
     }
 }
@@ -202,6 +205,15 @@ fn fingerprint(high: &Points, low: &Points, labels: Option<&Labels>, specs: &[St
         h.u64(p.n() as u64);
         h.u64(p.dim() as u64);
         p.as_slice().iter().for_each(|v| h.u64(v.to_bits()));
+    }
+    // The original space's metric, and its distances when they were given.
+    h.text(&high.metric().to_string());
+    if let Some(d) = high.distances() {
+        let mut row = vec![0.0; d.n()];
+        for i in 0..d.n() {
+            d.row_from(i, 0, &mut row);
+            row.iter().for_each(|v| h.u64(v.to_bits()));
+        }
     }
     match labels {
         Some(l) => l.codes().iter().for_each(|&c| h.u64(u64::from(c) + 1)),

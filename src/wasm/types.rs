@@ -20,8 +20,12 @@ export type NumericsName = "exact" | "fast";
 export type LabelValues = Int32Array | Float64Array | number[];
 /** How far a long all-pairs phase has come. */
 export interface Progress { phase: string; done: number; total: number; }
-/** `Session.create`: the original space stays resident with its kNN and the GPU device. */
-export interface SessionOptions { high: Matrix; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; }
+/** The original space as an n×n distance matrix, row-major: finite, non-negative, zero diagonal, exactly symmetric. */
+export interface DistanceMatrix { distances: Numbers; rows: number; name?: string; }
+/** The original space's metric, scipy's `cdist` names (default "euclidean"); "minkowski:p=3" sets Minkowski's p. Projections are Euclidean. */
+export type MetricName = "euclidean" | "sqeuclidean" | "cosine" | "correlation" | "cityblock" | "chebyshev" | "minkowski" | `minkowski:p=${number}` | "precomputed";
+/** `Session.create`: the original space stays resident with its kNN and the GPU device. `high`: coordinates (under `metric`) or a distance matrix. */
+export interface SessionOptions { high: Matrix | DistanceMatrix; metric?: MetricName; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; }
 /** `Session.measure`: one projection of the session's points. `specs` as the CLI's `--measure` (default tnc, mrre, lcmc, and nh with labels). */
 export interface MeasureRequest {
   low: Matrix;
@@ -75,7 +79,7 @@ export interface ProjectionScores { name: string; scores: Score[]; }
 export interface ServedOutput { output: string; backend: "cpu" | "gpu"; numerics: "exact" | "fast"; }
 /** The resources a run needed (neighbour counts, all-pairs statistics). */
 export interface Needs {
-  knn_high: number; knn_low: number; cross: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean;
+  knn_high: number; knn_low: number; cross: number; cross_low: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean;
   /** The full-row all-pairs sweep: Sammon, CCA weightings, the average local error, NeRV neighbourhoods. */
   sammon: boolean; cca: { lambda: number; kernel: "exponential" | "step" }[]; ale: boolean[]; nerv: { perplexity: number; shared: boolean }[];
 }
@@ -101,6 +105,8 @@ export interface RunReport {
   n: number;
   dim_high: number;
   dims_low: number[];
+  /** The original space's input and metric; the projections' metric (always "euclidean"). */
+  spaces: { high: { input: "coordinates" | "distance matrix" | "kNN graph"; metric: string; graph?: { [key: string]: JsonValue } }; low: { metric: "euclidean" } };
   served: ServedOutput[];
   plan: BlockPlan;
   work: { [key: string]: JsonValue };
