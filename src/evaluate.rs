@@ -10,7 +10,7 @@ use web_time::Instant;
 
 use crate::backend::{self, BackendChoice, Numerics, Selected};
 use crate::control::{Cancel, Control, ProgressFn};
-use crate::data::{Labels, Points};
+use crate::data::{Labels, Metric, Points};
 #[cfg(feature = "gpu")]
 use crate::error::GpuError;
 use crate::error::{Error, Result};
@@ -37,6 +37,9 @@ pub struct Options {
     pub block_rows: usize,
     /// Also return per-point values for measures that have them.
     pub local: bool,
+    /// The original space's metric (scipy's `cdist` metrics); `None`: the points' own
+    /// ([`Points::with_metric`], Euclidean by default). Projections are always Euclidean.
+    pub metric: Option<Metric>,
     /// Which backend builds the resources.
     pub backend: BackendChoice,
     /// Exact (default) or Fast; Fast only changes what a GPU serves.
@@ -69,6 +72,7 @@ impl Default for Options {
             threads: None,
             block_rows: 32,
             local: false,
+            metric: None,
             backend: BackendChoice::Cpu,
             numerics: Numerics::Exact,
             #[cfg(feature = "gpu")]
@@ -215,6 +219,25 @@ impl EvaluatorBuilder {
         self.opts.local = local;
         self
     }
+    /// The original space's metric (default: the points' own, Euclidean unless set with
+    /// [`Points::with_metric`]): scipy's `cdist(X, X, metric)` bit for bit. A point on which
+    /// it is undefined (a zero vector under cosine) fails the first call with
+    /// [`Error::MetricUndefined`]. Projections stay Euclidean.
+    ///
+    /// ```
+    /// use faithful::{Evaluator, Metric, Points, Spec};
+    /// let high = Points::from_vec("high", 4, 2, vec![1., 0., 1., 0.1, 0., 1., 0.1, 1.])?;
+    /// let low = Points::from_vec("low", 4, 1, vec![0., 1., 5., 6.])?;
+    /// let eval = Evaluator::builder(high).metric(Metric::Cosine).build();
+    /// let run = eval.measure_many(&[&low], None, &["tnc:k=1".parse::<Spec>()?])?;
+    /// assert_eq!(run.projections[0].scores[0].value("trustworthiness"), Some(1.0));
+    /// assert_eq!(run.run.spaces.high.metric, Metric::Cosine);
+    /// # Ok::<(), faithful::Error>(())
+    /// ```
+    pub fn metric(mut self, metric: Metric) -> Self {
+        self.opts.metric = Some(metric);
+        self
+    }
     /// Which backend builds the resources (default [`BackendChoice::Cpu`]).
     pub fn backend(mut self, backend: BackendChoice) -> Self {
         self.opts.backend = backend;
@@ -321,10 +344,11 @@ impl Evaluator {
 
     /// An evaluator for the original space `high`.
     pub fn new(high: Points, opts: Options) -> Self {
+        let high = with_metric(high, opts.metric);
         Evaluator {
+            knn_high: Mutex::new(graph_lists(&high)),
             high,
             opts,
-            knn_high: Mutex::new(None),
             #[cfg(feature = "gpu")]
             gpu: Mutex::new(None),
             pairwise: Mutex::default(),
@@ -336,10 +360,11 @@ impl Evaluator {
     /// pipelines, but no cached resources).
     #[cfg(feature = "gpu")]
     pub fn with_gpu(high: Points, opts: Options, gpu: Arc<Gpu>) -> Self {
+        let high = with_metric(high, opts.metric);
         Evaluator {
+            knn_high: Mutex::new(graph_lists(&high)),
             high,
             opts,
-            knn_high: Mutex::new(None),
             gpu: Mutex::new(Some(Ok(gpu))),
             pairwise: Mutex::default(),
             ranks: Mutex::default(),
@@ -387,9 +412,16 @@ impl Evaluator {
             )
         };
         #[cfg(feature = "gpu")]
-        let selected = {
-            let gpu_work = needs.gpu_work(numerics == Numerics::Fast);
-            backend::select(self.opts.backend, rows.len(), self.high.n(), gpu_work, || self.gpu()).await?
+        let selected = match (self.opts.backend, crate::gpu::domain::metric_unsupported(&self.high)) {
+            // The certified kernels compute Euclidean distances of coordinates only.
+            (BackendChoice::Auto, Some(why)) => Selected::Cpu { reason: Some(format!("auto: {why}")) },
+            (BackendChoice::Gpu, Some(why)) => {
+                Selected::Cpu { reason: Some(format!("{why}; the CPU reference served")) }
+            }
+            _ => {
+                let gpu_work = needs.gpu_work(numerics == Numerics::Fast);
+                backend::select(self.opts.backend, rows.len(), self.high.n(), gpu_work, || self.gpu()).await?
+            }
         };
         #[cfg(not(feature = "gpu"))]
         let selected = backend::select(self.opts.backend)?;
@@ -556,7 +588,17 @@ impl Evaluator {
         Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
 
+    /// The original space's metric is set and defined on every point.
+    fn check_space(&self) -> Result<()> {
+        if let Some(m) = self.opts.metric.filter(|&m| m != self.high.metric()) {
+            // `with_metric` applied every metric it could; this one it could not.
+            self.high.metric_allowed(m)?;
+        }
+        self.high.check_metric()
+    }
+
     pub(crate) fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
+        self.check_space()?;
         let n = self.high.n();
         if lows.is_empty() {
             return Err(Error::NoProjection);
@@ -572,7 +614,7 @@ impl Evaluator {
         let mut resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
         for r in &mut resolved {
             r.default_k(n);
-            r.check_k(n)?;
+            r.check_n(n)?;
             if r.def.min_classes > 0 {
                 let l = labels.ok_or_else(|| Error::LabelsRequired { id: r.def.id.into() })?;
                 if l.classes() < r.def.min_classes {
@@ -584,6 +626,7 @@ impl Evaluator {
                 }
             }
         }
+        crate::space::check(&self.high, lows, &resolved)?;
         Ok(resolved)
     }
 
@@ -726,9 +769,9 @@ impl Evaluator {
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let local = (self.opts.local && !r.def.local_keys.is_empty()).then_some(out.local);
+                let local = (self.opts.local && !r.def.local.is_empty()).then_some(out.local);
                 let (values, curves) = (out.values, out.curves);
-                scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local, curves });
+                scores.push(Score::new(r, values, local, curves));
             }
             projections.push(ProjectionScores { name: low.name().into(), scores });
         }
@@ -745,6 +788,7 @@ impl Evaluator {
         let pairwise_report = any_pairwise.then_some(pairwise_report);
         let run =
             self.report(lows, needs, reused.as_ref(), pass.stats, &served, resource_bytes, timings, pairwise_report);
+        self.check_reads()?;
         Ok(Evaluation { projections, run })
     }
 
@@ -783,6 +827,7 @@ impl Evaluator {
     }
 
     async fn knn_numerics(&self, k: usize, numerics: Numerics) -> Result<(Arc<Neighbours>, RunReport)> {
+        self.check_space()?;
         let n = self.high.n();
         if k < 1 || k >= n {
             // A k past i64 is shown as given, never wrapped (`k=-1`).
@@ -795,6 +840,46 @@ impl Evaluator {
                     reason: format!("out of range: need 1 <= k < n (n={n})"),
                 },
             });
+        }
+        if let Some(g) = self.high.knn_graph() {
+            // The graph's own lists, cut to k.
+            if k > g.k() {
+                return Err(Error::NeedsInput {
+                    id: "knn".into(),
+                    need: format!("{k} neighbours per point"),
+                    given: format!("a kNN graph ({} neighbours per point)", g.k()),
+                });
+            }
+            let (idx, dist) = g.lists();
+            let cut = |i: usize| i % g.k() < k;
+            let nb = Arc::new(Neighbours {
+                k,
+                idx: idx.iter().enumerate().filter(|(t, _)| cut(*t)).map(|(_, &j)| j).collect(),
+                dist: dist.iter().enumerate().filter(|(t, _)| cut(*t)).map(|(_, &d)| d).collect(),
+            });
+            let needs = Needs { knn_high: k, ..Needs::default() };
+            let served = Served {
+                backend: "cpu",
+                numerics: Numerics::Exact,
+                fallback_reason: None,
+                #[cfg(feature = "gpu")]
+                gpu: None,
+                pairwise_gpu: false,
+                high_ranks: None,
+            };
+            // The graph is the given list itself: reported as a reused, exact list.
+            let given = CachedKnn { list: nb.clone(), backend: "cpu", numerics: Numerics::Exact };
+            let run = self.report(
+                &[],
+                needs,
+                Some(&given),
+                Default::default(),
+                &served,
+                nb.bytes(),
+                Timings::default(),
+                None,
+            );
+            return Ok((nb, run));
         }
         let needs = Needs { knn_high: k, ..Needs::default() };
         let (bytes, budget) = (needs.list_bytes(n, 0), self.budgets().memory_bytes());
@@ -811,6 +896,7 @@ impl Evaluator {
         }
         let t0 = Instant::now();
         let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, numerics).await?;
+        self.check_reads()?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
         self.keep_knn(&nb, &served);
         let t = t0.elapsed().as_secs_f64();
@@ -880,6 +966,7 @@ impl Evaluator {
             n,
             dim_high: self.high.dim(),
             dims_low: lows.iter().map(|l| l.dim()).collect(),
+            spaces: crate::space::SpacesReport::of(&self.high),
             served: served_list,
             plan: BlockPlan {
                 needs,
@@ -897,6 +984,32 @@ impl Evaluator {
     }
 }
 
+impl Evaluator {
+    /// Every read of a given distance matrix succeeded (a file that changed during the run
+    /// fails it, never scores a partly read matrix).
+    fn check_reads(&self) -> Result<()> {
+        self.high.distances().map_or(Ok(()), |d| d.check_reads())
+    }
+}
+
+/// `high` under `metric` when it can take it (coordinates; a metric computed from them);
+/// otherwise unchanged, and the first call says why ([`Evaluator::check_space`]).
+fn with_metric(high: Points, metric: Option<Metric>) -> Points {
+    match metric {
+        Some(m) if m != high.metric() && high.metric_allowed(m).is_ok() => high.apply_metric(m),
+        _ => high,
+    }
+}
+
+/// A kNN graph's lists, as the evaluator's cached original kNN.
+fn graph_lists(high: &Points) -> Option<CachedKnn> {
+    let g = high.knn_graph()?;
+    let (idx, dist) = g.lists();
+    let list = Arc::new(Neighbours { k: g.k(), idx: idx.to_vec(), dist: dist.to_vec() });
+    // A given graph is the original space's lists as the user holds them: exact by definition.
+    Some(CachedKnn { list, backend: "cpu", numerics: Numerics::Exact })
+}
+
 /// The one check where scores are produced: a measure's values and local values are matched to
 /// the keys it declares by name and put in the declared order ([`Error::MeasureOutput`] for a
 /// key missing, undeclared or returned twice: never a value under another key's name, never
@@ -904,7 +1017,7 @@ impl Evaluator {
 /// [`Error::NonFiniteScore`] naming the key (never a NaN in a table, a JSON `null` or a local
 /// value).
 fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures::Output> {
-    let local_keys: Vec<String> = r.def.local_keys.iter().map(|k| k.to_string()).collect();
+    let local_keys: Vec<String> = r.def.local_keys().map(String::from).collect();
     let out = crate::measures::Output {
         values: by_key(r, &r.keys(), out.values)?,
         local: by_key(r, &local_keys, out.local)?,
@@ -918,7 +1031,11 @@ fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures:
         }
     }
     for (key, values) in out.local.iter().chain(&out.curves) {
-        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        // A point without a value (`NaN`, `null` in JSON) only where the kind allows it
+        // (`partial_mean`, `log_ratio`); infinities never.
+        let missing_ok = r.def.local_kind(key).is_some_and(|k| k.allows_missing());
+        let bad_value = |v: &f64| !(v.is_finite() || (missing_ok && v.is_nan()));
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| bad_value(v)) {
             return Err(bad(&format!("{key}[{i}]"), v));
         }
     }

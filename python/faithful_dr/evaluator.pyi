@@ -13,15 +13,19 @@ class Score:
     id: str
     params: dict[str, int | float | str]
     values: dict[str, float]
-    local: dict[str, npt.NDArray[np.float64]] | None
+    local: dict[str, npt.NDArray[np.float64] | np.ma.MaskedArray[Any, Any]] | None
     projection: str
+    curves: dict[str, npt.NDArray[np.float64]]
+    local_kinds: dict[str, str]
     def __init__(
         self,
         id: str,
         params: dict[str, int | float | str],
         values: dict[str, float],
-        local: dict[str, npt.NDArray[np.float64]] | None = None,
+        local: dict[str, npt.NDArray[np.float64] | np.ma.MaskedArray[Any, Any]] | None = None,
         projection: str = "low",
+        curves: dict[str, npt.NDArray[np.float64]] = ...,
+        local_kinds: dict[str, str] = ...,
     ) -> None: ...
     @property
     def spec(self) -> str: ...
@@ -54,13 +58,29 @@ class Evaluator:
         high: ArrayLike,
         *,
         labels: ArrayLike | None = None,
+        metric: str = "euclidean",
+        p: float | None = None,
         backend: str = "auto",
         numerics: str = "exact",
         local: bool = False,
         threads: int | None = None,
         memory_budget: int | None = None,
         _name: str = "high",
+        _graph: Any = None,
     ) -> None: ...
+    @classmethod
+    def from_knn_graph(
+        cls,
+        graph: Any,  # a SciPy sparse matrix (CSR or any format with tocsr()) or (indices, distances)
+        *,
+        labels: ArrayLike | None = None,
+        name: str = "graph",
+        backend: str = "auto",
+        numerics: str = "exact",
+        local: bool = False,
+        threads: int | None = None,
+        memory_budget: int | None = None,
+    ) -> Evaluator: ...
     @property
     def n(self) -> int: ...
     def measure(
@@ -82,6 +102,8 @@ def knn(
     X: ArrayLike,
     k: int,
     *,
+    metric: str = "euclidean",
+    p: float | None = None,
     backend: str = "auto",
     numerics: str = "exact",
     threads: int | None = None,

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use faithful::{BackendChoice, Cancel, Labels, Numerics, Options, ParamValue, Points, Score};
+use faithful::{BackendChoice, Cancel, Labels, Metric, Numerics, Options, ParamValue, Points, Score};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -73,9 +73,13 @@ impl Evaluator {
 impl Evaluator {
     /// `high`: n×D float64/float32, named `high_name` in messages; the keyword API and defaults
     /// are faithful_dr.Evaluator's.
+    ///
+    /// `metric`: scipy's metric names (default euclidean), or "precomputed" for an n×n distance
+    /// matrix `high`; `graph`: `(n, indptr, indices, data)` of a CSR kNN graph, which is then
+    /// the original space (`high` is ignored).
     #[new]
     #[allow(clippy::too_many_arguments)] // the Python constructor's options, one argument each
-    #[pyo3(signature = (high, high_name, labels, backend_name, numerics_name, local, threads, memory_budget))]
+    #[pyo3(signature = (high, high_name, labels, backend_name, numerics_name, local, threads, memory_budget, metric=None, graph=None))]
     fn new(
         py: Python<'_>,
         high: &Bound<'_, PyAny>,
@@ -86,6 +90,8 @@ impl Evaluator {
         local: bool,
         threads: Option<usize>,
         memory_budget: Option<u64>,
+        metric: Option<&str>,
+        graph: Option<CsrArrays<'_>>,
     ) -> PyResult<Self> {
         // Options is #[non_exhaustive]: set field by field.
         let mut opts = Options::default();
@@ -94,7 +100,15 @@ impl Evaluator {
         opts.local = local;
         opts.threads = threads;
         opts.memory_budget = memory_budget;
-        let high = arrays::points(py, high_name, high)?;
+        let metric = metric.map(|m| m.parse::<Metric>()).transpose().map_err(to_py)?;
+        let high = match graph {
+            Some((n, indptr, indices, data)) => arrays::csr_graph(py, high_name, n, &indptr, &indices, &data)?,
+            None if metric == Some(Metric::Precomputed) => arrays::distances(py, high_name, high)?,
+            None => {
+                opts.metric = metric;
+                arrays::points(py, high_name, high)?
+            }
+        };
         let labels = labels.map(arrays::labels).transpose()?;
         if let Some(l) = &labels {
             l.check_len(high.n()).map_err(to_py)?;
@@ -169,6 +183,9 @@ impl Evaluator {
     }
 }
 
+/// A CSR kNN graph from Python: n, indptr, indices, data.
+type CsrArrays<'py> = (usize, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
 /// kNN indices, distances and the run report (JSON).
 type KnnArrays<'py> = (Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArray2<f64>>, String);
 
@@ -209,6 +226,12 @@ fn score<'py>(py: Python<'py>, s: &Score) -> PyResult<Bound<'py, PyDict>> {
         }
         None => d.set_item("local", py.None())?,
     }
+    // What each local output's values mean: local key → "mean", "sum", "partial_mean", ...
+    let kinds = PyDict::new(py);
+    for (k, kind) in &s.local_kinds {
+        kinds.set_item(k, kind.name())?;
+    }
+    d.set_item("local_kinds", kinds)?;
     // Curves over K (coranking): one array per curve, index K − 1.
     let curves = PyDict::new(py);
     for (k, v) in &s.curves {
@@ -230,8 +253,8 @@ impl Evaluation {
         serde_json::to_string(&self.inner.run).expect("the run report serialises")
     }
 
-    /// `[(name, [score dict, ...]), ...]`; a score dict has id, params, values and local
-    /// (NumPy arrays, or None).
+    /// `[(name, [score dict, ...]), ...]`; a score dict has id, params, values, local
+    /// (NumPy arrays, or None), local_kinds and curves.
     fn projections<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Vec<Bound<'py, PyDict>>)>> {
         self.inner
             .projections

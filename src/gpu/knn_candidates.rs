@@ -293,7 +293,7 @@ pub async fn raw_candidates_async(gpu: &Gpu, points: &Points, k: usize) -> Resul
     let mut tally = Tally::default();
     let n = points.n();
     let space = gpu.upload(super::prepare::prepare_checked(points)?, &mut tally)?;
-    let mut params = with_knn(certified_params(gpu, n, points.dim())?, k);
+    let mut params = with_knn(certified_params(gpu, &space.prep)?, k);
     let per = block_rows(gpu, n, bytes_per_row(k));
     let mut rows_out = Vec::with_capacity(n);
     for row0 in (0..n).step_by(per) {

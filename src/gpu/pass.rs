@@ -84,6 +84,8 @@ pub async fn gpu_row_pass_rows_async(
     rows: Range<usize>,
 ) -> Result<(PassOutput, GpuStats), GpuError> {
     let t0 = web_time::Instant::now();
+    // The device builds cross ranks in both directions; the projection-only ones are among them.
+    let needs = needs.cross_both();
     let ks = needs.pass_ks(lows.len());
     let (kh, kl, kc) = (ks.kh, ks.kl, ks.kc);
     let cached = ks.usable(cached_high);
@@ -145,7 +147,8 @@ struct On<'a> {
 impl<'a> On<'a> {
     fn upload(gpu: &Gpu, points: &'a Points, tally: &mut Tally) -> Result<Self, GpuError> {
         let space = gpu.upload(prepare_checked(points)?, tally)?;
-        let params = certified_params(gpu, points.n(), points.dim())?;
+        // The prepared space's bound: a cosine or correlation space's extra term included.
+        let params = certified_params(gpu, &space.prep)?;
         Ok(On { points, space, params })
     }
 }

@@ -42,7 +42,9 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
         // No run has fewer points (`Error::TooFewPoints`); the measures' arithmetic assumes two.
         return Err(bad(0, format!("n = {n}: a run has at least 2 points")));
     }
-    if first.dim_high == 0 || first.dim_low == 0 {
+    // An original space given as its distance matrix has no coordinates (0 dimensions); one
+    // given as coordinates, and every projection, has at least one.
+    if (first.dim_high == 0 && first.input_high == "coordinates") || first.dim_low == 0 {
         return Err(bad(0, "a space of 0 dimensions: a run has at least one in each".into()));
     }
     // The specs under `measure`'s own rules for n points (k, k_max), before anything is folded.
@@ -100,24 +102,21 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
         }
         let mut values = Vec::with_capacity(keys.len());
         let mut local = Vec::with_capacity(keys.len());
-        for (l, key) in r.def.local_keys.iter().enumerate() {
+        for (l, key) in r.def.local_keys().enumerate() {
             let sums: BTreeMap<usize, (usize, f64)> = order
                 .iter()
                 .map(|p| (p.rows[0], (p.rows[1], f64::from_bits(p.scores[s].locals[l].sum_bits))))
                 .collect();
-            // Each value key is the mean of the local key in the same position (SHARDABLE).
-            values.push((keys[l].clone(), tree_sum(0..n, &sums) / n as f64));
+            // Each value key is the mean of the local key in the same position (SHARDABLE);
+            // locals after the last value key (knn_overlap's counts) carry no value.
+            if l < keys.len() {
+                values.push((keys[l].clone(), tree_sum(0..n, &sums) / n as f64));
+            }
             let all =
                 order.iter().flat_map(|p| p.scores[s].locals[l].bits.iter().map(|&b| f64::from_bits(b))).collect();
             local.push((key.to_string(), all));
         }
-        scores.push(Score {
-            id: r.def.id.into(),
-            params: r.params.clone(),
-            values,
-            local: Some(local),
-            curves: Vec::new(),
-        });
+        scores.push(Score::new(&r, values, Some(local), Vec::new()));
     }
     // No folded value is NaN or infinite (finite values can sum past f64's range): a typed
     // error naming the key, as `measure` gives, never a `null` or a NaN.
@@ -181,7 +180,7 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::
     let value =
         |key: &str| out.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v).expect("coranking writes its keys");
     let values = r.keys().into_iter().map(|k| (k.clone(), value(&k))).collect();
-    Ok(Score { id: r.def.id.into(), params: r.params.clone(), values, local: Some(out.local), curves: out.curves })
+    Ok(Score::new(r, values, Some(out.local), out.curves))
 }
 
 /// The checks of one partial on its own: a block of the plan, its scores shaped as its specs
@@ -194,6 +193,12 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
     if !matches!(p.backend.as_str(), "cpu" | "gpu") {
         return Err(format!("backend {} is neither cpu nor gpu", crate::quote::quoted(&p.backend)));
     }
+    if !matches!(p.input_high.as_str(), "coordinates" | "distance matrix" | "kNN graph") {
+        return Err(format!(
+            "input_high {} is none of coordinates, distance matrix, kNN graph",
+            crate::quote::quoted(&p.input_high)
+        ));
+    }
     if p.scores.len() != p.specs.len() {
         return Err(format!("{} scores for {} specs", p.scores.len(), p.specs.len()));
     }
@@ -204,8 +209,9 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
             return Err(format!("score {} does not match spec {text}", score.id));
         }
         let keys: Vec<&str> = score.locals.iter().map(|l| l.key.as_str()).collect();
-        if keys != r.def.local_keys {
-            return Err(format!("{}: local keys {keys:?}, expected {:?}", score.id, r.def.local_keys));
+        let declared: Vec<&str> = r.def.local_keys().collect();
+        if keys != declared {
+            return Err(format!("{}: local keys {keys:?}, expected {declared:?}", score.id));
         }
         for l in &score.locals {
             let v: Vec<f64> = l.bits.iter().map(|&b| f64::from_bits(b)).collect();
@@ -274,6 +280,7 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats, timings: Timing
         n: p.n,
         dim_high: p.dim_high,
         dims_low: vec![p.dim_low],
+        spaces: crate::space::SpacesReport::of_partial(&p.input_high, &p.metric_high),
         served,
         plan: BlockPlan {
             needs: Needs::default(),

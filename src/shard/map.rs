@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
 use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
-use crate::resources::{CrossRanks, Needs, Neighbours};
+use crate::resources::{CrossRanks, Needs, Neighbours, nerv_rows};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
 
@@ -67,9 +67,11 @@ impl Evaluator {
             });
         }
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
+        let needs_nerv = Needs { nerv: needs.nerv.clone(), ..Needs::default() };
         // The backend of a full run serves the block (the CPU, or the GPU's certified kernels
         // on rows A:B only), always exact: partials must fold to the reference's bits.
         let (pass, served) = pollster::block_on(self.build(None, None, &[low], needs, rows.clone(), Numerics::Exact))?;
+        self.high().distances().map_or(Ok(()), |d| d.check_reads())?;
         #[cfg(feature = "gpu")]
         let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
         #[cfg(not(feature = "gpu"))]
@@ -94,6 +96,12 @@ impl Evaluator {
             dist_low_of_high: spread(c.dist_low_of_high, n, c.k, start),
         });
         let ctl = crate::control::Control::default();
+        // nerv: its block's full rows (each row's divergences need only that row).
+        let pairwise = if needs_nerv.nerv.is_empty() {
+            None
+        } else {
+            Some(nerv_rows(high, low, &needs_nerv, self.options().block_rows, &ctl, rows.clone())?)
+        };
         let ctx = Ctx {
             high,
             low,
@@ -101,7 +109,7 @@ impl Evaluator {
             knn_high: knn_high.as_ref(),
             knn_low: knn_low.as_ref(),
             cross: cross.as_ref(),
-            pairwise: None,
+            pairwise: pairwise.as_ref(),
             block_rows: self.options().block_rows,
             local: true,
             ctl: &ctl,
@@ -119,8 +127,7 @@ impl Evaluator {
             };
             let locals = r
                 .def
-                .local_keys
-                .iter()
+                .local_keys()
                 .map(|key| {
                     let all = out.local.iter().find(|(k, _)| k == key).map(|(_, v)| v);
                     let all = all.ok_or_else(|| Error::Undefined {
@@ -167,6 +174,8 @@ impl Evaluator {
             backend: served.backend.into(),
             adapter,
             fallback_reason: served.fallback_reason,
+            metric_high: high.metric().to_string(),
+            input_high: high.input().into(),
         })
     }
 }
@@ -196,6 +205,15 @@ fn fingerprint(high: &Points, low: &Points, labels: Option<&Labels>, specs: &[St
         h.u64(p.n() as u64);
         h.u64(p.dim() as u64);
         p.as_slice().iter().for_each(|v| h.u64(v.to_bits()));
+    }
+    // The original space's metric, and its distances when they were given.
+    h.text(&high.metric().to_string());
+    if let Some(d) = high.distances() {
+        let mut row = vec![0.0; d.n()];
+        for i in 0..d.n() {
+            d.row_from(i, 0, &mut row);
+            row.iter().for_each(|v| h.u64(v.to_bits()));
+        }
     }
     match labels {
         Some(l) => l.codes().iter().for_each(|&c| h.u64(u64::from(c) + 1)),

@@ -22,9 +22,10 @@ mod partial;
 /// The first resolved spec that is not [`SHARDABLE`], as [`Error::NotShardable`].
 fn check_shardable(resolved: &[Resolved]) -> Result<()> {
     match resolved.iter().find(|r| !SHARDABLE.contains(&r.def.id)) {
-        Some(r) => {
-            Err(Error::NotShardable { id: r.def.id.into(), shardable: "tnc, mrre, lcmc, nh, ca_tnc, coranking" })
-        }
+        Some(r) => Err(Error::NotShardable {
+            id: r.def.id.into(),
+            shardable: "tnc, mrre, lcmc, nh, ca_tnc, knn_overlap, nerv, coranking",
+        }),
         None => Ok(()),
     }
 }
@@ -39,9 +40,14 @@ pub use fold::{fold, fold_named};
 pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork};
 
 /// The measures a shard computes: those whose values are means of per-row local values that
-/// need only their own row's neighbours and ranks, and `coranking`, whose per-row tallies are
-/// integers that add (the fold computes its curves and values from their sum).
-pub const SHARDABLE: &[&str] = &["tnc", "mrre", "lcmc", "nh", "ca_tnc", "coranking"];
+/// need only their own row's neighbours and ranks (value key i the mean of local key i; later
+/// local keys, as knn_overlap's counts, carry no value), and `coranking`, whose per-row tallies
+/// are integers that add (the fold computes its curves and values from their sum). nerv's
+/// per-point divergences need only their own row (its shard sweeps the block's full rows). The
+/// other all-pairs measures are not: their values are ratios of sums over all pairs or need each
+/// space's largest distance (sammon, cca_stress, residual_variance, ale), a global correlation
+/// (density_preservation) or global draws (triplet_accuracy, global_score).
+pub const SHARDABLE: &[&str] = &["tnc", "mrre", "lcmc", "nh", "ca_tnc", "knn_overlap", "nerv", "coranking"];
 
 /// Refuses, before any work, the first spec that is malformed or cannot be computed in row
 /// shards ([`Error::NotShardable`] naming it): the check [`crate::Evaluator::map_rows`] makes, for

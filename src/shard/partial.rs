@@ -52,6 +52,21 @@ pub struct Partial {
     /// Why the backend differs from the one asked for, when it does (`auto`'s choice too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_reason: Option<String>,
+    /// The original space's metric (`euclidean`, `cosine`, `precomputed`, ...; in the
+    /// fingerprint too). Partials written before metrics existed are Euclidean.
+    #[serde(default = "euclidean")]
+    pub metric_high: String,
+    /// How the original space was given: `coordinates` or `distance matrix`.
+    #[serde(default = "coordinates")]
+    pub input_high: String,
+}
+
+fn euclidean() -> String {
+    "euclidean".into()
+}
+
+fn coordinates() -> String {
+    "coordinates".into()
 }
 
 /// The backend of a partial written before partials named theirs: only the CPU mapped then.

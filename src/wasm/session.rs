@@ -3,6 +3,7 @@
 //!
 //! ```js
 //! const s = await Session.create({ high: { data, rows, cols }, labels, backend: "webgpu" });
+//! // or: { high: { data, rows, cols }, metric: "cosine" }, or { high: { distances, rows } }
 //! const r = await s.measure({ low: { data: y, rows, cols: 2 }, specs: ["tnc:k=20"], local: true });
 //! const nn = await s.neighbours({ space: "high", k: 10 });   // Int32Array, n×k
 //! s.free();
@@ -17,7 +18,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use super::types::{MeasureRequest, NeighboursRequest, PromiseEvaluation, PromiseNeighbours, SessionOptions};
-use super::{Served, evaluation_js, fail, get, labels, matrix, numerics, specs};
+use super::{Served, evaluation_js, fail, get, labels, matrix, numerics, original, specs};
 use crate::control::{Cancel, Progress, ProgressFn};
 use crate::{Evaluator, Labels};
 
@@ -86,7 +87,7 @@ impl Session {
     /// falling back to the wasm CPU with the reason in every result's `run.fallback_reason`).
     pub async fn create(options: SessionOptions) -> Result<Session, JsValue> {
         let options: JsValue = options.into();
-        let high = matrix(&get(&options, "high")?, "high")?;
+        let high = original(&options)?;
         let labels = labels(&options)?;
         if let Some(l) = &labels {
             l.check_len(high.n()).map_err(fail)?;

@@ -116,6 +116,8 @@ pub struct Args {
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    metric: crate::space_args::MetricArgs,
 }
 
 /// The adapters to run: by name filter, one per name (`GpuRequest::adapter` selects by name, so
@@ -181,6 +183,7 @@ fn runs(
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let metric = args.metric.metric()?;
     let kernel_list: Vec<Kernel> =
         if args.kernels.is_empty() { Kernel::ALL.to_vec() } else { args.kernels.iter().map(|&k| k.into()).collect() };
     let machine = machine::Machine::detect();
@@ -228,7 +231,13 @@ pub fn run(args: Args) -> Result<()> {
     let mut rows = Vec::new();
     for &n in &args.sizes {
         for &dim in &args.dims {
-            let data = blobs(n as usize, dim as usize, args.seed);
+            let mut data = blobs(n as usize, dim as usize, args.seed);
+            if let Some(m) = metric {
+                data.high = data.high.with_metric(m)?;
+            }
+            // The GPU serves the certified metrics (Euclidean, cosine, correlation); the others
+            // are the CPU's, and their GPU rows say why.
+            let gpu_skip = faithful::gpu::domain::metric_unsupported(&data.high);
             let case = Case::new(&data, k);
             for &kernel in &kernel_list {
                 let mut reference: Option<Check> = None;
@@ -239,6 +248,16 @@ pub fn run(args: Args) -> Result<()> {
                     let gpu = adapter.is_some();
                     if let Some(b) = &bar {
                         b.set_message(format!("{} {} n={n} D={dim}", if gpu { "gpu" } else { "cpu" }, kernel.name()));
+                    }
+                    if let (true, Some(why)) = (gpu, &gpu_skip) {
+                        let mut row = Row::new("gpu", label, None, kernel, n as usize, dim as usize, data.low.dim(), k);
+                        row.parity = "skipped".into();
+                        row.error = Some(format!("{why}; the CPU reference serves it"));
+                        if let Some(b) = &bar {
+                            b.inc(args.repeat + 1);
+                        }
+                        rows.push(row);
+                        continue;
                     }
                     let mut backend = if gpu { Backend::gpu_with(adapter.clone(), *set) } else { Backend::Cpu };
                     let rss_reset = machine::reset_peak_rss();
@@ -292,6 +311,7 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
         kernels: kernel_list.iter().map(|k| k.name()).collect(),
         distance_block_pairs: kernels::DISTANCE_BLOCK_PAIRS,
+        metric: metric.unwrap_or(faithful::Metric::Euclidean).to_string(),
     };
     let receipt = Receipt::new(machine, adapters, settings, rows);
     // The receipt first: a receipt that cannot be written fails the run before the table

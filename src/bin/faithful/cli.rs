@@ -21,8 +21,8 @@ struct Cli {
 enum Command {
     /// Evaluate measures on one or more projections (the bundled digits example when no files are given).
     Measure(measure::Args),
-    /// List the measures with their parameters and output keys.
-    Measures,
+    /// List the measures with their parameters, output keys and per-point kinds.
+    Measures(MeasuresArgs),
     /// The exact kNN graph of a dataset (ties by index, self excluded).
     Knn(knn::Args),
     /// Every backend and GPU adapter, with its status, limits and features.
@@ -35,6 +35,14 @@ enum Command {
     Fold(shard::FoldArgs),
     /// The blocks a shard may take for n points, one A:B per line.
     Plan(shard::PlanArgs),
+}
+
+#[derive(clap::Args)]
+struct MeasuresArgs {
+    /// Print a JSON array: {"id", "zadu_id", "params", "keys", "local": [{"key", "kind"}],
+    /// "labels", "min_classes", "description"} per measure.
+    #[arg(long)]
+    json: bool,
 }
 
 pub fn main() -> ExitCode {
@@ -79,7 +87,8 @@ pub fn main() -> ExitCode {
         Command::Shard(args) => shard::shard(args),
         Command::Fold(args) => shard::fold(args),
         Command::Plan(args) => shard::plan_blocks(args),
-        Command::Measures => output::print(&table::measures_table()),
+        Command::Measures(a) if a.json => output::print(&(faithful::measures_json() + "\n")),
+        Command::Measures(_) => output::print(&table::measures_table()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,12 +9,18 @@ use faithful::{Error, Evaluator, Options, Result, data};
 use crate::arg_errors::whole_usize;
 use crate::backend_args::BackendArgs;
 use crate::output;
+use crate::space_args::{HighInputArgs, MetricArgs, read_high};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Points, n×D (.npy float64/float32 or headerless .csv).
-    #[arg(long)]
-    data: PathBuf,
+    #[arg(long, group = "high_input", required_unless_present = "high_distances")]
+    data: Option<PathBuf>,
+    #[command(flatten)]
+    metric: MetricArgs,
+    /// The points as their n×n distance matrix (.npy), instead of --data.
+    #[arg(long, value_name = "PATH", group = "high_input", conflicts_with = "metric")]
+    high_distances: Option<PathBuf>,
     /// Neighbours per point (1 <= k < n).
     #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(1, usize::MAX))]
     k: usize,
@@ -36,7 +42,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let points = data::read_points(&args.data)?;
+    let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
+    let (points, path) = read_high(args.data.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
     let n = points.n();
     let eval = Evaluator::new(
         points,
@@ -47,7 +54,7 @@ pub fn run(args: Args) -> Result<()> {
         }),
     );
     let (nb, run) = eval.knn(args.k).map_err(|e| match e {
-        Error::KOutOfRange { .. } => e.in_file(&args.data),
+        Error::KOutOfRange { .. } => e.in_file(&path),
         other => other,
     })?;
     let k = nb.k;

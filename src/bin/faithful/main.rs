@@ -22,6 +22,8 @@ mod pair_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod shard;
 #[cfg(not(target_arch = "wasm32"))]
+mod space_args;
+#[cfg(not(target_arch = "wasm32"))]
 mod table;
 
 #[cfg(not(target_arch = "wasm32"))]

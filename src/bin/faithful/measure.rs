@@ -9,16 +9,21 @@ use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArgs;
 use crate::output;
 use crate::pair_args::{PairArgs, progress_bar};
+use crate::space_args::{HighInputArgs, MetricArgs, read_high};
 use crate::table;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Original space, n×D (.npy float64/float32 or headerless .csv).
-    #[arg(long, requires = "low")]
+    #[arg(long, requires = "low", group = "high_input")]
     high: Option<PathBuf>,
     /// A projection, n×d; repeat for several.
-    #[arg(long, requires = "high")]
+    #[arg(long, requires = "high_input")]
     low: Vec<PathBuf>,
+    #[command(flatten)]
+    metric: MetricArgs,
+    #[command(flatten)]
+    inputs: HighInputArgs,
     /// One integer label per point (.npy or .csv).
     #[arg(long)]
     labels: Option<PathBuf>,
@@ -49,9 +54,8 @@ pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
     if let Some(t) = args.threads {
         faithful::evaluate::check_threads(t)?;
     }
-    let (high, lows, labels) = match &args.high {
-        Some(path) => {
-            let high = data::read_points(path)?;
+    let (high, lows, labels) = match read_high(args.high.as_deref(), &args.inputs, &args.metric)? {
+        Some((high, _)) => {
             let lows = args.low.iter().map(data::read_points).collect::<Result<Vec<Points>>>()?;
             let labels = args.labels.as_ref().map(data::read_labels).transpose()?;
             if let Some(l) = &labels {

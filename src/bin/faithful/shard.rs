@@ -13,13 +13,19 @@ use faithful::{Error, Evaluator, Options, Points, Result, Spec, data};
 use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArg;
 use crate::output;
+use crate::space_args::{HighInputArgs, MetricArgs, read_high};
 use crate::table;
 
 #[derive(clap::Args)]
 pub struct ShardArgs {
     /// Original space, n×D (.npy float64/float32 or headerless .csv).
-    #[arg(long)]
-    high: PathBuf,
+    #[arg(long, group = "high_input", required_unless_present = "high_distances")]
+    high: Option<PathBuf>,
+    #[command(flatten)]
+    metric: MetricArgs,
+    /// The original space as its n×n distance matrix (.npy), instead of --high.
+    #[arg(long, value_name = "PATH", group = "high_input", conflicts_with = "metric")]
+    high_distances: Option<PathBuf>,
     /// The projection, n×d.
     #[arg(long)]
     low: PathBuf,
@@ -85,7 +91,8 @@ pub fn shard(args: ShardArgs) -> Result<()> {
     if let Some(t) = args.threads {
         faithful::evaluate::check_threads(t)?;
     }
-    let high = data::read_points(&args.high)?;
+    let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
+    let (high, _) = read_high(args.high.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
     let low: Points = data::read_points(&args.low)?;
     let labels = args.labels.as_ref().map(data::read_labels).transpose()?;
     if let (Some(l), Some(path)) = (&labels, &args.labels) {
