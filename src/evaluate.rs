@@ -20,8 +20,8 @@ use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
 use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
 use crate::resources::{
-    HighRanksReport, Needs, Neighbours, OrderPlan, PassOutput, RankTable, Resident, ResidentRanks, TablePlan,
-    plan_rank_table, row_pass_resident,
+    HighRanksReport, LowIndex, LowIndexReport, Needs, Neighbours, OrderPlan, PassOutput, RankTable, Resident,
+    ResidentRanks, TablePlan, plan_rank_table, row_pass_resident,
 };
 use crate::spec::Spec;
 
@@ -60,6 +60,10 @@ pub struct Options {
     /// budget) so that later calls look trustworthiness's ranks up instead of recomputing the
     /// original space's rows; `run.plan.high_ranks` says which served and why.
     pub resident_ranks: ResidentRanks,
+    /// Whether a projection of dimension ≤ 3 is served by the exact spatial index (a k-d tree:
+    /// its kNN and ranks without its full distance rows; the same bits) or by full rows;
+    /// `run.plan.low_index` says which served and why.
+    pub low_index: LowIndex,
 }
 
 impl Default for Options {
@@ -78,6 +82,7 @@ impl Default for Options {
             progress: None,
             cancel: None,
             resident_ranks: ResidentRanks::Auto,
+            low_index: LowIndex::Auto,
         }
     }
 }
@@ -124,6 +129,8 @@ pub struct Evaluator {
     gpu: Mutex<Option<Result<Arc<Gpu>, GpuError>>>,
     pairwise: Mutex<PairwiseCache>,
     ranks: Mutex<RankState>,
+    /// The resident state of the span of rows this evaluator maps (a worker's share).
+    pub(crate) span: Mutex<SpanState>,
 }
 
 /// The original space's rank table, once built, and how many calls needed cross ranks.
@@ -131,6 +138,18 @@ pub struct Evaluator {
 struct RankState {
     table: Option<Arc<RankTable>>,
     cross_calls: usize,
+}
+
+/// What an evaluator that maps one span of rows again and again keeps of the original space
+/// for those rows only (`Evaluator::map_blocks_async`): their kNN lists (placed at their rows
+/// of an n-row list) and their rows of the rank table, so that a pool of workers splits the
+/// resident state instead of copying it.
+#[derive(Default)]
+pub(crate) struct SpanState {
+    pub(crate) rows: Range<usize>,
+    pub(crate) knn: Option<Arc<Neighbours>>,
+    pub(crate) table: Option<Arc<RankTable>>,
+    pub(crate) cross_calls: usize,
 }
 
 /// Which backend built the resources, and how.
@@ -271,6 +290,12 @@ impl EvaluatorBuilder {
         self.opts.resident_ranks = policy;
         self
     }
+    /// Whether projections of dimension ≤ 3 use the exact spatial index (default
+    /// [`LowIndex::Auto`]); the results are the same bits either way.
+    pub fn low_index(mut self, choice: LowIndex) -> Self {
+        self.opts.low_index = choice;
+        self
+    }
     /// The evaluator.
     pub fn build(self) -> Evaluator {
         Evaluator::new(self.high, self.opts)
@@ -305,6 +330,7 @@ impl Evaluator {
             gpu: Mutex::new(None),
             pairwise: Mutex::default(),
             ranks: Mutex::default(),
+            span: Mutex::default(),
         }
     }
 
@@ -319,6 +345,7 @@ impl Evaluator {
             gpu: Mutex::new(Some(Ok(gpu))),
             pairwise: Mutex::default(),
             ranks: Mutex::default(),
+            span: Mutex::default(),
         }
     }
 
@@ -346,9 +373,10 @@ impl Evaluator {
         numerics: Numerics,
     ) -> Result<(PassOutput, Served)> {
         let cpu = |reason: Option<String>| {
-            let (ranks, high_ranks) = self.resident_table(table);
+            let (ranks, high_ranks) = self.resident_table(table, &rows);
             let resident = Resident { knn: cached, ranks: ranks.as_deref() };
-            let pass = row_pass_resident(&self.high, resident, lows, needs.clone(), self.opts.block_rows, rows.clone());
+            let (o, needs) = (&self.opts, needs.clone());
+            let pass = row_pass_resident(&self.high, resident, lows, needs, o.block_rows, o.low_index, rows.clone());
             (
                 pass,
                 Served {
@@ -433,14 +461,25 @@ impl Evaluator {
         }
     }
 
-    /// The rank table that `plan` asks for (built now if it says so) and its report.
-    fn resident_table(&self, plan: Option<&TablePlan>) -> (Option<Arc<RankTable>>, Option<HighRanksReport>) {
+    /// The rank table that `plan` asks for (built now if it says so: all rows for a whole run,
+    /// kept for later runs; the span's rows for a span, kept for later calls on it) and its
+    /// report.
+    fn resident_table(
+        &self,
+        plan: Option<&TablePlan>,
+        rows: &Range<usize>,
+    ) -> (Option<Arc<RankTable>>, Option<HighRanksReport>) {
         match plan {
             None => (None, None),
             Some(TablePlan::Use(t, r)) => (Some(t.clone()), Some(r.clone())),
-            Some(TablePlan::Build(r)) => {
+            Some(TablePlan::Build(r)) if *rows == (0..self.high.n()) => {
                 let t = Arc::new(RankTable::build(&self.high, self.opts.block_rows));
                 self.ranks.lock().expect("ranks lock").table = Some(t.clone());
+                (Some(t), Some(r.clone()))
+            }
+            Some(TablePlan::Build(r)) => {
+                let t = Arc::new(RankTable::build_rows(&self.high, rows.clone(), self.opts.block_rows));
+                self.span.lock().expect("span lock").table = Some(t.clone());
                 (Some(t), Some(r.clone()))
             }
             Some(TablePlan::Recompute(r)) => (None, Some(r.clone())),
@@ -491,7 +530,7 @@ impl Evaluator {
         self.run(lows, labels, specs).await
     }
 
-    fn budgets(&self) -> Budgets {
+    pub(crate) fn budgets(&self) -> Budgets {
         let o = &self.opts;
         Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
@@ -553,7 +592,8 @@ impl Evaluator {
             };
             let other = needs.list_bytes(self.high.n(), lows.len()).saturating_add(order_bytes);
             let (policy, budget) = (self.opts.resident_ranks, budgets.memory_bytes());
-            plan_rank_table(self.high.n(), policy, state.table.clone(), state.cross_calls, other, budget)
+            let n = self.high.n();
+            plan_rank_table(n, n, policy, state.table.clone(), state.cross_calls, other, budget)
         });
         let (pass, mut served) =
             self.build(cached.as_deref(), table.as_ref(), lows, needs.clone(), 0..self.high.n(), o.numerics).await?;
@@ -667,7 +707,8 @@ impl Evaluator {
         let timings =
             Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
         let pairwise_report = any_pairwise.then_some(pairwise_report);
-        let run = self.report(lows, needs, reused, pass.stats, &served, resource_bytes, timings, pairwise_report);
+        let work = (pass.stats, pass.low_index);
+        let run = self.report(lows, needs, reused, work, &served, resource_bytes, timings, pairwise_report);
         Ok(Evaluation { projections, run })
     }
 
@@ -715,7 +756,7 @@ impl Evaluator {
         *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
         let t = t0.elapsed().as_secs_f64();
         let timings = Timings { validate_s: 0.0, resources_s: t, measures_s: 0.0, total_s: t };
-        let run = self.report(&[], needs, false, pass.stats, &served, nb.bytes(), timings, None);
+        let run = self.report(&[], needs, false, (pass.stats, Vec::new()), &served, nb.bytes(), timings, None);
         Ok((nb, run))
     }
 
@@ -725,7 +766,7 @@ impl Evaluator {
         lows: &[&Points],
         needs: Needs,
         reused: bool,
-        work: crate::resources::PassStats,
+        (work, low_index): (crate::resources::PassStats, Vec<LowIndexReport>),
         served: &Served,
         resource_bytes: usize,
         timings: Timings,
@@ -783,6 +824,7 @@ impl Evaluator {
                 resource_bytes,
                 pairwise,
                 high_ranks: served.high_ranks.clone(),
+                low_index,
             },
             work,
             timings,

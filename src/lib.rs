@@ -82,6 +82,6 @@ pub use gpu::AdapterInfo;
 #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
 pub use gpu::gpu_adapters;
 pub use report::{Evaluation, ProjectionScores, RunReport, Score};
-pub use resources::{Neighbours, ResidentRanks};
+pub use resources::{LowIndex, Neighbours, ResidentRanks};
 pub use shard::{Partial, fold};
 pub use spec::{ParamValue, Spec};

@@ -130,6 +130,10 @@ pub struct BlockPlan {
     /// Where the original space's cross ranks came from (its resident rank table, or its rows
     /// recomputed) and why; `None` when no measure needed cross ranks.
     pub high_ranks: Option<crate::resources::HighRanksReport>,
+    /// How each projection's neighbours and ranks were found: its exact spatial index
+    /// (`kd_tree`) or its full distance rows (`rows`), and why; empty when no projection's
+    /// neighbours were needed.
+    pub low_index: Vec<crate::resources::LowIndexReport>,
 }
 
 /// Wall-clock phases, in seconds.

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Oracle, Rng, corpus, points, with_duplicates};
-use faithful::resources::{Needs, RankTable, Resident, row_pass, row_pass_resident};
+use faithful::resources::{LowIndex, Needs, RankTable, Resident, row_pass, row_pass_resident};
 use faithful::{Evaluation, Evaluator, Labels, Points, ResidentRanks, Spec};
 
 fn bits(v: &[f64]) -> Vec<u64> {
@@ -39,7 +39,9 @@ fn the_pass_with_the_table_gives_the_same_lists_ranks_and_distances() {
             let knn = plain.high.clone().unwrap();
             for block_rows in [1, 7, 64] {
                 let resident = Resident { knn: Some(&knn), ranks: Some(&table) };
-                let got = row_pass_resident(&high, resident, &[&low], Needs::cross(k), block_rows, 0..n);
+                // Full projection rows (tests/low_index.rs checks the projection's index with the table).
+                let got =
+                    row_pass_resident(&high, resident, &[&low], Needs::cross(k), block_rows, LowIndex::Never, 0..n);
                 let tag = format!("{name} k={k} block_rows={block_rows}");
                 let (a, b) = (&plain.lows[0], &got.lows[0]);
                 let (ka, kb) = (a.knn.as_ref().unwrap(), b.knn.as_ref().unwrap());

@@ -43,7 +43,8 @@ pub use pairwise::{
     plan_order,
 };
 pub use pass::{
-    Extents, PassOutput, PassStats, ProjectionResources, Resident, row_pass, row_pass_resident, row_pass_rows,
+    Extents, LowIndex, LowIndexReport, PassOutput, PassStats, ProjectionResources, Resident, row_pass,
+    row_pass_resident, row_pass_rows,
 };
 pub use radix::sort as radix_sort;
 pub use rank_table::{

@@ -239,6 +239,7 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats, timings: Timing
             resource_bytes: 0,
             pairwise: None,
             high_ranks: None,
+            low_index: Vec::new(),
         },
         work: PassStats { blocks, ..work },
         timings,

@@ -2,6 +2,7 @@
 //! full run, and the fingerprint that keeps partials of different runs apart.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::{
     PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork, check_shardable, is_block, plan,
@@ -9,10 +10,10 @@ use super::{
 use crate::backend::Numerics;
 use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
-use crate::evaluate::Evaluator;
+use crate::evaluate::{Evaluator, SpanState};
 use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
-use crate::resources::{CrossRanks, Needs, Neighbours};
+use crate::resources::{CrossRanks, Needs, Neighbours, plan_rank_table};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
 
@@ -30,6 +31,7 @@ impl Evaluator {
     /// The evaluator's backend serves it as it would a full run (`auto`'s threshold weighs the
     /// block's rows × n pairs), always in the exact posture; [`Partial::backend`] says which
     /// served. The scores do not depend on backend, threads or block size.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn map_rows(
         &self,
         low: &Points,
@@ -37,49 +39,106 @@ impl Evaluator {
         rows: Range<usize>,
         specs: &[Spec],
     ) -> Result<Partial> {
-        self.on_threads(|| self.map_rows_here(low, labels, rows, specs))
+        let blocks = std::slice::from_ref(&rows);
+        let mut parts = self.on_threads(|| pollster::block_on(self.map_blocks_async(low, labels, blocks, specs)))?;
+        Ok(parts.remove(0))
     }
 
-    fn map_rows_here(
+    /// [`Evaluator::map_rows`] for consecutive blocks of the shard plan at once (a worker's
+    /// span of rows): one row pass over the span, one [`Partial`] per block, each the same
+    /// scores as [`Evaluator::map_rows`] gives for that block. The span's work tallies are
+    /// reported on its first block's partial (the others report none), so the fold's total is
+    /// the span's.
+    ///
+    /// An evaluator that maps the same span again keeps what it found of the original space for
+    /// those rows only: their kNN lists and, as [`crate::ResidentRanks`] says (from the second
+    /// call that needs cross ranks by default), their rows of the rank table. A pool of
+    /// workers, each mapping its own span, so splits the resident state instead of copying it.
+    pub async fn map_blocks_async(
         &self,
         low: &Points,
         labels: Option<&Labels>,
-        rows: Range<usize>,
+        blocks: &[Range<usize>],
         specs: &[Spec],
-    ) -> Result<Partial> {
+    ) -> Result<Vec<Partial>> {
         let high = self.high();
         let n = high.n();
         let resolved = self.validate(&[low], labels, specs)?;
         check_shardable(&resolved)?;
-        if rows.start >= rows.end || rows.end > n || !is_block(n, &rows) {
-            let near: Vec<String> =
-                plan(n, rows.len().max(1)).iter().map(|b| format!("{}:{}", b.start, b.end)).collect();
-            let shown = if near.len() > 8 {
-                format!("{} ... ({} blocks)", near[..8].join(" "), near.len())
-            } else {
-                near.join(" ")
-            };
-            return Err(Error::BadRows {
-                start: rows.start,
-                end: rows.end,
-                n,
-                reason: format!("blocks are nodes of the summation tree, e.g. {shown}"),
-            });
+        let Some(first) = blocks.first() else {
+            return Err(Error::BadRows { start: 0, end: 0, n, reason: "no blocks given".into() });
+        };
+        let mut at = first.start;
+        for rows in blocks {
+            if rows.start >= rows.end || rows.end > n || !is_block(n, rows) {
+                let near: Vec<String> =
+                    plan(n, rows.len().max(1)).iter().map(|b| format!("{}:{}", b.start, b.end)).collect();
+                let shown = if near.len() > 8 {
+                    format!("{} ... ({} blocks)", near[..8].join(" "), near.len())
+                } else {
+                    near.join(" ")
+                };
+                return Err(Error::BadRows {
+                    start: rows.start,
+                    end: rows.end,
+                    n,
+                    reason: format!("blocks are nodes of the summation tree, e.g. {shown}"),
+                });
+            }
+            if rows.start != at {
+                return Err(Error::BadRows {
+                    start: rows.start,
+                    end: rows.end,
+                    n,
+                    reason: format!("the blocks of one span must follow each other (the previous ends at {at})"),
+                });
+            }
+            at = rows.end;
         }
+        let span = first.start..at;
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
-        // The backend of a full run serves the block (the CPU, or the GPU's certified kernels
-        // on rows A:B only), always exact: partials must fold to the reference's bits.
-        let (pass, served) = pollster::block_on(self.build(None, None, &[low], needs, rows.clone(), Numerics::Exact))?;
+        let ks = needs.pass_ks(1);
+        // The span's resident state: kept while the same span is mapped.
+        let (cached, table) = {
+            let mut state = self.span.lock().expect("span lock");
+            if state.rows != span {
+                *state = SpanState { rows: span.clone(), ..SpanState::default() };
+            }
+            let cached = state.knn.clone().filter(|c| ks.kh > 0 && c.k >= ks.kh);
+            let table = (needs.cross > 0).then(|| {
+                let other = needs.list_bytes(n, 1);
+                let (policy, budget) = (self.options().resident_ranks, self.budgets().memory_bytes());
+                plan_rank_table(n, span.len(), policy, state.table.clone(), state.cross_calls, other, budget)
+            });
+            (cached, table)
+        };
+        // The backend of a full run serves the span (the CPU, or the GPU's certified kernels on
+        // its rows only), always exact: partials must fold to the reference's bits.
+        let (pass, served) =
+            self.build(cached.as_deref(), table.as_ref(), &[low], needs.clone(), span.clone(), Numerics::Exact).await?;
         #[cfg(feature = "gpu")]
         let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
         #[cfg(not(feature = "gpu"))]
         let adapter = None;
-        let start = rows.start;
-        let knn_high = pass.high.map(|h| Neighbours {
-            k: h.k,
-            idx: spread(h.idx, n, h.k, start),
-            dist: spread(h.dist, n, h.k, start),
-        });
+        let start = span.start;
+        let knn_high = match (pass.high, cached) {
+            (Some(h), _) => {
+                let h = Arc::new(Neighbours {
+                    k: h.k,
+                    idx: spread(h.idx, n, h.k, start),
+                    dist: spread(h.dist, n, h.k, start),
+                });
+                let mut state = self.span.lock().expect("span lock");
+                if state.rows == span {
+                    state.knn = Some(h.clone());
+                }
+                Some(h)
+            }
+            (None, cached) => cached,
+        };
+        if needs.cross > 0 {
+            self.span.lock().expect("span lock").cross_calls += 1;
+        }
         let res = pass.lows.into_iter().next().unwrap_or_default();
         let knn_low = res.knn.map(|l| Neighbours {
             k: l.k,
@@ -98,7 +157,7 @@ impl Evaluator {
             high,
             low,
             labels,
-            knn_high: knn_high.as_ref(),
+            knn_high: knn_high.as_deref(),
             knn_low: knn_low.as_ref(),
             cross: cross.as_ref(),
             pairwise: None,
@@ -107,68 +166,91 @@ impl Evaluator {
             ctl: &ctl,
         };
         let texts: Vec<String> = resolved.iter().map(spec_text).collect();
-        let mut scores = Vec::with_capacity(resolved.len());
+        // Each measure once over the span (its local values are per row); coranking's tallies
+        // per block, since a partial carries its own block's counts.
+        let mut outs = Vec::with_capacity(resolved.len());
         for r in &resolved {
-            let (out, counts) = if r.def.id == "coranking" {
-                let mut c =
-                    coranking::counts_rows(high, low, coranking::k_max(r, n), ctx.block_rows, &ctl, rows.clone())?;
-                let local = vec![("local_auc_rnx".to_string(), spread(std::mem::take(&mut c.rows), n, 1, start))];
-                (crate::measures::Output { local, ..Default::default() }, Some(c))
-            } else {
-                ((r.def.compute)(&ctx, r)?, None)
-            };
-            let locals = r
-                .def
-                .local_keys
-                .iter()
-                .map(|key| {
-                    let all = out.local.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-                    let all = all.ok_or_else(|| Error::Undefined {
-                        id: r.def.id.into(),
-                        projection: Some(low.name().into()),
-                        reason: format!("no local values under {key}"),
-                    })?;
-                    let mine = &all[rows.clone()];
-                    if let Some(v) = mine.iter().find(|v| !v.is_finite()) {
-                        return Err(Error::NonFiniteScore {
-                            id: r.def.id.into(),
-                            projection: Some(low.name().into()),
-                            key: key.to_string(),
-                            value: *v,
-                        });
-                    }
-                    Ok(PartialLocal {
-                        key: key.to_string(),
-                        bits: mine.iter().map(|v| v.to_bits()).collect(),
-                        sum_bits: pairwise_sum(mine).to_bits(),
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            scores.push(PartialScore { id: r.def.id.into(), locals, counts });
+            outs.push(if r.def.id == "coranking" { None } else { Some((r.def.compute)(&ctx, r)?) });
         }
+        let fingerprint = fingerprint(high, low, labels, &texts);
         let s = pass.stats;
-        Ok(Partial {
-            format: PARTIAL_FORMAT.into(),
-            version: PARTIAL_VERSION,
-            fingerprint: fingerprint(high, low, labels, &texts),
-            n,
-            dim_high: high.dim(),
-            dim_low: low.dim(),
-            projection: low.name().into(),
-            specs: texts,
-            rows: [rows.start, rows.end],
-            scores,
-            work: PartialWork {
-                distance_rows: s.distance_rows,
-                ranks_from_knn: s.ranks_from_knn,
-                ranks_counted: s.ranks_counted,
-                rank_scans: s.rank_scans,
-            },
-            backend: served.backend.into(),
-            adapter,
-            fallback_reason: served.fallback_reason,
-        })
+        let mut partials = Vec::with_capacity(blocks.len());
+        for (b, rows) in blocks.iter().enumerate() {
+            let mut scores = Vec::with_capacity(resolved.len());
+            for (r, out) in resolved.iter().zip(&outs) {
+                let own;
+                let (out, counts) = match out {
+                    Some(out) => (out, None),
+                    None => {
+                        let km = coranking::k_max(r, n);
+                        let mut c = coranking::counts_rows(high, low, km, ctx.block_rows, &ctl, rows.clone())?;
+                        let local =
+                            vec![("local_auc_rnx".to_string(), spread(std::mem::take(&mut c.rows), n, 1, rows.start))];
+                        own = crate::measures::Output { local, ..Default::default() };
+                        (&own, Some(c))
+                    }
+                };
+                scores.push(PartialScore { id: r.def.id.into(), locals: locals(r, out, low, rows)?, counts });
+            }
+            let work = if b == 0 {
+                PartialWork {
+                    distance_rows: s.distance_rows,
+                    ranks_from_knn: s.ranks_from_knn,
+                    ranks_counted: s.ranks_counted,
+                    rank_scans: s.rank_scans,
+                }
+            } else {
+                PartialWork::default()
+            };
+            partials.push(Partial {
+                format: PARTIAL_FORMAT.into(),
+                version: PARTIAL_VERSION,
+                fingerprint: fingerprint.clone(),
+                n,
+                dim_high: high.dim(),
+                dim_low: low.dim(),
+                projection: low.name().into(),
+                specs: texts.clone(),
+                rows: [rows.start, rows.end],
+                scores,
+                work,
+                backend: served.backend.into(),
+                adapter: adapter.clone(),
+                fallback_reason: served.fallback_reason.clone(),
+            });
+        }
+        Ok(partials)
     }
+}
+
+/// A measure's local values on the block `rows`, each key's values with their pairwise sum.
+fn locals(r: &Resolved, out: &crate::measures::Output, low: &Points, rows: &Range<usize>) -> Result<Vec<PartialLocal>> {
+    r.def
+        .local_keys
+        .iter()
+        .map(|key| {
+            let all = out.local.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+            let all = all.ok_or_else(|| Error::Undefined {
+                id: r.def.id.into(),
+                projection: Some(low.name().into()),
+                reason: format!("no local values under {key}"),
+            })?;
+            let mine = &all[rows.clone()];
+            if let Some(v) = mine.iter().find(|v| !v.is_finite()) {
+                return Err(Error::NonFiniteScore {
+                    id: r.def.id.into(),
+                    projection: Some(low.name().into()),
+                    key: key.to_string(),
+                    value: *v,
+                });
+            }
+            Ok(PartialLocal {
+                key: key.to_string(),
+                bits: mine.iter().map(|v| v.to_bits()).collect(),
+                sum_bits: pairwise_sum(mine).to_bits(),
+            })
+        })
+        .collect()
 }
 
 /// FNV-1a 64: a stable hash across platforms and releases (not a cryptographic one).

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use faithful::evaluate::default_specs;
-use faithful::{Error, Evaluator, Options, Points, Result, Spec, data, example};
+use faithful::{Error, Evaluator, LowIndex, Options, Points, Result, Spec, data, example};
 
 use crate::backend_args::BackendArgs;
 use crate::output;
@@ -38,10 +38,21 @@ pub struct Args {
     /// Rows per task. Results are identical for any size.
     #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
     block_rows: u64,
+    /// The exact spatial index for projections of dimension ≤ 3 (k-d tree): auto uses it
+    /// where it serves, never computes full distance rows. Results are identical either way;
+    /// run.plan.low_index says which served.
+    #[arg(long, value_enum, default_value_t = LowIndexArg::Auto)]
+    low_index: LowIndexArg,
     #[command(flatten)]
     backend: BackendArgs,
     #[command(flatten)]
     pairs: PairArgs,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LowIndexArg {
+    Auto,
+    Never,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -76,6 +87,10 @@ pub fn run(args: Args) -> Result<()> {
         o.threads = args.threads;
         o.block_rows = args.block_rows as usize;
         o.local = args.local;
+        o.low_index = match args.low_index {
+            LowIndexArg::Auto => LowIndex::Auto,
+            LowIndexArg::Never => LowIndex::Never,
+        };
         o
     });
     let mut opts = args.pairs.apply(opts);
