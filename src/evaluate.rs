@@ -20,8 +20,8 @@ use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
 use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
 use crate::resources::{
-    HighRanksReport, LowIndex, LowIndexReport, Needs, Neighbours, OrderPlan, PassOutput, RankTable, Resident,
-    ResidentRanks, TablePlan, plan_rank_table, row_pass_resident,
+    HighRanksReport, ListKs, LowIndex, LowIndexReport, Needs, Neighbours, OrderPlan, PassOutput, ProjectionResources,
+    RankTable, Resident, ResidentRanks, TablePlan, plan_rank_table, row_pass_resident,
 };
 use crate::spec::Spec;
 
@@ -371,13 +371,17 @@ impl Evaluator {
         needs: Needs,
         rows: Range<usize>,
         numerics: Numerics,
+        fuse: Option<(usize, &Control)>,
     ) -> Result<(PassOutput, Served)> {
-        let cpu = |reason: Option<String>| {
+        let cpu = |reason: Option<String>| -> Result<(PassOutput, Served)> {
             let (ranks, high_ranks) = self.resident_table(table, &rows);
             let resident = Resident { knn: cached, ranks: ranks.as_deref() };
             let (o, needs) = (&self.opts, needs.clone());
-            let pass = row_pass_resident(&self.high, resident, lows, needs, o.block_rows, o.low_index, rows.clone());
-            (
+            let pass = match fuse {
+                Some((km, ctl)) => self.fused_pass(cached, lows, &needs, km, ctl)?,
+                None => row_pass_resident(&self.high, resident, lows, needs, o.block_rows, o.low_index, rows.clone()),
+            };
+            Ok((
                 pass,
                 Served {
                     backend: "cpu",
@@ -388,7 +392,7 @@ impl Evaluator {
                     pairwise_gpu: false,
                     high_ranks,
                 },
-            )
+            ))
         };
         #[cfg(feature = "gpu")]
         let selected = {
@@ -406,7 +410,7 @@ impl Evaluator {
                     ),
                     (r, Numerics::Exact) => r,
                 };
-                Ok(cpu(reason))
+                cpu(reason)
             }
             #[cfg(feature = "gpu")]
             Selected::Gpu(gpu) => {
@@ -454,11 +458,54 @@ impl Evaluator {
                     }
                 }
                 match last.expect("an error ended the attempts") {
-                    e @ GpuError::Domain(_) => Ok(cpu(Some(format!("{e}; the CPU reference served")))),
-                    e => Ok(cpu(Some(format!("GPU failed ({e}); the CPU reference served")))),
+                    e @ GpuError::Domain(_) => cpu(Some(format!("{e}; the CPU reference served"))),
+                    e => cpu(Some(format!("GPU failed ({e}); the CPU reference served"))),
                 }
             }
         }
+    }
+
+    /// The row pass fused with the co-ranking pass at `km` (all rows): per projection, one pass
+    /// that sorts both rows of every point once gives the co-ranking counts and, read off the
+    /// same orders, the kNN lists and cross ranks of `needs` (the same bits as the row pass).
+    fn fused_pass(
+        &self,
+        cached: Option<&Neighbours>,
+        lows: &[&Points],
+        needs: &Needs,
+        km: usize,
+        ctl: &Control,
+    ) -> Result<PassOutput> {
+        let n = self.high.n();
+        let ks = needs.pass_ks(lows.len());
+        let own_high = ks.kh > 0 && ks.usable(cached).is_none();
+        let block_rows = self.opts.block_rows.max(1);
+        let mut out = PassOutput {
+            high: None,
+            lows: Vec::with_capacity(lows.len()),
+            stats: crate::resources::PassStats { block_rows, blocks: n.div_ceil(block_rows), ..Default::default() },
+            extents: Default::default(),
+            low_index: Vec::new(),
+            coranking: Vec::with_capacity(lows.len()),
+        };
+        for (p, low) in lows.iter().enumerate() {
+            let lists = ListKs { kh: if p == 0 && own_high { ks.kh } else { 0 }, kl: ks.kl, kc: ks.kc };
+            let (counts, f) = crate::measures::coranking::fused(&self.high, low, km, lists, block_rows, ctl)?;
+            if p == 0 {
+                out.high = f.high;
+            }
+            out.lows.push(ProjectionResources { knn: f.low, cross: f.cross });
+            out.coranking.push(counts);
+            out.stats.distance_rows += 2 * n as u64;
+            out.stats.rows_fused += n as u64;
+            if ks.kl > 0 {
+                out.low_index.push(LowIndexReport {
+                    path: "rows",
+                    reason: "fused with the co-ranking pass: its full sorted rows give the lists too".into(),
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The rank table that `plan` asks for (built now if it says so: all rows for a whole run,
@@ -484,6 +531,11 @@ impl Evaluator {
             }
             Some(TablePlan::Recompute(r)) => (None, Some(r.clone())),
         }
+    }
+
+    /// The original space's whole rank table, when an earlier call built it.
+    pub(crate) fn full_table(&self) -> Option<Arc<RankTable>> {
+        self.ranks.lock().expect("ranks lock").table.clone()
     }
 
     /// The original space.
@@ -572,7 +624,7 @@ impl Evaluator {
         let t_valid = t0.elapsed().as_secs_f64();
 
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
-        let o = &self.opts;
+        let (o, n) = (&self.opts, self.high.n());
         let budgets = self.budgets();
         let ctl = Control { progress: o.progress.clone(), cancel: o.cancel.clone() };
         let order_plan = plan_order(self.high.n(), &needs, &budgets)?;
@@ -583,8 +635,10 @@ impl Evaluator {
         let any_pairwise = needs.any_pairwise();
         let cached = self.knn_high.lock().expect("cache lock").clone();
         let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
+        // coranking asked with neighbourhood measures: one pass serves them all (on the CPU).
+        let fuse = fuse_km(&resolved, &needs, self.high.n());
         #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
-        let table = (needs.cross > 0).then(|| {
+        let table = (needs.cross > 0 && fuse.is_none()).then(|| {
             let state = self.ranks.lock().expect("ranks lock");
             let order_bytes = match &order_plan {
                 Some(OrderPlan::InMemory { bytes }) => *bytes,
@@ -592,11 +646,11 @@ impl Evaluator {
             };
             let other = needs.list_bytes(self.high.n(), lows.len()).saturating_add(order_bytes);
             let (policy, budget) = (self.opts.resident_ranks, budgets.memory_bytes());
-            let n = self.high.n();
             plan_rank_table(n, n, policy, state.table.clone(), state.cross_calls, other, budget)
         });
-        let (pass, mut served) =
-            self.build(cached.as_deref(), table.as_ref(), lows, needs.clone(), 0..self.high.n(), o.numerics).await?;
+        let (pass, mut served) = self
+            .build(cached.as_deref(), table.as_ref(), lows, needs.clone(), 0..n, o.numerics, fuse.map(|km| (km, &ctl)))
+            .await?;
         if needs.cross > 0 {
             self.ranks.lock().expect("ranks lock").cross_calls += 1;
         }
@@ -673,7 +727,7 @@ impl Evaluator {
         let t_res = t0.elapsed().as_secs_f64();
 
         let mut projections = Vec::with_capacity(lows.len());
-        for ((low, res), pw) in lows.iter().zip(&pass.lows).zip(&pairwise) {
+        for (p, ((low, res), pw)) in lows.iter().zip(&pass.lows).zip(&pairwise).enumerate() {
             let ctx = Ctx {
                 high: &self.high,
                 low,
@@ -685,6 +739,7 @@ impl Evaluator {
                 block_rows: self.opts.block_rows,
                 local: self.opts.local,
                 ctl: &ctl,
+                coranking: pass.coranking.get(p),
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
@@ -751,7 +806,7 @@ impl Evaluator {
             });
         }
         let t0 = Instant::now();
-        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, self.opts.numerics).await?;
+        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, self.opts.numerics, None).await?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
         *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
         let t = t0.elapsed().as_secs_f64();
@@ -884,6 +939,15 @@ fn by_key<T>(r: &Resolved, declared: &[String], mut got: Vec<(String, T)>) -> Re
         ordered.push(got.swap_remove(at));
     }
     Ok(ordered)
+}
+
+/// The k_max of the first coranking spec when the row pass can be fused with its pass: other
+/// measures need neighbour lists or cross ranks (which the co-ranking pass's sorted rows give
+/// too) and no densities (whose extents the row pass finds).
+fn fuse_km(resolved: &[Resolved], needs: &Needs, n: usize) -> Option<usize> {
+    let lists = needs.knn_high > 0 || needs.knn_low > 0 || needs.cross > 0;
+    let first = resolved.iter().find(|r| r.def.id == "coranking")?;
+    (lists && needs.density_sigmas.is_empty()).then(|| crate::measures::coranking::k_max(first, n))
 }
 
 /// Appends `reason` to a run's fallback reasons ("; "-separated).

@@ -27,7 +27,7 @@ mod session;
 mod types;
 
 pub use session::Session;
-pub use types::{BenchRequest, EvaluateRequest, ExampleData, MeasureList, PromiseEvaluation};
+pub use types::{BenchRequest, EvaluateRequest, EvaluationValue, ExampleData, MeasureList, PromiseEvaluation};
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -308,4 +308,48 @@ pub fn measures_json() -> String {
         })
         .collect();
     serde_json::to_string(&list).expect("serialisable")
+}
+
+/// The worker pool's plan (npm/pool.js): at most `workers` spans of `n` rows, each an array of
+/// consecutive blocks `[start, end]` of the shard plan (`faithful::shard::spans`).
+#[wasm_bindgen(js_name = shardSpans, unchecked_return_type = "[number, number][][]")]
+pub fn shard_spans(n: usize, workers: usize) -> JsValue {
+    let spans = Array::new();
+    for span in crate::shard::spans(n, workers) {
+        let blocks = Array::new();
+        for b in span {
+            blocks.push(&Array::of2(&(b.start as f64).into(), &(b.end as f64).into()));
+        }
+        spans.push(&blocks);
+    }
+    spans.into()
+}
+
+/// The measures a worker pool maps over row blocks and folds (`faithful::shard::SHARDABLE`);
+/// the pool runs the others on one worker.
+#[wasm_bindgen(js_name = shardableMeasures)]
+pub fn shardable_measures() -> Vec<String> {
+    crate::shard::SHARDABLE.iter().map(|s| s.to_string()).collect()
+}
+
+/// Folds the partials (their JSON texts, from `Session.mapBlocks`) of every block of one run
+/// into its result, the same bits as one `Session.measure` (`faithful::fold`); per-point values
+/// only when `local`.
+#[wasm_bindgen(js_name = foldPartials)]
+pub fn fold_partials(partials: Vec<String>, local: bool) -> Result<EvaluationValue, JsValue> {
+    let parts = partials
+        .iter()
+        .enumerate()
+        .map(|(i, text)| crate::Partial::from_json(text, &format!("partial {i}")))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(fail)?;
+    let mut result = crate::fold(&parts).map_err(fail)?;
+    if !local {
+        for p in &mut result.projections {
+            for s in &mut p.scores {
+                s.local = None;
+            }
+        }
+    }
+    Ok(evaluation_js(&result)?.unchecked_into())
 }

@@ -314,3 +314,49 @@ fn opts(threads: Option<usize>, block_rows: Option<usize>) -> Options {
     }
     o
 }
+
+/// Asked together, coranking and the neighbourhood measures share one pass (the row pass fused
+/// with the co-ranking pass: the kNN lists and cross ranks read off its sorted rows): every
+/// score and local value is the same bits as each asked alone, over two projections and a
+/// second call (the original kNN cached); the report says so.
+#[test]
+fn the_fused_pass_gives_each_measure_its_own_bits() {
+    for (name, high, low) in cases() {
+        let n = high.n();
+        let k = 5.min((n - 1) / 2);
+        let other = points("other", n, 2, |i, c| ((i * (c + 3)) % 7) as f64 * 0.5);
+        let labels = faithful::Labels::new((0..n as i64).map(|i| i % 3).collect());
+        let spec = |s: String| s.parse::<Spec>().unwrap();
+        let corank = spec(format!("coranking:k_max={}", (3 * k).min(n - 2)));
+        let rest: Vec<Spec> =
+            ["tnc", "mrre", "lcmc", "nh", "ca_tnc"].iter().map(|m| spec(format!("{m}:k={k}"))).collect();
+        let together: Vec<Spec> = std::iter::once(corank.clone()).chain(rest.iter().cloned()).collect();
+        let fused = Evaluator::new(high.clone(), opts(None, Some(7)));
+        let alone = Evaluator::new(high.clone(), opts(None, Some(7)));
+        for call in 0..2 {
+            let got = fused.measure_many(&[&low, &other], Some(&labels), &together).unwrap();
+            assert_eq!(got.run.work.rows_fused, 2 * n as u64, "{name} call {call}");
+            assert!(
+                got.run.plan.low_index.iter().all(|r| r.reason.contains("fused")),
+                "{name}: {:?}",
+                got.run.plan.low_index
+            );
+            for (p, l) in [&low, &other].into_iter().enumerate() {
+                let want_c = alone.measure(l, Some(&labels), std::slice::from_ref(&corank)).unwrap();
+                let want_r = alone.measure(l, Some(&labels), &rest).unwrap();
+                let want: Vec<Score> = want_c.into_iter().chain(want_r).collect();
+                let got = &got.projections[p].scores;
+                assert_eq!(got.len(), want.len());
+                for (g, w) in got.iter().zip(&want) {
+                    let vb = |s: &Score| s.values.iter().map(|(k, v)| (k.clone(), v.to_bits())).collect::<Vec<_>>();
+                    assert_eq!(vb(g), vb(w), "{name} call {call} projection {p}: {}", g.id);
+                    let lb =
+                        |s: &Score| s.local.iter().flatten().map(|(k, v)| (k.clone(), bits(v))).collect::<Vec<_>>();
+                    assert_eq!(lb(g), lb(w), "{name} call {call} projection {p}: {} local", g.id);
+                    let cb = |s: &Score| s.curves.iter().map(|(k, v)| (k.clone(), bits(v))).collect::<Vec<_>>();
+                    assert_eq!(cb(g), cb(w), "{name} call {call} projection {p}: {} curves", g.id);
+                }
+            }
+        }
+    }
+}

@@ -308,6 +308,7 @@ fn ctx<'a>(
         block_rows: block_rows(),
         local: true,
         ctl,
+        coranking: None,
     }
 }
 

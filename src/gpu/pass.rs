@@ -160,7 +160,15 @@ pub async fn gpu_row_pass_rows_async(
         .filter(|_| kl > 0)
         .map(|_| LowIndexReport { path: "rows", reason: "the GPU serves the projection's rows".into() })
         .collect();
-    Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass, extents: Default::default(), low_index }, stats))
+    let out = PassOutput {
+        high: fresh_high,
+        lows: out_lows,
+        stats: pass,
+        extents: Default::default(),
+        low_index,
+        coranking: Vec::new(),
+    };
+    Ok((out, stats))
 }
 
 /// [`gpu_row_pass_async`], blocking: [`gpu_row_pass_rows`] over all n rows.

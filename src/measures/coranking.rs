@@ -16,7 +16,7 @@
 
 use super::{Ctx, Output, Resolved, tnc_factor};
 use crate::error::Result;
-use crate::resources::{CoRankCounts, coranking_pass_rows};
+use crate::resources::{CoRankCounts, FusedLists, ListKs, coranking_pass_fused, coranking_pass_rows};
 use crate::sum::{Compensated, pairwise_sum, pairwise_sum_by};
 
 /// `k_max` as resolved: the parameter, or n − 2 for 0 (validated by `Resolved::check_k`).
@@ -48,8 +48,31 @@ fn log_weight(len: usize) -> f64 {
 
 pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let n = ctx.n();
-    let counts = counts_rows(ctx.high, ctx.low, k_max(r, n), ctx.block_rows, ctx.ctl, 0..n)?;
+    let km = k_max(r, n);
+    // The counts of the fused pass that built the other measures' lists, when it ran with this
+    // k_max; else this measure's own pass.
+    let counts = match ctx.coranking {
+        Some(c) if c.k_max == km => c.clone(),
+        _ => counts_rows(ctx.high, ctx.low, km, ctx.block_rows, ctx.ctl, 0..n)?,
+    };
     Ok(output(counts))
+}
+
+/// The pass's counts over all rows with the kNN lists and cross ranks of `lists` read off the
+/// same sorted rows (the row pass and this measure's pass fused), each row's summary its own
+/// R_NX AUC as in [`counts_rows`].
+pub fn fused(
+    high: &crate::Points,
+    low: &crate::Points,
+    km: usize,
+    lists: ListKs,
+    block_rows: usize,
+    ctl: &crate::Control,
+) -> Result<(CoRankCounts, FusedLists)> {
+    let n = high.n();
+    let weight = log_weight(km);
+    let own_auc = |cum: &[u32]| log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight;
+    coranking_pass_fused(high, low, km, lists, block_rows, ctl, &own_auc)
 }
 
 /// The pass's counts over the rows `rows` (all of them for the measure, one block for a

@@ -36,7 +36,7 @@ pub use registry::{REGISTRY, ZADU_PENDING, find};
 
 use crate::control::Control;
 use crate::data::{Labels, Points};
-use crate::resources::{CrossRanks, Neighbours, Pairwise};
+use crate::resources::{CoRankCounts, CrossRanks, Neighbours, Pairwise};
 
 /// What a measure reads: the two point sets, labels, and the resources it declared.
 pub struct Ctx<'a> {
@@ -55,6 +55,9 @@ pub struct Ctx<'a> {
     pub local: bool,
     /// Progress and cancellation for a measure's own pass (coranking).
     pub ctl: &'a Control,
+    /// The co-ranking counts of a pass fused with the row pass, when one ran (coranking reads
+    /// them instead of its own pass).
+    pub coranking: Option<&'a CoRankCounts>,
 }
 
 impl Ctx<'_> {

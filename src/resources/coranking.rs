@@ -9,6 +9,10 @@
 //! never built: memory is O(n + k_max) per worker. Tallies are merged by integer addition,
 //! so the counts are the same for any thread count and block size; each row's own summary is
 //! computed from that row alone and stored in row order.
+//!
+//! Fused with the row pass ([`coranking_pass_fused`]): when neighbourhood measures are asked
+//! with the co-ranking family, the same sorted rows also give both kNN lists (the first k of
+//! each order) and the cross ranks (ρ and r looked up), so one pass serves every measure.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::row_order::RowOrder;
+use super::{CrossRanks, Neighbours};
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -97,37 +102,139 @@ pub fn coranking_pass_rows(
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
     span: std::ops::Range<usize>,
 ) -> Result<CoRankCounts> {
+    let lists = ListKs { kh: 0, kl: 0, kc: 0 };
+    Ok(pass(high, low, k_max, lists, block_rows, ctl, row_summary, span)?.0)
+}
+
+/// The list lengths a fused pass reads off its sorted rows: the original space's kNN (`kh`),
+/// the projection's (`kl`) and the cross ranks of each space's first `kc` neighbours; 0: none.
+#[derive(Debug, Clone, Copy)]
+pub struct ListKs {
+    pub kh: usize,
+    pub kl: usize,
+    pub kc: usize,
+}
+
+/// What a fused pass read off its sorted rows, for all n rows: the lists a row pass would have
+/// built, the same bits (both take the first k of the reference order and its distances).
+#[derive(Debug)]
+pub struct FusedLists {
+    pub high: Option<Neighbours>,
+    pub low: Option<Neighbours>,
+    pub cross: Option<CrossRanks>,
+}
+
+/// [`coranking_pass`] fused with the row pass: the same counts, and the kNN lists and cross
+/// ranks of `lists` read off the same sorted rows (`kh`, `kl` ≤ n − 1), so that neighbourhood
+/// measures asked with the co-ranking family need no pass of their own.
+pub fn coranking_pass_fused(
+    high: &Points,
+    low: &Points,
+    k_max: usize,
+    lists: ListKs,
+    block_rows: usize,
+    ctl: &Control,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+) -> Result<(CoRankCounts, FusedLists)> {
+    pass(high, low, k_max, lists, block_rows, ctl, row_summary, 0..high.n())
+}
+
+/// One block's share of the fused lists, row-major.
+#[derive(Default)]
+struct BlockLists {
+    high_idx: Vec<u32>,
+    high_dist: Vec<f64>,
+    low_idx: Vec<u32>,
+    low_dist: Vec<f64>,
+    rank_hl: Vec<u32>,
+    rank_lh: Vec<u32>,
+    dist_hl: Vec<f64>,
+    dist_lh: Vec<f64>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pass(
+    high: &Points,
+    low: &Points,
+    k_max: usize,
+    lists: ListKs,
+    block_rows: usize,
+    ctl: &Control,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+    span: std::ops::Range<usize>,
+) -> Result<(CoRankCounts, FusedLists)> {
     let n = high.n();
     assert!(!span.is_empty() && span.end <= n, "rows {span:?} out of range for n {n}");
     assert!(n >= 3 && (1..=n - 2).contains(&k_max), "k_max {k_max} out of range for n {n}");
     assert_eq!(low.n(), n, "both spaces have the same rows");
+    assert!(lists.kh < n && lists.kl < n && lists.kc <= lists.kl, "lists {lists:?} for n {n}");
     let k_tnc = tnc_limit(n).min(k_max);
     let shape = Shape { n, k_max, k_tnc };
     let block_rows = block_rows.max(1);
     // One tally per concurrently running task (at most the thread count), reused across blocks.
     let pool: Mutex<Vec<Tally>> = Mutex::new(Vec::new());
-    let mut rows = vec![0.0; span.len()];
     let done = AtomicU64::new(0);
-    rows.par_chunks_mut(block_rows).enumerate().try_for_each(|(b, out)| {
-        let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape));
-        let mut result = Ok(());
-        for (r, o) in out.iter_mut().enumerate() {
-            result = ctl.check();
-            if result.is_err() {
-                break;
+    let blocks: Vec<std::ops::Range<usize>> =
+        span.clone().step_by(block_rows).map(|s| s..(s + block_rows).min(span.end)).collect();
+    let outs = blocks
+        .par_iter()
+        .map(|rows| {
+            let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape));
+            let m = rows.len();
+            let mut summaries = Vec::with_capacity(m);
+            let mut out = BlockLists {
+                high_idx: vec![0; m * lists.kh],
+                high_dist: vec![0.0; m * lists.kh],
+                low_idx: vec![0; m * lists.kl],
+                low_dist: vec![0.0; m * lists.kl],
+                rank_hl: vec![0; m * lists.kc],
+                rank_lh: vec![0; m * lists.kc],
+                dist_hl: vec![0.0; m * lists.kc],
+                dist_lh: vec![0.0; m * lists.kc],
+            };
+            let mut result = Ok(());
+            for (r, i) in rows.clone().enumerate() {
+                result = ctl.check();
+                if result.is_err() {
+                    break;
+                }
+                let cum = t.row(high, low, i);
+                summaries.push(row_summary(cum));
+                t.lists(lists, r, &mut out);
             }
-            *o = row_summary(t.row(high, low, span.start + b * block_rows + r));
-        }
-        // The tally goes back either way: a stopped run drops them all.
-        pool.lock().expect("tally pool").push(t);
-        if result.is_ok() {
-            let d = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
-            ctl.report("co-ranking", d, span.len() as u64);
-        }
-        result
-    })?;
+            // The tally goes back either way: a stopped run drops them all.
+            pool.lock().expect("tally pool").push(t);
+            if result.is_ok() {
+                let d = done.fetch_add(m as u64, Ordering::Relaxed) + m as u64;
+                ctl.report("co-ranking", d, span.len() as u64);
+            }
+            result.map(|()| (summaries, out))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let total = pool.into_inner().expect("tally pool").into_iter().reduce(Tally::merge).expect("n >= 3 rows ran");
-    Ok(total.counts(rows))
+    let rows = outs.iter().flat_map(|(s, _)| s.iter().copied()).collect();
+    let cat_u = |f: fn(&BlockLists) -> &Vec<u32>| outs.iter().flat_map(|(_, o)| f(o).iter().copied()).collect();
+    let cat_f = |f: fn(&BlockLists) -> &Vec<f64>| outs.iter().flat_map(|(_, o)| f(o).iter().copied()).collect();
+    let fused = FusedLists {
+        high: (lists.kh > 0).then(|| Neighbours {
+            k: lists.kh,
+            idx: cat_u(|o| &o.high_idx),
+            dist: cat_f(|o| &o.high_dist),
+        }),
+        low: (lists.kl > 0).then(|| Neighbours {
+            k: lists.kl,
+            idx: cat_u(|o| &o.low_idx),
+            dist: cat_f(|o| &o.low_dist),
+        }),
+        cross: (lists.kc > 0).then(|| CrossRanks {
+            k: lists.kc,
+            rank_high_of_low: cat_u(|o| &o.rank_hl),
+            rank_low_of_high: cat_u(|o| &o.rank_lh),
+            dist_high_of_low: cat_f(|o| &o.dist_hl),
+            dist_low_of_high: cat_f(|o| &o.dist_lh),
+        }),
+    };
+    Ok((total.counts(rows), fused))
 }
 
 #[derive(Clone, Copy)]
@@ -144,8 +251,12 @@ struct Tally {
     dx: Vec<f64>,
     dy: Vec<f64>,
     order: Vec<u32>,
+    /// The original space's order of the row (kept while the projection's is sorted).
+    high_order: Vec<u32>,
     sorter: RowOrder,
     rho: Vec<u32>,
+    /// The projection's rank of each j (`r_ij`).
+    r: Vec<u32>,
     row_hist: Vec<u32>,
     hist: Vec<u64>,
     /// Trustworthiness: Σρ and the pair count over each pair's K range, as difference arrays.
@@ -165,8 +276,10 @@ impl Tally {
             dx: vec![0.0; n],
             dy: vec![0.0; n],
             order: Vec::with_capacity(n),
+            high_order: Vec::with_capacity(n),
             sorter: RowOrder::default(),
             rho: vec![0; n],
+            r: vec![0; n],
             row_hist: vec![0; k + 1],
             hist: vec![0; k + 1],
             trust_sum: vec![0; kt + 2],
@@ -183,13 +296,14 @@ impl Tally {
         let Shape { k_max, k_tnc, .. } = self.s;
         distance_row(high, i, &mut self.dx);
         distance_row(low, i, &mut self.dy);
-        self.sorter.sort(&self.dx, i, &mut self.order);
-        for (p, &j) in self.order.iter().enumerate() {
+        self.sorter.sort(&self.dx, i, &mut self.high_order);
+        for (p, &j) in self.high_order.iter().enumerate() {
             self.rho[j as usize] = p as u32 + 1;
         }
         self.sorter.sort(&self.dy, i, &mut self.order);
         self.row_hist.fill(0);
         for (p, &j) in self.order.iter().enumerate() {
+            self.r[j as usize] = p as u32 + 1;
             let (a, b) = (self.rho[j as usize] as usize, p + 1);
             let m = a.max(b);
             if m <= k_max {
@@ -217,6 +331,29 @@ impl Tally {
             *h = c;
         }
         &self.row_hist[1..]
+    }
+
+    /// Writes the last row's lists (its slot `r` of the block) from its two orders: the first k
+    /// of each order are its kNN (the reference's order, ties by index), and ρ and r give the
+    /// cross ranks.
+    fn lists(&self, ks: ListKs, r: usize, out: &mut BlockLists) {
+        let (hx, ly) = (&self.high_order, &self.order);
+        for (s, &j) in hx[..ks.kh].iter().enumerate() {
+            out.high_idx[r * ks.kh + s] = j;
+            out.high_dist[r * ks.kh + s] = self.dx[j as usize];
+        }
+        for (s, &j) in ly[..ks.kl].iter().enumerate() {
+            out.low_idx[r * ks.kl + s] = j;
+            out.low_dist[r * ks.kl + s] = self.dy[j as usize];
+        }
+        for s in 0..ks.kc {
+            let (jl, jh) = (ly[s] as usize, hx[s] as usize);
+            let at = r * ks.kc + s;
+            out.rank_hl[at] = self.rho[jl];
+            out.dist_hl[at] = self.dx[jl];
+            out.rank_lh[at] = self.r[jh];
+            out.dist_lh[at] = self.dy[jh];
+        }
     }
 
     fn merge(mut self, o: Tally) -> Tally {

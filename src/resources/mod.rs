@@ -31,7 +31,9 @@ mod row_order;
 mod scratch_pool;
 pub mod workspace;
 
-pub use coranking::{CoRankCounts, coranking_pass, coranking_pass_rows, tnc_limit};
+pub use coranking::{
+    CoRankCounts, FusedLists, ListKs, coranking_pass, coranking_pass_fused, coranking_pass_rows, tnc_limit,
+};
 pub use cross::CrossRanks;
 pub use density::densities;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};

@@ -47,6 +47,9 @@ pub struct PassOutput {
     pub extents: Extents,
     /// How each projection's rows were served (one per projection, in order).
     pub low_index: Vec<LowIndexReport>,
+    /// The co-ranking counts of each projection, when the pass was fused with the co-ranking
+    /// pass (else empty).
+    pub coranking: Vec<super::CoRankCounts>,
 }
 
 /// Whether a projection of dimension ≤ 3 is served by the exact spatial index (its kNN and
@@ -139,6 +142,8 @@ pub struct PassStats {
     /// Projection rows whose count in the index gave up (too many points near the thresholds)
     /// and was done over the full row.
     pub low_index_fallbacks: u64,
+    /// Rows whose lists were read off the co-ranking pass's sorted rows (the passes fused).
+    pub rows_fused: u64,
 }
 
 impl PassStats {
@@ -151,6 +156,7 @@ impl PassStats {
         self.low_rows_indexed += o.low_rows_indexed;
         self.low_ranks_indexed += o.low_ranks_indexed;
         self.low_index_fallbacks += o.low_index_fallbacks;
+        self.rows_fused += o.rows_fused;
     }
 }
 
@@ -312,7 +318,7 @@ pub fn row_pass_resident(
     let all = |f: &dyn Fn(&BlockOut) -> Option<Extent>| outs.iter().map(f).reduce(join).flatten();
     let extents =
         Extents { high: all(&|o| o.high_extent), lows: (0..lows.len()).map(|p| all(&|o| o.low_extents[p])).collect() };
-    PassOutput { high: high_out, lows: lows_out, stats, extents, low_index }
+    PassOutput { high: high_out, lows: lows_out, stats, extents, low_index, coranking: Vec::new() }
 }
 
 fn run_block(

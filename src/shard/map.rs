@@ -108,14 +108,17 @@ impl Evaluator {
             let table = (needs.cross > 0).then(|| {
                 let other = needs.list_bytes(n, 1);
                 let (policy, budget) = (self.options().resident_ranks, self.budgets().memory_bytes());
-                plan_rank_table(n, span.len(), policy, state.table.clone(), state.cross_calls, other, budget)
+                // The span's own rows, or the whole table if a full run built it.
+                let held = state.table.clone().or_else(|| self.full_table());
+                plan_rank_table(n, span.len(), policy, held, state.cross_calls, other, budget)
             });
             (cached, table)
         };
         // The backend of a full run serves the span (the CPU, or the GPU's certified kernels on
         // its rows only), always exact: partials must fold to the reference's bits.
-        let (pass, served) =
-            self.build(cached.as_deref(), table.as_ref(), &[low], needs.clone(), span.clone(), Numerics::Exact).await?;
+        let (pass, served) = self
+            .build(cached.as_deref(), table.as_ref(), &[low], needs.clone(), span.clone(), Numerics::Exact, None)
+            .await?;
         #[cfg(feature = "gpu")]
         let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
         #[cfg(not(feature = "gpu"))]
@@ -164,6 +167,7 @@ impl Evaluator {
             block_rows: self.options().block_rows,
             local: true,
             ctl: &ctl,
+            coranking: None,
         };
         let texts: Vec<String> = resolved.iter().map(spec_text).collect();
         // Each measure once over the span (its local values are per row); coranking's tallies

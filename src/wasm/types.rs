@@ -20,8 +20,10 @@ export type NumericsName = "exact" | "fast";
 export type LabelValues = Int32Array | Float64Array | number[];
 /** How far a long all-pairs phase has come. */
 export interface Progress { phase: string; done: number; total: number; }
+/** How many workers serve (the package's entry; the wasm `Session` itself is one): 1 (default) the calling thread, N > 1 a pool of N workers (the same bits for every N), "auto" the cores less one, at most 8. */
+export type Workers = number | "auto";
 /** `Session.create`: the original space stays resident with its kNN and the GPU device. */
-export interface SessionOptions { high: Matrix; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; }
+export interface SessionOptions { high: Matrix; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; workers?: Workers; }
 /** `Session.measure`: one projection of the session's points. `specs` as the CLI's `--measure` (default tnc, mrre, lcmc, and nh with labels). */
 export interface MeasureRequest {
   low: Matrix;
@@ -31,6 +33,8 @@ export interface MeasureRequest {
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
 }
+/** `Session.mapBlocks` (the worker pool's share of a call): the shardable `specs` on consecutive blocks `[start, end]` of the shard plan (`shardSpans`). */
+export interface MapBlocksRequest { low: Matrix; specs: string[]; blocks: [number, number][]; }
 /** `Session.neighbours`: the exact k nearest neighbours (ties by index, self excluded) of the original space or of a projection `low`. */
 export interface NeighboursRequest { space: "high" | "low"; k: number; low?: Matrix; }
 /** `evaluate`: one-shot evaluation of several projections (no resident state). */
@@ -42,6 +46,7 @@ export interface EvaluateRequest {
   local?: boolean;
   backend?: BackendName;
   numerics?: NumericsName;
+  workers?: Workers;
 }
 /** `exampleData()`: the bundled UCI digits with its PCA and random projections, labels and the default specs. */
 export interface ExampleData { high: Matrix & { data: Float64Array; name: string }; lows: (Matrix & { data: Float64Array; name: string })[]; labels: Int32Array; specs: string[]; }
@@ -58,7 +63,11 @@ export interface ProjectionScores { name: string; scores: Score[]; }
 export interface ServedOutput { output: string; backend: "cpu" | "gpu"; numerics: "exact" | "fast"; }
 /** The resources a run needed (neighbour counts, all-pairs statistics). */
 export interface Needs { knn_high: number; knn_low: number; cross: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean; }
-export interface BlockPlan { needs: Needs; knn_high_reused: boolean; block_rows: number; blocks: number; scratch_bytes_per_worker: number; resource_bytes: number; pairwise: { [key: string]: JsonValue } | null; high_ranks: HighRanksReport | null; }
+export interface BlockPlan { needs: Needs; knn_high_reused: boolean; block_rows: number; blocks: number; scratch_bytes_per_worker: number; resource_bytes: number; pairwise: { [key: string]: JsonValue } | null; high_ranks: HighRanksReport | null; low_index: LowIndexReport[]; }
+/** How a projection's neighbours and ranks were found: its exact spatial index (a k-d tree, dimension ≤ 3) or its full distance rows, and why. */
+export interface LowIndexReport { path: "kd_tree" | "rows"; reason: string; }
+/** A worker pool's call: the workers, each one's span of rows, the measures folded over the spans and those run on worker 0. */
+export interface PoolReport { workers: number; spans: [number, number][]; folded: string[]; one_worker: string[]; shared_memory: boolean; restarts: number; call_s: number; }
 /** Where the original space's cross ranks came from: its resident rank table (lookups) or its rows recomputed in the call, and why. */
 export interface HighRanksReport { source: "resident_table" | "recomputed"; reason: string; table_bytes: number; built_now: boolean; }
 export interface Timings { validate_s: number; resources_s: number; measures_s: number; total_s: number; }
@@ -84,6 +93,10 @@ export interface RunReport {
   plan: BlockPlan;
   work: { [key: string]: JsonValue };
   timings: Timings;
+  /** Workers that served (the package's Session and evaluate; 1 on the calling thread). */
+  workers?: number;
+  /** The worker pool's call, when more than one worker served. */
+  pool?: PoolReport;
 }
 /** A result in the CLI's JSON schema (`faithful measure --json`), per-point values as Float64Array. */
 export interface Evaluation { projections: ProjectionScores[]; run: RunReport; }
@@ -126,6 +139,15 @@ extern "C" {
     /// `Promise<Int32Array>` in TypeScript.
     #[wasm_bindgen(typescript_type = "Promise<Int32Array>")]
     pub type PromiseNeighbours;
+    /// `Evaluation` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Evaluation")]
+    pub type EvaluationValue;
+    /// `MapBlocksRequest` in TypeScript.
+    #[wasm_bindgen(typescript_type = "MapBlocksRequest")]
+    pub type MapBlocksRequest;
+    /// `Promise<string[]>` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Promise<string[]>")]
+    pub type PromisePartials;
     /// `MeasureInfo[]` in TypeScript.
     #[wasm_bindgen(typescript_type = "MeasureInfo[]")]
     pub type MeasureList;

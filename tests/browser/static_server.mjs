@@ -6,14 +6,22 @@ import path from 'node:path';
 
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.ts': 'text/plain' };
 
-/** Serves `root` (index.html for a folder); resolves to { base: 'http://127.0.0.1:PORT', close }. */
+/** Serves `root` (index.html for a folder); resolves to { base: 'http://127.0.0.1:PORT', close }.
+ * A page asked for with `?isolated=1` is cross-origin isolated (COOP/COEP headers: the worker pool
+ * then shares the original space through a SharedArrayBuffer). */
 export async function serveStatic(root) {
   const server = createServer((req, res) => {
-    const file = path.join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    const url = new URL(req.url, 'http://x');
+    const file = path.join(root, decodeURIComponent(url.pathname));
     if (!file.startsWith(root)) return res.writeHead(403).end();
     try {
       const body = readFileSync(file.endsWith(path.sep) ? path.join(file, 'index.html') : file);
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' }).end(body);
+      const headers = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' };
+      if (url.searchParams.get('isolated') === '1') {
+        headers['cross-origin-opener-policy'] = 'same-origin';
+        headers['cross-origin-embedder-policy'] = 'require-corp';
+      }
+      res.writeHead(200, headers).end(body);
     } catch {
       res.writeHead(404).end();
     }
