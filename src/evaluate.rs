@@ -152,6 +152,21 @@ pub(crate) struct SpanState {
     pub(crate) cross_calls: usize,
 }
 
+impl Served {
+    /// The CPU reference served, exactly (`reason`: why, when another was asked for).
+    pub(crate) fn cpu(reason: Option<String>) -> Served {
+        Served {
+            backend: "cpu",
+            numerics: Numerics::Exact,
+            fallback_reason: reason,
+            #[cfg(feature = "gpu")]
+            gpu: None,
+            pairwise_gpu: false,
+            high_ranks: None,
+        }
+    }
+}
+
 /// Which backend built the resources, and how.
 pub(crate) struct Served {
     pub(crate) backend: &'static str,
@@ -490,7 +505,7 @@ impl Evaluator {
         };
         for (p, low) in lows.iter().enumerate() {
             let lists = ListKs { kh: if p == 0 && own_high { ks.kh } else { 0 }, kl: ks.kl, kc: ks.kc };
-            let (counts, f) = crate::measures::coranking::fused(&self.high, low, km, lists, block_rows, ctl)?;
+            let (counts, f) = crate::measures::coranking::fused(&self.high, low, km, lists, block_rows, ctl, 0..n)?;
             if p == 0 {
                 out.high = f.high;
             }
@@ -944,7 +959,7 @@ fn by_key<T>(r: &Resolved, declared: &[String], mut got: Vec<(String, T)>) -> Re
 /// The k_max of the first coranking spec when the row pass can be fused with its pass: other
 /// measures need neighbour lists or cross ranks (which the co-ranking pass's sorted rows give
 /// too) and no densities (whose extents the row pass finds).
-fn fuse_km(resolved: &[Resolved], needs: &Needs, n: usize) -> Option<usize> {
+pub(crate) fn fuse_km(resolved: &[Resolved], needs: &Needs, n: usize) -> Option<usize> {
     let lists = needs.knn_high > 0 || needs.knn_low > 0 || needs.cross > 0;
     let first = resolved.iter().find(|r| r.def.id == "coranking")?;
     (lists && needs.density_sigmas.is_empty()).then(|| crate::measures::coranking::k_max(first, n))

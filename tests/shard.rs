@@ -358,7 +358,8 @@ fn pool_spans_tile_the_plan_in_balanced_runs_of_blocks() {
 #[test]
 fn spans_mapped_at_once_fold_to_one_measure_with_resident_rows() {
     let n = 900;
-    let r = tied(n, (4, 3), 3, 3, 8, specs(6, n));
+    // No coranking here: with it each block runs the fused pass (tested in the fold tests above).
+    let r = tied(n, (4, 3), 3, 3, 8, common::neighbourhood_specs(6, n, "lcmc:k=3"));
     let want = eval(&r.high, 1, 32).measure(&r.low, Some(&r.labels), &r.specs).unwrap();
     // A projection that keeps neighbourhoods (X's first two coordinates, jittered): its index
     // counts the missing neighbours' ranks without full rows.

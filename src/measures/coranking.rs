@@ -58,9 +58,9 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     Ok(output(counts))
 }
 
-/// The pass's counts over all rows with the kNN lists and cross ranks of `lists` read off the
-/// same sorted rows (the row pass and this measure's pass fused), each row's summary its own
-/// R_NX AUC as in [`counts_rows`].
+/// The pass's counts over the rows `rows` with the kNN lists and cross ranks of `lists` read
+/// off the same sorted rows (the row pass and this measure's pass fused), each row's summary its
+/// own R_NX AUC as in [`counts_rows`].
 pub fn fused(
     high: &crate::Points,
     low: &crate::Points,
@@ -68,11 +68,12 @@ pub fn fused(
     lists: ListKs,
     block_rows: usize,
     ctl: &crate::Control,
+    rows: std::ops::Range<usize>,
 ) -> Result<(CoRankCounts, FusedLists)> {
     let n = high.n();
     let weight = log_weight(km);
     let own_auc = |cum: &[u32]| log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight;
-    coranking_pass_fused(high, low, km, lists, block_rows, ctl, &own_auc)
+    coranking_pass_fused(high, low, km, lists, block_rows, ctl, &own_auc, rows)
 }
 
 /// The pass's counts over the rows `rows` (all of them for the measure, one block for a

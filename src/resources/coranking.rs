@@ -115,8 +115,9 @@ pub struct ListKs {
     pub kc: usize,
 }
 
-/// What a fused pass read off its sorted rows, for all n rows: the lists a row pass would have
-/// built, the same bits (both take the first k of the reference order and its distances).
+/// What a fused pass read off its sorted rows, for the rows of its span: the lists a row pass
+/// would have built, the same bits (both take the first k of the reference order and its
+/// distances).
 #[derive(Debug)]
 pub struct FusedLists {
     pub high: Option<Neighbours>,
@@ -124,9 +125,11 @@ pub struct FusedLists {
     pub cross: Option<CrossRanks>,
 }
 
-/// [`coranking_pass`] fused with the row pass: the same counts, and the kNN lists and cross
-/// ranks of `lists` read off the same sorted rows (`kh`, `kl` ≤ n − 1), so that neighbourhood
-/// measures asked with the co-ranking family need no pass of their own.
+/// [`coranking_pass_rows`] fused with the row pass: the same counts, and the kNN lists and
+/// cross ranks of `lists` for the rows `span` (row `span.start` first) read off the same sorted
+/// rows (`kh`, `kl` ≤ n − 1), so that neighbourhood measures asked with the co-ranking family
+/// need no pass of their own.
+#[allow(clippy::too_many_arguments)]
 pub fn coranking_pass_fused(
     high: &Points,
     low: &Points,
@@ -135,8 +138,9 @@ pub fn coranking_pass_fused(
     block_rows: usize,
     ctl: &Control,
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+    span: std::ops::Range<usize>,
 ) -> Result<(CoRankCounts, FusedLists)> {
-    pass(high, low, k_max, lists, block_rows, ctl, row_summary, 0..high.n())
+    pass(high, low, k_max, lists, block_rows, ctl, row_summary, span)
 }
 
 /// One block's share of the fused lists, row-major.

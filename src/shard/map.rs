@@ -10,10 +10,13 @@ use super::{
 use crate::backend::Numerics;
 use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
-use crate::evaluate::{Evaluator, SpanState};
+use crate::evaluate::{Evaluator, Served, SpanState};
 use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
-use crate::resources::{CrossRanks, Needs, Neighbours, plan_rank_table};
+use crate::resources::{
+    CrossRanks, FusedLists, ListKs, Needs, Neighbours, PassOutput, PassStats, ProjectionResources, TablePlan,
+    plan_rank_table,
+};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
 
@@ -98,27 +101,42 @@ impl Evaluator {
         let span = first.start..at;
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
         let ks = needs.pass_ks(1);
-        // The span's resident state: kept while the same span is mapped.
-        let (cached, table) = {
-            let mut state = self.span.lock().expect("span lock");
-            if state.rows != span {
-                *state = SpanState { rows: span.clone(), ..SpanState::default() };
+        // coranking with list-needing measures on the CPU: one fused pass per block gives the
+        // lists and that block's counts; else the row pass over the span, with its resident state.
+        let cpu = self.options().backend == crate::backend::BackendChoice::Cpu;
+        let fuse = crate::evaluate::fuse_km(&resolved, &needs, n).filter(|_| cpu);
+        let ctl = crate::control::Control::default();
+        let (pass, served, cached, fused_counts) = match fuse {
+            Some(km) => {
+                let lists = ListKs { kh: ks.kh, kl: ks.kl, kc: ks.kc };
+                let (mut counts, mut parts) = (Vec::new(), Vec::new());
+                for rows in blocks {
+                    let block_rows = self.options().block_rows;
+                    let (c, f) = coranking::fused(high, low, km, lists, block_rows, &ctl, rows.clone())?;
+                    counts.push(c);
+                    parts.push(f);
+                }
+                (fused_output(parts, span.len()), Served::cpu(None), None, Some((km, counts)))
             }
-            let cached = state.knn.clone().filter(|c| ks.kh > 0 && c.k >= ks.kh);
-            let table = (needs.cross > 0).then(|| {
-                let other = needs.list_bytes(n, 1);
-                let (policy, budget) = (self.options().resident_ranks, self.budgets().memory_bytes());
-                // The span's own rows, or the whole table if a full run built it.
-                let held = state.table.clone().or_else(|| self.full_table());
-                plan_rank_table(n, span.len(), policy, held, state.cross_calls, other, budget)
-            });
-            (cached, table)
+            None => {
+                let (cached, table) = self.span_resident(&span, &needs);
+                // The backend of a full run serves the span (the CPU, or the GPU's certified
+                // kernels on its rows only), always exact: partials must fold to the reference's
+                // bits.
+                let (pass, served) = self
+                    .build(
+                        cached.as_deref(),
+                        table.as_ref(),
+                        &[low],
+                        needs.clone(),
+                        span.clone(),
+                        Numerics::Exact,
+                        None,
+                    )
+                    .await?;
+                (pass, served, cached, None)
+            }
         };
-        // The backend of a full run serves the span (the CPU, or the GPU's certified kernels on
-        // its rows only), always exact: partials must fold to the reference's bits.
-        let (pass, served) = self
-            .build(cached.as_deref(), table.as_ref(), &[low], needs.clone(), span.clone(), Numerics::Exact, None)
-            .await?;
         #[cfg(feature = "gpu")]
         let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
         #[cfg(not(feature = "gpu"))]
@@ -155,7 +173,6 @@ impl Evaluator {
             dist_high_of_low: spread(c.dist_high_of_low, n, c.k, start),
             dist_low_of_high: spread(c.dist_low_of_high, n, c.k, start),
         });
-        let ctl = crate::control::Control::default();
         let ctx = Ctx {
             high,
             low,
@@ -187,7 +204,10 @@ impl Evaluator {
                     Some(out) => (out, None),
                     None => {
                         let km = coranking::k_max(r, n);
-                        let mut c = coranking::counts_rows(high, low, km, ctx.block_rows, &ctl, rows.clone())?;
+                        let mut c = match &fused_counts {
+                            Some((fk, counts)) if *fk == km => counts[b].clone(),
+                            _ => coranking::counts_rows(high, low, km, ctx.block_rows, &ctl, rows.clone())?,
+                        };
                         let local =
                             vec![("local_auc_rnx".to_string(), spread(std::mem::take(&mut c.rows), n, 1, rows.start))];
                         own = crate::measures::Output { local, ..Default::default() };
@@ -224,6 +244,58 @@ impl Evaluator {
             });
         }
         Ok(partials)
+    }
+}
+
+impl Evaluator {
+    /// The span's resident state, kept while the same span is mapped: the original kNN of its
+    /// rows when long enough, and the plan of its rank-table rows when cross ranks are needed.
+    fn span_resident(&self, span: &Range<usize>, needs: &Needs) -> (Option<Arc<Neighbours>>, Option<TablePlan>) {
+        let n = self.high().n();
+        let ks = needs.pass_ks(1);
+        let mut state = self.span.lock().expect("span lock");
+        if state.rows != *span {
+            *state = SpanState { rows: span.clone(), ..SpanState::default() };
+        }
+        let cached = state.knn.clone().filter(|c| ks.kh > 0 && c.k >= ks.kh);
+        let table = (needs.cross > 0).then(|| {
+            let other = needs.list_bytes(n, 1);
+            let (policy, budget) = (self.options().resident_ranks, self.budgets().memory_bytes());
+            // The span's own rows, or the whole table if a full run built it.
+            let held = state.table.clone().or_else(|| self.full_table());
+            plan_rank_table(n, span.len(), policy, held, state.cross_calls, other, budget)
+        });
+        (cached, table)
+    }
+}
+
+/// The span's lists from its blocks' fused passes (in order), as a row pass's output.
+fn fused_output(parts: Vec<FusedLists>, rows: usize) -> PassOutput {
+    fn cat<T: Copy>(parts: &[FusedLists], f: impl Fn(&FusedLists) -> Option<&Vec<T>>) -> Vec<T> {
+        parts.iter().flat_map(|p| f(p).into_iter().flatten().copied()).collect()
+    }
+    let first = &parts[0];
+    let knn = |k: usize, idx: Vec<u32>, dist: Vec<f64>| Neighbours { k, idx, dist };
+    let high = first.high.as_ref().map(|h| {
+        knn(h.k, cat(&parts, |p| p.high.as_ref().map(|x| &x.idx)), cat(&parts, |p| p.high.as_ref().map(|x| &x.dist)))
+    });
+    let low = first.low.as_ref().map(|l| {
+        knn(l.k, cat(&parts, |p| p.low.as_ref().map(|x| &x.idx)), cat(&parts, |p| p.low.as_ref().map(|x| &x.dist)))
+    });
+    let cross = first.cross.as_ref().map(|c| CrossRanks {
+        k: c.k,
+        rank_high_of_low: cat(&parts, |p| p.cross.as_ref().map(|x| &x.rank_high_of_low)),
+        rank_low_of_high: cat(&parts, |p| p.cross.as_ref().map(|x| &x.rank_low_of_high)),
+        dist_high_of_low: cat(&parts, |p| p.cross.as_ref().map(|x| &x.dist_high_of_low)),
+        dist_low_of_high: cat(&parts, |p| p.cross.as_ref().map(|x| &x.dist_low_of_high)),
+    });
+    PassOutput {
+        high,
+        lows: vec![ProjectionResources { knn: low, cross }],
+        stats: PassStats { distance_rows: 2 * rows as u64, rows_fused: rows as u64, ..PassStats::default() },
+        extents: Default::default(),
+        low_index: Vec::new(),
+        coranking: Vec::new(),
     }
 }
 
