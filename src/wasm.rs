@@ -10,7 +10,8 @@
 //! Results are objects in the CLI's JSON schema with per-point values as Float64Array
 //! (`evaluateJson` returns the CLI's JSON text). The TypeScript types are in src/wasm/types.rs.
 //! `backend`: "webgpu" (default; falls back to the wasm CPU reference, and says why, when there
-//! is no WebGPU), "cpu", or "auto". `numerics`: "exact" (default) or "fast".
+//! is no WebGPU), "cpu", or "auto". `numerics`: "exact" (default) or "fast". `residentRanks`:
+//! "auto" (default), "always" or "never" (the original space's rank table, `ResidentRanks`).
 
 use std::sync::Arc;
 
@@ -115,7 +116,17 @@ impl Served {
             Some("fast") => Numerics::Fast,
             Some(other) => return Err(fail(format!("numerics: expected \"exact\" or \"fast\", got \"{other}\""))),
         };
-        let mut opts = Options { numerics, backend: BackendChoice::Cpu, ..Options::default() };
+        let resident_ranks = match get(request, "residentRanks")?.as_string().as_deref() {
+            None | Some("auto") => crate::ResidentRanks::Auto,
+            Some("always") => crate::ResidentRanks::Always,
+            Some("never") => crate::ResidentRanks::Never,
+            Some(other) => {
+                return Err(fail(format!(
+                    "residentRanks: expected \"auto\", \"always\" or \"never\", got \"{other}\""
+                )));
+            }
+        };
+        let mut opts = Options { numerics, backend: BackendChoice::Cpu, resident_ranks, ..Options::default() };
         let (mut gpu, mut fallback) = (None, None);
         if requested != "cpu" {
             // Node and older browsers have no navigator.gpu; wgpu would fail less clearly.

@@ -81,6 +81,36 @@ fn row_2d(points: &Points, i: usize, from: usize, out: &mut [f64]) {
 /// Points per register block of [`distance_row_from`].
 const W: usize = 32;
 
+/// [`distance_pair`] for each j of `js` (`out[t] = d(i, js[t])`, the same bits): four pairs at
+/// a time, each its own sum in coordinate order, so the four chains of additions overlap
+/// instead of waiting on one another (a pair alone is latency-bound in high dimension).
+pub fn distance_pairs(points: &Points, i: usize, js: &[u32], out: &mut [f64]) {
+    let xi = points.row(i);
+    let mut chunks = js.chunks_exact(4);
+    let mut at = 0;
+    for q in &mut chunks {
+        let rows = [0, 1, 2, 3].map(|t| points.row(q[t] as usize));
+        let mut s = [0.0f64; 4];
+        for t in 0..4 {
+            let d = rows[t][0] - xi[0];
+            s[t] = d * d;
+        }
+        for c in 1..xi.len() {
+            for t in 0..4 {
+                let d = rows[t][c] - xi[c];
+                s[t] += d * d;
+            }
+        }
+        for t in 0..4 {
+            out[at + t] = s[t].sqrt();
+        }
+        at += 4;
+    }
+    for (o, &j) in out[at..].iter_mut().zip(chunks.remainder()) {
+        *o = distance_pair(points, i, j as usize);
+    }
+}
+
 /// `d(i, j)` for one pair, bit-identical to `distance_row(points, i, ..)[j]`.
 pub fn distance_pair(points: &Points, i: usize, j: usize) -> f64 {
     let (xi, xj) = (points.row(i), points.row(j));
@@ -91,4 +121,30 @@ pub fn distance_pair(points: &Points, i: usize, j: usize) -> f64 {
         s += t * t;
     }
     s.sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four pairs at a time are each pair's own bits, remainders included, in 1 to 60 dimensions.
+    #[test]
+    fn pairs_are_the_row_bits() {
+        let mut rng = crate::splitmix::SplitMix64(11);
+        for d in [1, 2, 3, 7, 60] {
+            let n = 23;
+            let v: Vec<f64> = (0..n * d).map(|_| (rng.next_u64() >> 11) as f64 * 1e-12 - 3e3).collect();
+            let p = Points::from_vec("p", n, d, v).unwrap();
+            let mut row = vec![0.0; n];
+            distance_row(&p, 5, &mut row);
+            for len in [0, 3, 4, 9, 22] {
+                let js: Vec<u32> = (0..n as u32).filter(|&j| j != 5).take(len).collect();
+                let mut out = vec![0.0; len];
+                distance_pairs(&p, 5, &js, &mut out);
+                for (t, &j) in js.iter().enumerate() {
+                    assert_eq!(out[t].to_bits(), row[j as usize].to_bits(), "d={d} j={j}");
+                }
+            }
+        }
+    }
 }

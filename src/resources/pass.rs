@@ -23,8 +23,8 @@ use super::rank_table::RankTable;
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
 use crate::reference::{
-    INDEX_MAX_DIM, KdTree, Key, RankScratch, TreeScratch, count_by_placement, count_ranks, distance_pair, distance_row,
-    select_knn,
+    INDEX_MAX_DIM, KdTree, Key, RankScratch, TreeScratch, count_by_placement, count_ranks, distance_pair,
+    distance_pairs, distance_row, select_knn,
 };
 
 /// The resources of one projection.
@@ -409,8 +409,8 @@ fn run_block(
                 Some(t) => {
                     for (s_, &j) in ly_full[..s.kc].iter().enumerate() {
                         ranks_hl[s_] = t.rank(i, j as usize);
-                        dists_hl[s_] = distance_pair(high, i, j as usize);
                     }
+                    distance_pairs(high, i, &ly_full[..s.kc], dists_hl);
                     out.stats.ranks_from_table += s.kc as u64;
                     let (sc_cross, sc_tree) = (&mut sc.cross, &mut sc.tree);
                     low_ranks(

@@ -22,8 +22,10 @@ export type LabelValues = Int32Array | Float64Array | number[];
 export interface Progress { phase: string; done: number; total: number; }
 /** How many workers serve (the package's entry; the wasm `Session` itself is one): 1 (default) the calling thread, N > 1 a pool of N workers (the same bits for every N), "auto" the cores less one, at most 8. */
 export type Workers = number | "auto";
+/** Whether a session keeps the original space's rank table (its rows, on a pool: each worker its own): from the second call that needs it when it fits 256 MiB ("auto", default), from the first whatever its size within memory ("always"), or never. */
+export type ResidentRanksName = "auto" | "always" | "never";
 /** `Session.create`: the original space stays resident with its kNN and the GPU device. */
-export interface SessionOptions { high: Matrix; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; workers?: Workers; }
+export interface SessionOptions { high: Matrix; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; workers?: Workers; residentRanks?: ResidentRanksName; }
 /** `Session.measure`: one projection of the session's points. `specs` as the CLI's `--measure` (default tnc, mrre, lcmc, and nh with labels). */
 export interface MeasureRequest {
   low: Matrix;
