@@ -59,7 +59,10 @@ async function spawn(onMessage, onCrash) {
   const url = new URL('./pool-host.js', import.meta.url);
   if (isNode) {
     nodeThreads ??= await import('node:worker_threads');
-    const w = new nodeThreads.Worker(url);
+    // The parent's flags for its own entry (`node --input-type=module -e ...`) do not apply to
+    // the worker's module file.
+    const execArgv = process.execArgv.filter((a) => !a.startsWith('--input-type') && a !== '-e' && a !== '--eval');
+    const w = new nodeThreads.Worker(url, { execArgv });
     let stopping = false;
     w.on('message', onMessage);
     w.on('error', (e) => onCrash(`the worker failed: ${e?.message ?? e}`));
@@ -97,12 +100,15 @@ class PoolWorker {
   /** Starts (or restarts) the thread and opens the session there; `ready` settles when open. */
   start() {
     const generation = ++this.generation;
+    this.opened = false;
     this.ready = (async () => {
       this.thread = await spawn(
         (data) => generation === this.generation && this.receive(data),
         (reason) => generation === this.generation && this.crash(`worker ${this.index}: ${reason}`),
       );
-      return this.call({ op: 'open', module: this.pool.module, options: this.pool.workerOptions() });
+      const info = await this.call({ op: 'open', module: this.pool.module, options: this.pool.workerOptions() });
+      this.opened = true;
+      return info;
     })();
     // A failed start rejects the calls that wait for it, not an unhandled rejection.
     this.ready.catch(() => {});
@@ -144,15 +150,20 @@ class PoolWorker {
     }
   }
 
-  /** Rejects every pending call with a WorkerCrashedError and starts a fresh thread. */
+  /** Rejects every pending call with a WorkerCrashedError and starts a fresh thread (unless
+   * this one never started: then the pool fails instead of restarting without end). */
   crash(reason) {
     if (this.stopped) return;
     const pending = [...this.pending.values()];
     this.pending.clear();
     this.thread?.terminate();
     this.thread = null;
-    this.restarts += 1;
-    this.start();
+    if (this.opened) {
+      this.restarts += 1;
+      this.start();
+    } else {
+      this.stopped = true;
+    }
     for (const p of pending) p.reject(new WorkerCrashedError(reason));
   }
 
@@ -184,6 +195,7 @@ export class PoolSession {
     s.labels = options.labels == null ? undefined : Array.from(options.labels);
     s.backend_ = options.backend;
     s.numerics = options.numerics;
+    s.residentRanks = options.residentRanks;
     s.module = module;
     s.spans = rows >= 2 ? wasm.shardSpans(rows, count) : [[[0, rows]]];
     s.shardable = new Set(wasm.shardableMeasures());
@@ -200,7 +212,7 @@ export class PoolSession {
 
   /** The session options each worker opens (the original space shared or copied). */
   workerOptions() {
-    return { high: this.high, labels: this.labels, backend: this.backend_, numerics: this.numerics };
+    return { high: this.high, labels: this.labels, backend: this.backend_, numerics: this.numerics, residentRanks: this.residentRanks };
   }
 
   get rows() {

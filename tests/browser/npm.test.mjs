@@ -274,7 +274,7 @@ for (const [backend, which, n, isolated] of [
 ]) {
   test(`the worker pool (${backend}, ${which}${isolated ? ', cross-origin isolated' : ''}): any worker count gives the native CLI's bits`, async (t) => {
     if (backend === 'webgpu' && !(await hasWebGpu(t))) return;
-    const { p, log } = await page(isolated ? 'index.html?isolated=1' : 'index.html');
+    const { p, log } = await page(isolated ? 'isolated/index.html' : 'index.html');
     let r;
     try {
       r = await p.evaluate(([b, w, k]) => window.poolChecks(b, w, k), [backend, which, n]);

@@ -7,17 +7,19 @@ import path from 'node:path';
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.ts': 'text/plain' };
 
 /** Serves `root` (index.html for a folder); resolves to { base: 'http://127.0.0.1:PORT', close }.
- * A page asked for with `?isolated=1` is cross-origin isolated (COOP/COEP headers: the worker pool
- * then shares the original space through a SharedArrayBuffer). */
+ * Everything under `/isolated/` is `root` again, cross-origin isolated (COOP/COEP headers on every
+ * response, the workers' scripts included: the worker pool then shares the original space
+ * through a SharedArrayBuffer). */
 export async function serveStatic(root) {
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
-    const file = path.join(root, decodeURIComponent(url.pathname));
+    const isolated = url.pathname.startsWith('/isolated/');
+    const file = path.join(root, decodeURIComponent(isolated ? url.pathname.slice('/isolated'.length) : url.pathname));
     if (!file.startsWith(root)) return res.writeHead(403).end();
     try {
       const body = readFileSync(file.endsWith(path.sep) ? path.join(file, 'index.html') : file);
       const headers = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' };
-      if (url.searchParams.get('isolated') === '1') {
+      if (isolated) {
         headers['cross-origin-opener-policy'] = 'same-origin';
         headers['cross-origin-embedder-policy'] = 'require-corp';
       }
