@@ -150,7 +150,7 @@ async function run() {
         const ms = performance.now() - t;
         scoringMs += ms;
         const tnc = r.projections[0].scores[0];
-        records.push({ epoch, trustworthiness: tnc.values.trustworthiness, continuity: tnc.values.continuity, ms, backend: r.run.backend, workers: r.run.workers });
+        records.push({ epoch, trustworthiness: tnc.values.trustworthiness, continuity: tnc.values.continuity, ms, backend: r.run.backend, workers: r.run.workers ?? s.workers });
         draw(embedding, tnc.local.local_trustworthiness, records, k);
         const perS = (records.length / scoringMs) * 1000;
         $('live-info').textContent = `epoch ${epoch}/${total} · served by ${served} · ${perS.toFixed(2)} evaluations/s`;
