@@ -91,6 +91,7 @@ for (const n of sizes) {
       const lows = Array.from({ length: evals }, (_, e) => make(kind, 2000 + e));
       const calls = [];
       let last;
+      const cpu0 = process.cpuUsage();
       const t1 = performance.now();
       for (const low of lows) {
         const t = performance.now();
@@ -98,10 +99,14 @@ for (const n of sizes) {
         calls.push((performance.now() - t) / 1000);
       }
       const seconds = (performance.now() - t1) / 1000;
+      const cpu = process.cpuUsage(cpu0);
       s.free();
       const row = {
         n, projection: kind, workers_asked: workers, workers: last.run.workers,
         evaluations: evals, evaluations_per_s: evals / seconds, median_call_s: median(calls),
+        // The process's CPU time over the loop, its worker threads included: the work an
+        // evaluation costs whatever share of the cores the machine's load leaves to it.
+        cpu_s_per_evaluation: (cpu.user + cpu.system) / 1e6 / evals,
         create_s: createS, first_two_calls_s: setup,
         trustworthiness_last: last.projections[0].scores[0].values.trustworthiness,
         work: last.run.work, pool: last.run.pool ?? null,
@@ -120,7 +125,7 @@ console.log(JSON.stringify({
   cores: os.cpus().length,
   load_average_1m_at_end: os.loadavg()[0],
   resident_ranks: residentRanks,
-  timing: 'performance.now() around each call of the loop; data generated before the loop',
+  timing: 'performance.now() around each call of the loop; data generated before the loop; cpu_s_per_evaluation from process.cpuUsage() (worker threads included)',
   runs,
 }, null, 2));
 process.exit(0);

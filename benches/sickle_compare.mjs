@@ -54,15 +54,20 @@ function integers(n, d, levels, seed) {
   return data;
 }
 
+/** Best wall time of `repeat` runs, the CPU time (worker threads included) of that run, and its result. */
 async function best(f) {
   let t = Infinity;
+  let cpuS = Infinity;
   let out;
   for (let i = 0; i < repeat; i++) {
+    const c0 = process.cpuUsage();
     const t0 = performance.now();
     out = await f();
-    t = Math.min(t, (performance.now() - t0) / 1000);
+    const wall = (performance.now() - t0) / 1000;
+    const c = process.cpuUsage(c0);
+    if (wall < t) [t, cpuS] = [wall, (c.user + c.system) / 1e6];
   }
-  return [t, out];
+  return [t, out, cpuS];
 }
 
 const SPECS = ['coranking', ...LOCAL_K.flatMap((k) => [`tnc:k=${k}`, `mrre:k=${k}`])];
@@ -127,11 +132,15 @@ for (const n of sizes) {
   const high = { data: hd.data, rows: n, cols: dim };
   const low = { data: ld.data, rows: n, cols: 2, name: 'ld' };
   for (const w of [1, workers]) {
-    const [sickleS, s] = await best(() => runSickle(hd, ld, w));
-    const [faithfulS, f] = await best(() => runFaithful(high, low, w));
+    const [sickleS, s, sickleCpu] = await best(() => runSickle(hd, ld, w));
+    const [faithfulS, f, faithfulCpu] = await best(() => runFaithful(high, low, w));
     const deltas = compare(n, s, f);
     const worst = Math.max(...Object.values(deltas));
-    rows.push({ n, dim, workers: w, sickle_s: sickleS, faithful_s: faithfulS, ratio: sickleS / faithfulS, faithful_workers: f.run.workers, max_abs_delta: worst, within_1e12: worst <= 1e-12, deltas });
+    rows.push({
+      n, dim, workers: w, sickle_s: sickleS, faithful_s: faithfulS, ratio: sickleS / faithfulS,
+      sickle_cpu_s: sickleCpu, faithful_cpu_s: faithfulCpu, cpu_ratio: sickleCpu / faithfulCpu,
+      faithful_workers: f.run.workers, max_abs_delta: worst, within_1e12: worst <= 1e-12, deltas,
+    });
     console.error(`n=${n} workers=${w}: SickleJS ${sickleS.toFixed(3)} s, faithful ${faithfulS.toFixed(3)} s (${(sickleS / faithfulS).toFixed(2)}×), max |Δ| ${worst.toExponential(2)}`);
   }
 }
@@ -145,7 +154,7 @@ console.log(JSON.stringify({
   cpu: os.cpus()[0]?.model ?? 'unknown',
   cores: os.cpus().length,
   load_average_1m_at_end: os.loadavg()[0],
-  timing: `best of ${repeat} per side, data generated outside the clock; SickleJS: coRanking (or coRankingAsync with workers) + aucLogRnx + trustworthinessCurve; faithful: one evaluate() (workers: W for the pool)`,
+  timing: `best of ${repeat} per side (wall; *_cpu_s: process.cpuUsage() of that run, worker threads included), data generated outside the clock; SickleJS: coRanking (or coRankingAsync with workers) + aucLogRnx + trustworthinessCurve; faithful: one evaluate() (workers: W for the pool)`,
   data: `high: ${dim} integer columns in [0, 8); low: 2 integer columns in [0, 100)`,
   rows,
 }, null, 2));

@@ -53,6 +53,34 @@ pub struct CoRankCounts {
 }
 
 impl CoRankCounts {
+    /// No counts (a placeholder).
+    pub fn empty() -> CoRankCounts {
+        CoRankCounts {
+            n: 0,
+            k_max: 0,
+            k_tnc: 0,
+            joint: Vec::new(),
+            trust: Vec::new(),
+            cont: Vec::new(),
+            err_low: Vec::new(),
+            err_high: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The same shape with every tally 0 and no rows.
+    pub fn zeros(&self) -> CoRankCounts {
+        CoRankCounts {
+            joint: vec![0; self.joint.len()],
+            trust: vec![0; self.trust.len()],
+            cont: vec![0; self.cont.len()],
+            err_low: vec![0; self.err_low.len()],
+            err_high: vec![0; self.err_high.len()],
+            rows: Vec::new(),
+            ..*self
+        }
+    }
+
     /// Adds the tallies of the next span of rows (`o`'s rows follow `self`'s): integers add
     /// exactly, so the sum over any split is the whole pass's counts. False (and `self` partly
     /// added) when a tally overflows, which counts of real rows never do.
@@ -202,7 +230,7 @@ fn pass(
                 if result.is_err() {
                     break;
                 }
-                let cum = t.row(high, low, i);
+                let cum = t.row(high, low, i, lists.kc > 0);
                 summaries.push(row_summary(cum));
                 t.lists(lists, r, &mut out);
             }
@@ -296,7 +324,8 @@ impl Tally {
     }
 
     /// Tallies row i; returns its cumulative counts for K = 1 ..= k_max.
-    fn row(&mut self, high: &Points, low: &Points, i: usize) -> &[u32] {
+    /// `want_r`: also keep the projection's rank of every j (the fused pass's cross ranks).
+    fn row(&mut self, high: &Points, low: &Points, i: usize, want_r: bool) -> &[u32] {
         let Shape { k_max, k_tnc, .. } = self.s;
         distance_row(high, i, &mut self.dx);
         distance_row(low, i, &mut self.dy);
@@ -306,8 +335,12 @@ impl Tally {
         }
         self.sorter.sort(&self.dy, i, &mut self.order);
         self.row_hist.fill(0);
+        if want_r {
+            for (p, &j) in self.order.iter().enumerate() {
+                self.r[j as usize] = p as u32 + 1;
+            }
+        }
         for (p, &j) in self.order.iter().enumerate() {
-            self.r[j as usize] = p as u32 + 1;
             let (a, b) = (self.rho[j as usize] as usize, p + 1);
             let m = a.max(b);
             if m <= k_max {

@@ -14,8 +14,8 @@ use crate::evaluate::{Evaluator, Served, SpanState};
 use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
 use crate::resources::{
-    CrossRanks, FusedLists, ListKs, Needs, Neighbours, PassOutput, PassStats, ProjectionResources, TablePlan,
-    plan_rank_table,
+    CoRankCounts, CrossRanks, FusedLists, ListKs, Needs, Neighbours, PassOutput, PassStats, ProjectionResources,
+    TablePlan, plan_rank_table,
 };
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
@@ -187,27 +187,39 @@ impl Evaluator {
             coranking: None,
         };
         let texts: Vec<String> = resolved.iter().map(spec_text).collect();
-        // Each measure once over the span (its local values are per row); coranking's tallies
-        // per block, since a partial carries its own block's counts.
+        // Each measure once over the span (its local values are per row); coranking's counts per
+        // block (each row's summary is its block's local value), the span's tallies on the first.
         let mut outs = Vec::with_capacity(resolved.len());
+        let mut fused_counts = fused_counts;
         for r in &resolved {
-            outs.push(if r.def.id == "coranking" { None } else { Some((r.def.compute)(&ctx, r)?) });
+            outs.push(if r.def.id == "coranking" {
+                let km = coranking::k_max(r, n);
+                let per_block = match fused_counts.take() {
+                    Some((fk, counts)) if fk == km => counts,
+                    other => {
+                        fused_counts = other;
+                        let block_rows = ctx.block_rows;
+                        let count =
+                            |b: &Range<usize>| coranking::counts_rows(high, low, km, block_rows, &ctl, b.clone());
+                        blocks.iter().map(count).collect::<Result<Vec<_>>>()?
+                    }
+                };
+                Err(tallies_on_first(per_block)?)
+            } else {
+                Ok((r.def.compute)(&ctx, r)?)
+            });
         }
         let fingerprint = fingerprint(high, low, labels, &texts);
         let s = pass.stats;
         let mut partials = Vec::with_capacity(blocks.len());
         for (b, rows) in blocks.iter().enumerate() {
             let mut scores = Vec::with_capacity(resolved.len());
-            for (r, out) in resolved.iter().zip(&outs) {
+            for (r, out) in resolved.iter().zip(&mut outs) {
                 let own;
                 let (out, counts) = match out {
-                    Some(out) => (out, None),
-                    None => {
-                        let km = coranking::k_max(r, n);
-                        let mut c = match &fused_counts {
-                            Some((fk, counts)) if *fk == km => counts[b].clone(),
-                            _ => coranking::counts_rows(high, low, km, ctx.block_rows, &ctl, rows.clone())?,
-                        };
+                    Ok(out) => (&*out, None),
+                    Err(per_block) => {
+                        let mut c = std::mem::replace(&mut per_block[b], CoRankCounts::empty());
                         let local =
                             vec![("local_auc_rnx".to_string(), spread(std::mem::take(&mut c.rows), n, 1, rows.start))];
                         own = crate::measures::Output { local, ..Default::default() };
@@ -267,6 +279,27 @@ impl Evaluator {
         });
         (cached, table)
     }
+}
+
+/// The blocks' co-ranking counts with the span's tallies on the first block and zeros on the
+/// others (the fold adds them, so its sum is unchanged): one set of curves' tallies travels per
+/// span instead of one per block. Each block keeps its own rows' summaries (its local values).
+fn tallies_on_first(mut per_block: Vec<CoRankCounts>) -> Result<Vec<CoRankCounts>> {
+    let mut total = CoRankCounts { rows: Vec::new(), ..per_block[0].clone() };
+    for c in &per_block[1..] {
+        if !total.add(&CoRankCounts { rows: Vec::new(), ..c.clone() }) {
+            return Err(Error::Undefined {
+                id: "coranking".into(),
+                projection: None,
+                reason: "a co-ranking tally overflows".into(),
+            });
+        }
+    }
+    for (b, c) in per_block.iter_mut().enumerate() {
+        let rows = std::mem::take(&mut c.rows);
+        *c = if b == 0 { CoRankCounts { rows, ..total.clone() } } else { CoRankCounts { rows, ..total.zeros() } };
+    }
+    Ok(per_block)
 }
 
 /// The span's lists from its blocks' fused passes (in order), as a row pass's output.
