@@ -376,7 +376,15 @@ fn spans_mapped_at_once_fold_to_one_measure_with_resident_rows() {
                     pollster::block_on(e.map_blocks_async(low, Some(&r.labels), blocks, &r.specs)).unwrap()
                 })
                 .collect();
-            assert_same_bits(&fold(&parts).unwrap().projections[0].scores, want);
+            let folded = fold(&parts).unwrap();
+            assert_same_bits(&folded.projections[0].scores, want);
+            // The fold reports the spans' index and table tallies too: every projection row's kNN
+            // came from the index, and the third call's original ranks from the table rows.
+            let work = &folded.run.work;
+            assert_eq!(work.low_rows_indexed, n as u64, "w={w} call {call}");
+            if call == 2 {
+                assert!(work.ranks_from_table > 0, "w={w}: {work:?}");
+            }
             // The first call computes the original space's rows of every span; the third looks
             // its ranks up in the span's rank-table rows (built by the second), and the generic
             // projection's index computes almost no rows either.

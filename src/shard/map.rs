@@ -234,6 +234,11 @@ impl Evaluator {
                     ranks_from_knn: s.ranks_from_knn,
                     ranks_counted: s.ranks_counted,
                     rank_scans: s.rank_scans,
+                    ranks_from_table: s.ranks_from_table,
+                    low_rows_indexed: s.low_rows_indexed,
+                    low_ranks_indexed: s.low_ranks_indexed,
+                    low_index_fallbacks: s.low_index_fallbacks,
+                    rows_fused: s.rows_fused,
                 }
             } else {
                 PartialWork::default()
