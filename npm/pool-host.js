@@ -4,7 +4,7 @@
 //   {id, op: 'map', low, specs, blocks}        → the partials' JSON texts (Session.mapBlocks)
 //   {id, op: 'measure', request}               → an Evaluation (the measures that do not fold), with
 //                                                {id, progress} while it runs when request.progress
-//   {id, op: 'neighbours', request}            → an Int32Array
+//   {id, op: 'neighbours', request}            → {values: Int32Array, numerics, backend, run}
 //   {op: 'abort', target}                      aborts call `target` (a measure)
 // Replies {id, ok: true, value} or {id, ok: false, fatal, error: {name, message}}; fatal = a wasm
 // trap (the instance is unusable: the pool restarts this worker).
@@ -53,8 +53,10 @@ async function handle({ id, op, module, options, low, specs, blocks, request }) 
         aborts.delete(id);
       }
     }
-    case 'neighbours':
-      return session.neighbours(request);
+    case 'neighbours': {
+      const values = await session.neighbours(request);
+      return { values, numerics: values.numerics, backend: values.backend, run: values.run };
+    }
     case '__trap':
       // Tests only: a real wasm trap, in a build with the test-trap feature.
       if (typeof wasm.testTrap !== 'function') throw new Error('__trap: this build has no test trap (build it with FAITHFUL_WASM_FEATURES=test-trap)');

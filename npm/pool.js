@@ -181,7 +181,9 @@ export class PoolSession {
   /** `options`: Session.create's; `count` ≥ 2 workers; `module`: the compiled wasm, if known. */
   static async open(options, count, module) {
     const high = options?.high;
-    if (!high || typeof high !== 'object') throw new Error('high: expected a matrix { data, rows, cols }');
+    if (!high || typeof high !== 'object') {
+      throw new Error('high: expected a matrix { data, rows, cols } or a distance matrix { distances, rows }');
+    }
     const s = new PoolSession();
     const rows = Number(high.rows);
     // Checked here too: the plan below needs the row count before any worker reads the data.
@@ -189,9 +191,13 @@ export class PoolSession {
     const shared = isNode || globalThis.crossOriginIsolated === true;
     s.shared = shared && typeof SharedArrayBuffer === 'function';
     // One copy in shared memory that every worker reads; else each worker gets its own copy.
-    const share = s.shared && high.data && typeof high.data.length === 'number';
-    const data = share ? sharedFloat64(high.data) : high.data;
-    s.high = { data, rows: high.rows, cols: high.cols, name: high.name };
+    // A distance matrix (`high.distances`) travels as the coordinates do; the metric with it.
+    const given = high.distances !== undefined;
+    const values = given ? high.distances : high.data;
+    const share = s.shared && values && typeof values.length === 'number';
+    const data = share ? sharedFloat64(values) : values;
+    s.high = given ? { distances: data, rows: high.rows, name: high.name } : { data, rows: high.rows, cols: high.cols, name: high.name };
+    s.metric = options.metric;
     s.labels = options.labels == null ? undefined : Array.from(options.labels);
     s.backend_ = options.backend;
     s.numerics = options.numerics;
@@ -212,7 +218,14 @@ export class PoolSession {
 
   /** The session options each worker opens (the original space shared or copied). */
   workerOptions() {
-    return { high: this.high, labels: this.labels, backend: this.backend_, numerics: this.numerics, residentRanks: this.residentRanks };
+    return {
+      high: this.high,
+      metric: this.metric,
+      labels: this.labels,
+      backend: this.backend_,
+      numerics: this.numerics,
+      residentRanks: this.residentRanks,
+    };
   }
 
   get rows() {
@@ -237,7 +250,7 @@ export class PoolSession {
   }
 
   async measure(request) {
-    const { low, specs, local = false, signal, onProgress } = request ?? {};
+    const { low, specs, local = false, signal, onProgress, numerics } = request ?? {};
     if (signal?.aborted) throw abortError(signal);
     if (this.workers === null) throw new Error('the session was freed');
     const list = Array.isArray(specs) && specs.length > 0 ? specs.map(String) : defaultSpecs(this.labels !== undefined);
@@ -256,7 +269,7 @@ export class PoolSession {
       });
     }
     const one = alone.length > 0
-      ? this.workers[0].request({ op: 'measure', request: { low: lowMsg, specs: alone.map((i) => list[i]), local, progress: !!onProgress } }, { onProgress })
+      ? this.workers[0].request({ op: 'measure', request: { low: lowMsg, specs: alone.map((i) => list[i]), local, numerics, progress: !!onProgress } }, { onProgress })
       : null;
     let onAbort;
     const aborted = signal
@@ -300,7 +313,10 @@ export class PoolSession {
 
   async neighbours(request) {
     if (this.workers === null) throw new Error('the session was freed');
-    return this.workers[0].request({ op: 'neighbours', request });
+    // The worker sends the Int32Array and its labels apart (a clone drops a typed array's
+    // own properties): put back as the one-thread Session returns them.
+    const { values, numerics, backend, run } = await this.workers[0].request({ op: 'neighbours', request });
+    return Object.assign(values, { numerics, backend, run });
   }
 
   free() {

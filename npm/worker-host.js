@@ -1,6 +1,7 @@
 // The worker side of faithful-dr/worker (worker.js starts it as a module worker). Messages:
 //   {id, op: 'create', options}            → {id, ok, value: {session, rows, backend, fallbackReason}}
-//   {id, op: 'measure'|'neighbours', session, request} → {id, ok, value} (buffers transferred)
+//   {id, op: 'measure'|'neighbours', session, request} → {id, ok, value} (buffers transferred;
+//                                            neighbours: {indices, numerics, backend, run})
 //   {id, op: 'evaluate', request, json}    → {id, ok, value} (json: the CLI's JSON text)
 //   {id, op: 'measures'|'exampleData'}     → {id, ok, value}
 //   {id, op: 'bench', request}             → {id, ok, value: the receipt's JSON text}, with
@@ -53,8 +54,11 @@ async function handle({ id, op, session: sid, request, options, json }) {
         aborts.delete(id);
       }
     }
-    case 'neighbours':
-      return session(sid).neighbours(request);
+    case 'neighbours': {
+      // What served travels beside the indices (a structured clone drops an array's own properties).
+      const nn = await session(sid).neighbours(request);
+      return { indices: nn, numerics: nn.numerics, backend: nn.backend, run: nn.run };
+    }
     case 'evaluate':
       return json ? evaluateJson(request) : evaluate(request);
     case 'measures':

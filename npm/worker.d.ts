@@ -1,6 +1,6 @@
 // Types of faithful-dr/worker; the request and result types are the package's own
 // (faithful.d.ts, generated from src/wasm/types.rs).
-import type { BenchRequest, EvaluateRequest, Evaluation, ExampleData, MeasureInfo, MeasureRequest, NeighboursRequest, SessionOptions } from './faithful.js';
+import type { BenchRequest, EvaluateRequest, Evaluation, ExampleData, MeasureInfo, MeasureRequest, Neighbours, NeighboursRequest, SessionOptions } from './faithful.js';
 
 /** The worker trapped (a wasm runtime error) or failed to start; the call did not complete. */
 export declare class WorkerCrashedError extends Error {
@@ -28,6 +28,6 @@ export declare class WorkerSession {
   readonly backend: 'gpu' | 'cpu';
   readonly fallbackReason: string | null;
   measure(request: MeasureRequest, transfer?: Transferable[]): Promise<Evaluation>;
-  neighbours(request: NeighboursRequest, transfer?: Transferable[]): Promise<Int32Array>;
+  neighbours(request: NeighboursRequest, transfer?: Transferable[]): Promise<Neighbours>;
   free(): void;
 }

@@ -163,7 +163,8 @@ export class WorkerSession {
 
   async neighbours(request, transfer) {
     await this.ready();
-    return this.client.call({ op: 'neighbours', session: this.handle, request }, { transfer });
+    const { indices, numerics, backend, run } = await this.client.call({ op: 'neighbours', session: this.handle, request }, { transfer });
+    return Object.assign(indices, { numerics, backend, run });
   }
 
   free() {

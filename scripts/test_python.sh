@@ -5,8 +5,8 @@
 #
 # Needs: python3 (>= 3.10) with venv (python3-venv on Debian; installed here when missing),
 # cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas, anndata, zadu 0.5.4 (the
-# ZADU facade and backend are compared with ZADU itself) and dask[distributed] (faithful_dr.dask
-# on a LocalCluster).
+# ZADU facade and backend are compared with ZADU itself), dask[distributed] (faithful_dr.dask
+# on a LocalCluster), scipy (the metric tests' cdist) and scanpy (sc.pp.neighbors graphs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -31,7 +31,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 "$py" -m pip install -q --upgrade pip
-"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata "dask[distributed]"
+# scanpy (about 1 min of wheels: numba, umap-learn, ...) for the kNN-graph round trip of test_tl.py.
+"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata "dask[distributed]" scipy scanpy
 
 # The release profile, as a user's `pip install ./python`: it reuses the release build of
 # faithful's dependencies that scripts/test_browser.sh made for the CLI (the same features; a

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::quote::escaped;
+use crate::quote::{escaped, quoted};
 
 /// Result with faithful's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -126,6 +126,16 @@ pub enum Error {
         param: String,
         /// The parameters the measure has, comma-separated.
         accepted: String,
+    },
+    /// A spec leaves out a parameter that has no default.
+    #[error("{id}: parameter {param} is required (it has no default), e.g. {id}:{param}={example}")]
+    MissingParam {
+        /// The measure's id.
+        id: String,
+        /// The parameter's name.
+        param: String,
+        /// A value to show in the message.
+        example: String,
     },
     /// A parameter value the measure does not accept.
     #[error("{id}: parameter {param}={value}: {reason}")]
@@ -333,6 +343,56 @@ pub enum Error {
         what: String,
         /// What is wrong.
         reason: String,
+    },
+    // The original space as users hold it (issue 25): metrics, distance matrices, kNN graphs.
+    /// A metric name or parameter that faithful does not accept.
+    #[error("invalid metric {}: {reason}", quoted(metric))]
+    BadMetric {
+        /// The metric as given.
+        metric: String,
+        /// Why.
+        reason: String,
+    },
+    /// A point on which the metric is undefined: a zero vector under cosine, a constant row
+    /// under correlation (scipy gives NaN), or a norm outside the range where it is computed.
+    #[error("{name}: row {row}: {reason}")]
+    MetricUndefined {
+        /// The data's name.
+        name: String,
+        /// The metric.
+        metric: String,
+        /// The row (0-based).
+        row: usize,
+        /// Why.
+        reason: String,
+    },
+    /// A distance matrix that is not one (shape, a non-finite or negative entry, a nonzero
+    /// diagonal, an asymmetric pair): the first offending entry is named.
+    #[error("{name}: not a distance matrix: {reason}")]
+    BadDistances {
+        /// The matrix's name (its file name).
+        name: String,
+        /// Why, naming the entry.
+        reason: String,
+    },
+    /// A kNN graph that is not one (row count, an index out of range, a self loop, a
+    /// duplicate, a non-finite or negative distance): the first offending entry is named.
+    #[error("{name}: not a kNN graph: {reason}")]
+    BadGraph {
+        /// The graph's name (its file name).
+        name: String,
+        /// Why, naming the row and entry.
+        reason: String,
+    },
+    /// A measure (or parameter) needs an original-space input that this run was not given.
+    #[error("{id}: needs {need}; the original space was given as {given}")]
+    NeedsInput {
+        /// The measure's id.
+        id: String,
+        /// What it needs, and which inputs provide it.
+        need: String,
+        /// How the original space was given.
+        given: String,
     },
 }
 

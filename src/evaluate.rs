@@ -10,7 +10,7 @@ use web_time::Instant;
 
 use crate::backend::{self, BackendChoice, Numerics, Selected};
 use crate::control::{Cancel, Control, ProgressFn};
-use crate::data::{Labels, Points};
+use crate::data::{Labels, Metric, Points};
 #[cfg(feature = "gpu")]
 use crate::error::GpuError;
 use crate::error::{Error, Result};
@@ -37,6 +37,9 @@ pub struct Options {
     pub block_rows: usize,
     /// Also return per-point values for measures that have them.
     pub local: bool,
+    /// The original space's metric (scipy's `cdist` metrics); `None`: the points' own
+    /// ([`Points::with_metric`], Euclidean by default). Projections are always Euclidean.
+    pub metric: Option<Metric>,
     /// Which backend builds the resources.
     pub backend: BackendChoice,
     /// Exact (default) or Fast; Fast only changes what a GPU serves.
@@ -46,7 +49,8 @@ pub struct Options {
     pub gpu: GpuRequest,
     /// Bytes the pair order may hold in memory (srho, nm_stress); beyond it, an external sort.
     /// Also the most that a parameter may size (k's neighbour lists, cadi's triplets), checked
-    /// before any work ([`Error::ParamMemory`]). `None`: half the physical memory.
+    /// before any work ([`Error::ParamMemory`]). `None`: half the physical memory, and at most
+    /// what the process's limits leave (RLIMIT_AS, RLIMIT_DATA, the cgroup's memory.max).
     pub memory_budget: Option<u64>,
     /// Bytes of temporary files the external sort may write; `None`: unlimited.
     pub temp_budget: Option<u64>,
@@ -72,6 +76,7 @@ impl Default for Options {
             threads: None,
             block_rows: 32,
             local: false,
+            metric: None,
             backend: BackendChoice::Cpu,
             numerics: Numerics::Exact,
             #[cfg(feature = "gpu")]
@@ -124,13 +129,33 @@ pub fn default_specs(with_labels: bool) -> Vec<Spec> {
 pub struct Evaluator {
     high: Points,
     opts: Options,
-    knn_high: Mutex<Option<Arc<Neighbours>>>,
+    knn_high: Mutex<Option<CachedKnn>>,
     #[cfg(feature = "gpu")]
     gpu: Mutex<Option<Result<Arc<Gpu>, GpuError>>>,
     pairwise: Mutex<PairwiseCache>,
     ranks: Mutex<RankState>,
     /// The resident state of the span of rows this evaluator maps (a worker's share).
     pub(crate) span: Mutex<SpanState>,
+}
+
+/// The original space's kNN list kept across calls, with what built it. A call reuses it only
+/// when it accepts those numerics: an Exact call never reuses a Fast list (the GPU's unrefined
+/// f32 order), and every report labels a reused list with the backend and numerics that built
+/// it, not the call's. (The other caches, the rank table and the all-pairs cache, are only ever
+/// built by the CPU reference in f64: always exact.)
+#[derive(Clone)]
+struct CachedKnn {
+    list: Arc<Neighbours>,
+    backend: &'static str,
+    numerics: Numerics,
+}
+
+impl CachedKnn {
+    /// Whether a call with `numerics` may use this list: Exact lists serve every call, a Fast
+    /// list only Fast calls.
+    fn accepted_by(&self, numerics: Numerics) -> bool {
+        self.numerics == Numerics::Exact || numerics == Numerics::Fast
+    }
 }
 
 /// The original space's rank table, once built, and how many calls needed cross ranks.
@@ -170,6 +195,8 @@ impl Served {
 /// Which backend built the resources, and how.
 pub(crate) struct Served {
     pub(crate) backend: &'static str,
+    /// The numerics the backend served with: Fast only for a GPU asked for Fast (the CPU
+    /// reference is always exact).
     numerics: Numerics,
     pub(crate) fallback_reason: Option<String>,
     #[cfg(feature = "gpu")]
@@ -226,6 +253,25 @@ impl EvaluatorBuilder {
         self.opts.local = local;
         self
     }
+    /// The original space's metric (default: the points' own, Euclidean unless set with
+    /// [`Points::with_metric`]): scipy's `cdist(X, X, metric)` bit for bit. A point on which
+    /// it is undefined (a zero vector under cosine) fails the first call with
+    /// [`Error::MetricUndefined`]. Projections stay Euclidean.
+    ///
+    /// ```
+    /// use faithful::{Evaluator, Metric, Points, Spec};
+    /// let high = Points::from_vec("high", 4, 2, vec![1., 0., 1., 0.1, 0., 1., 0.1, 1.])?;
+    /// let low = Points::from_vec("low", 4, 1, vec![0., 1., 5., 6.])?;
+    /// let eval = Evaluator::builder(high).metric(Metric::Cosine).build();
+    /// let run = eval.measure_many(&[&low], None, &["tnc:k=1".parse::<Spec>()?])?;
+    /// assert_eq!(run.projections[0].scores[0].value("trustworthiness"), Some(1.0));
+    /// assert_eq!(run.run.spaces.high.metric, Metric::Cosine);
+    /// # Ok::<(), faithful::Error>(())
+    /// ```
+    pub fn metric(mut self, metric: Metric) -> Self {
+        self.opts.metric = Some(metric);
+        self
+    }
     /// Which backend builds the resources (default [`BackendChoice::Cpu`]).
     pub fn backend(mut self, backend: BackendChoice) -> Self {
         self.opts.backend = backend;
@@ -274,7 +320,8 @@ impl EvaluatorBuilder {
         self
     }
     /// Bytes the pair order and parameter-sized lists may hold in memory (default: half the
-    /// physical memory); beyond it the pair order is sorted externally.
+    /// physical memory, at most what the process's limits leave); beyond it the pair order is
+    /// sorted externally.
     pub fn memory_budget(mut self, bytes: u64) -> Self {
         self.opts.memory_budget = Some(bytes);
         self
@@ -337,10 +384,11 @@ impl Evaluator {
 
     /// An evaluator for the original space `high`.
     pub fn new(high: Points, opts: Options) -> Self {
+        let high = with_metric(high, opts.metric);
         Evaluator {
+            knn_high: Mutex::new(graph_lists(&high)),
             high,
             opts,
-            knn_high: Mutex::new(None),
             #[cfg(feature = "gpu")]
             gpu: Mutex::new(None),
             pairwise: Mutex::default(),
@@ -353,10 +401,11 @@ impl Evaluator {
     /// pipelines, but no cached resources).
     #[cfg(feature = "gpu")]
     pub fn with_gpu(high: Points, opts: Options, gpu: Arc<Gpu>) -> Self {
+        let high = with_metric(high, opts.metric);
         Evaluator {
+            knn_high: Mutex::new(graph_lists(&high)),
             high,
             opts,
-            knn_high: Mutex::new(None),
             gpu: Mutex::new(Some(Ok(gpu))),
             pairwise: Mutex::default(),
             ranks: Mutex::default(),
@@ -410,9 +459,16 @@ impl Evaluator {
             ))
         };
         #[cfg(feature = "gpu")]
-        let selected = {
-            let gpu_work = needs.gpu_work(numerics == Numerics::Fast);
-            backend::select(self.opts.backend, rows.len(), self.high.n(), gpu_work, || self.gpu()).await?
+        let selected = match (self.opts.backend, crate::gpu::domain::metric_unsupported(&self.high)) {
+            // The certified kernels compute Euclidean distances of coordinates only.
+            (BackendChoice::Auto, Some(why)) => Selected::Cpu { reason: Some(format!("auto: {why}")) },
+            (BackendChoice::Gpu, Some(why)) => {
+                Selected::Cpu { reason: Some(format!("{why}; the CPU reference served")) }
+            }
+            _ => {
+                let gpu_work = needs.gpu_work(numerics == Numerics::Fast);
+                backend::select(self.opts.backend, rows.len(), self.high.n(), gpu_work, || self.gpu()).await?
+            }
         };
         #[cfg(not(feature = "gpu"))]
         let selected = backend::select(self.opts.backend)?;
@@ -504,7 +560,8 @@ impl Evaluator {
             coranking: Vec::with_capacity(lows.len()),
         };
         for (p, low) in lows.iter().enumerate() {
-            let lists = ListKs { kh: if p == 0 && own_high { ks.kh } else { 0 }, kl: ks.kl, kc: ks.kc };
+            // Projection-only cross ranks come with both directions (the fused pass ranks every j).
+            let lists = ListKs { kh: if p == 0 && own_high { ks.kh } else { 0 }, kl: ks.kl, kc: ks.kc.max(ks.kcl) };
             let (counts, f) = crate::measures::coranking::fused(&self.high, low, km, lists, block_rows, ctl, 0..n)?;
             if p == 0 {
                 out.high = f.high;
@@ -567,7 +624,43 @@ impl Evaluator {
     /// Evaluates `specs` on each projection, sharing every resource that can be shared.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn measure_many(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
-        self.on_threads(|| pollster::block_on(self.run(lows, labels, specs)))
+        self.measure_many_as(self.opts.numerics, lows, labels, specs)
+    }
+
+    /// [`Evaluator::measure_many`] with `numerics` for this call only (Python's per-call
+    /// `numerics=`); the caches are shared, each reused only by a call that accepts it.
+    #[doc(hidden)]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn measure_many_as(
+        &self,
+        numerics: Numerics,
+        lows: &[&Points],
+        labels: Option<&Labels>,
+        specs: &[Spec],
+    ) -> Result<Evaluation> {
+        self.on_threads(|| pollster::block_on(self.run(lows, labels, specs, numerics)))
+    }
+
+    /// Sets the numerics of later calls. What this evaluator keeps across calls keeps its own
+    /// label: the original space's kNN list built by a Fast call serves only later Fast calls
+    /// (an Exact call builds its own), and every run report says what served each output.
+    ///
+    /// ```
+    /// use faithful::{Evaluator, Numerics, Points, Spec};
+    /// let high = Points::from_vec("high", 6, 2, vec![0., 0., 1., 0., 0., 1., 5., 5., 6., 5., 5., 6.])?;
+    /// let low = Points::from_vec("low", 6, 1, vec![0., 1., 2., 10., 11., 12.])?;
+    /// let specs = ["tnc:k=2".parse::<Spec>()?];
+    /// let mut eval = Evaluator::builder(high).numerics(Numerics::Fast).build();
+    /// let fast = eval.measure_many(&[&low], None, &specs)?;
+    /// eval.set_numerics(Numerics::Exact);
+    /// let exact = eval.measure_many(&[&low], None, &specs)?;
+    /// // On the CPU both are exact; on a GPU the first would say "fast".
+    /// assert_eq!(exact.run.numerics, "exact");
+    /// assert!(exact.run.served.iter().all(|s| s.numerics == "exact"));
+    /// # Ok::<(), faithful::Error>(())
+    /// ```
+    pub fn set_numerics(&mut self, numerics: Numerics) {
+        self.opts.numerics = numerics;
     }
 
     /// Runs `run` on [`Options::threads`] worker threads (Rayon's global pool for `None` or 0).
@@ -594,7 +687,7 @@ impl Evaluator {
         labels: Option<&Labels>,
         specs: &[Spec],
     ) -> Result<Evaluation> {
-        self.run(lows, labels, specs).await
+        self.run(lows, labels, specs, self.opts.numerics).await
     }
 
     pub(crate) fn budgets(&self) -> Budgets {
@@ -602,7 +695,17 @@ impl Evaluator {
         Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
 
+    /// The original space's metric is set and defined on every point.
+    fn check_space(&self) -> Result<()> {
+        if let Some(m) = self.opts.metric.filter(|&m| m != self.high.metric()) {
+            // `with_metric` applied every metric it could; this one it could not.
+            self.high.metric_allowed(m)?;
+        }
+        self.high.check_metric()
+    }
+
     pub(crate) fn validate(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Vec<Resolved>> {
+        self.check_space()?;
         let n = self.high.n();
         if lows.is_empty() {
             return Err(Error::NoProjection);
@@ -618,7 +721,7 @@ impl Evaluator {
         let mut resolved = specs.iter().map(Resolved::new).collect::<Result<Vec<_>>>()?;
         for r in &mut resolved {
             r.default_k(n);
-            r.check_k(n)?;
+            r.check_n(n)?;
             if r.def.min_classes > 0 {
                 let l = labels.ok_or_else(|| Error::LabelsRequired { id: r.def.id.into() })?;
                 if l.classes() < r.def.min_classes {
@@ -630,10 +733,23 @@ impl Evaluator {
                 }
             }
         }
+        crate::space::check(&self.high, lows, &resolved)?;
         Ok(resolved)
     }
 
-    async fn run(&self, lows: &[&Points], labels: Option<&Labels>, specs: &[Spec]) -> Result<Evaluation> {
+    /// Keeps `list`, just built by `served`, for later calls, labelled with what built it.
+    fn keep_knn(&self, list: &Arc<Neighbours>, served: &Served) {
+        let kept = CachedKnn { list: list.clone(), backend: served.backend, numerics: served.numerics };
+        *self.knn_high.lock().expect("cache lock") = Some(kept);
+    }
+
+    async fn run(
+        &self,
+        lows: &[&Points],
+        labels: Option<&Labels>,
+        specs: &[Spec],
+        numerics: Numerics,
+    ) -> Result<Evaluation> {
         let t0 = Instant::now();
         let resolved = self.validate(lows, labels, specs)?;
         let t_valid = t0.elapsed().as_secs_f64();
@@ -648,10 +764,12 @@ impl Evaluator {
             r.check_memory(self.high.n(), lows.len(), budgets.memory_bytes())?;
         }
         let any_pairwise = needs.any_pairwise();
-        let cached = self.knn_high.lock().expect("cache lock").clone();
-        let reused = cached.as_ref().is_some_and(|c| c.k >= needs.knn_high.max(needs.cross));
+        // A cached list serves only a call that accepts its numerics (never a Fast list in an
+        // Exact call, whatever backend serves this call).
+        let cached = self.knn_high.lock().expect("cache lock").clone().filter(|c| c.accepted_by(numerics));
+        let reused = cached.as_ref().is_some_and(|c| c.list.k >= needs.knn_high.max(needs.cross));
         // coranking asked with neighbourhood measures: one pass serves them all (on the CPU).
-        let fuse = fuse_km(&resolved, &needs, self.high.n());
+        let fuse = fuse_km(&resolved, &needs, &self.high);
         #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
         let table = (needs.cross > 0 && fuse.is_none()).then(|| {
             let state = self.ranks.lock().expect("ranks lock");
@@ -664,18 +782,27 @@ impl Evaluator {
             plan_rank_table(n, n, policy, state.table.clone(), state.cross_calls, other, budget)
         });
         let (pass, mut served) = self
-            .build(cached.as_deref(), table.as_ref(), lows, needs.clone(), 0..n, o.numerics, fuse.map(|km| (km, &ctl)))
+            .build(
+                cached.as_ref().map(|c| &*c.list),
+                table.as_ref(),
+                lows,
+                needs.clone(),
+                0..n,
+                numerics,
+                fuse.map(|km| (km, &ctl)),
+            )
             .await?;
         if needs.cross > 0 {
             self.ranks.lock().expect("ranks lock").cross_calls += 1;
         }
+        let reused = cached.filter(|_| reused);
         let knn_high: Option<Arc<Neighbours>> = match pass.high {
             Some(fresh) => {
                 let fresh = Arc::new(fresh);
-                *self.knn_high.lock().expect("cache lock") = Some(fresh.clone());
+                self.keep_knn(&fresh, &served);
                 Some(fresh)
             }
-            None => cached.filter(|_| reused),
+            None => reused.as_ref().map(|c| c.list.clone()),
         };
         // Fast posture on a GPU: pair sums and densities from the device's f32 reductions.
         #[cfg(feature = "gpu")]
@@ -760,9 +887,9 @@ impl Evaluator {
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let local = (self.opts.local && !r.def.local_keys.is_empty()).then_some(out.local);
+                let local = (self.opts.local && !r.def.local.is_empty()).then_some(out.local);
                 let (values, curves) = (out.values, out.curves);
-                scores.push(Score { id: r.def.id.into(), params: r.params.clone(), values, local, curves });
+                scores.push(Score::new(r, values, local, curves));
             }
             projections.push(ProjectionScores { name: low.name().into(), scores });
         }
@@ -778,7 +905,8 @@ impl Evaluator {
             Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
         let pairwise_report = any_pairwise.then_some(pairwise_report);
         let work = (pass.stats, pass.low_index);
-        let run = self.report(lows, needs, reused, work, &served, resource_bytes, timings, pairwise_report);
+        let run = self.report(lows, needs, reused.as_ref(), work, &served, resource_bytes, timings, pairwise_report);
+        self.check_reads()?;
         Ok(Evaluation { projections, run })
     }
 
@@ -796,16 +924,80 @@ impl Evaluator {
     /// assert!(Evaluator::builder(Points::from_vec("two", 2, 1, vec![0., 1.])?).build().knn(2).is_err());
     /// # Ok::<(), faithful::Error>(())
     /// ```
+    ///
+    /// With [`Numerics::Fast`] on a GPU the lists are the device's f32 order, not certified:
+    /// `report.numerics` is then `"fast"`; it is `"exact"` only for the reference's lists.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn knn(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
-        self.on_threads(|| pollster::block_on(self.knn_async(k)))
+        self.knn_as(self.opts.numerics, k)
+    }
+
+    /// [`Evaluator::knn`] with `numerics` for this call only.
+    #[doc(hidden)]
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn knn_as(&self, numerics: Numerics, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
+        self.on_threads(|| pollster::block_on(self.knn_numerics(k, numerics)))
     }
 
     /// [`Evaluator::knn`] for async callers.
     pub async fn knn_async(&self, k: usize) -> Result<(Arc<Neighbours>, RunReport)> {
+        self.knn_numerics(k, self.opts.numerics).await
+    }
+
+    async fn knn_numerics(&self, k: usize, numerics: Numerics) -> Result<(Arc<Neighbours>, RunReport)> {
+        self.check_space()?;
         let n = self.high.n();
         if k < 1 || k >= n {
-            return Err(Error::KOutOfRange { id: "knn".into(), k: k as i64, n, rule: "1 <= k < n" });
+            // A k past i64 is shown as given, never wrapped (`k=-1`).
+            return Err(match i64::try_from(k) {
+                Ok(k) => Error::KOutOfRange { id: "knn".into(), k, n, rule: "1 <= k < n" },
+                Err(_) => Error::BadParam {
+                    id: "knn".into(),
+                    param: "k".into(),
+                    value: k.to_string(),
+                    reason: format!("out of range: need 1 <= k < n (n={n})"),
+                },
+            });
+        }
+        if let Some(g) = self.high.knn_graph() {
+            // The graph's own lists, cut to k.
+            if k > g.k() {
+                return Err(Error::NeedsInput {
+                    id: "knn".into(),
+                    need: format!("{k} neighbours per point"),
+                    given: format!("a kNN graph ({} neighbours per point)", g.k()),
+                });
+            }
+            let (idx, dist) = g.lists();
+            let cut = |i: usize| i % g.k() < k;
+            let nb = Arc::new(Neighbours {
+                k,
+                idx: idx.iter().enumerate().filter(|(t, _)| cut(*t)).map(|(_, &j)| j).collect(),
+                dist: dist.iter().enumerate().filter(|(t, _)| cut(*t)).map(|(_, &d)| d).collect(),
+            });
+            let needs = Needs { knn_high: k, ..Needs::default() };
+            let served = Served {
+                backend: "cpu",
+                numerics: Numerics::Exact,
+                fallback_reason: None,
+                #[cfg(feature = "gpu")]
+                gpu: None,
+                pairwise_gpu: false,
+                high_ranks: None,
+            };
+            // The graph is the given list itself: reported as a reused, exact list.
+            let given = CachedKnn { list: nb.clone(), backend: "cpu", numerics: Numerics::Exact };
+            let run = self.report(
+                &[],
+                needs,
+                Some(&given),
+                Default::default(),
+                &served,
+                nb.bytes(),
+                Timings::default(),
+                None,
+            );
+            return Ok((nb, run));
         }
         let needs = Needs { knn_high: k, ..Needs::default() };
         let (bytes, budget) = (needs.list_bytes(n, 0), self.budgets().memory_bytes());
@@ -821,12 +1013,13 @@ impl Evaluator {
             });
         }
         let t0 = Instant::now();
-        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, self.opts.numerics, None).await?;
+        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, numerics, None).await?;
+        self.check_reads()?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
-        *self.knn_high.lock().expect("cache lock") = Some(nb.clone());
+        self.keep_knn(&nb, &served);
         let t = t0.elapsed().as_secs_f64();
         let timings = Timings { validate_s: 0.0, resources_s: t, measures_s: 0.0, total_s: t };
-        let run = self.report(&[], needs, false, (pass.stats, Vec::new()), &served, nb.bytes(), timings, None);
+        let run = self.report(&[], needs, None, (pass.stats, Vec::new()), &served, nb.bytes(), timings, None);
         Ok((nb, run))
     }
 
@@ -835,7 +1028,7 @@ impl Evaluator {
         &self,
         lows: &[&Points],
         needs: Needs,
-        reused: bool,
+        reused: Option<&CachedKnn>,
         (work, low_index): (crate::resources::PassStats, Vec<LowIndexReport>),
         served: &Served,
         resource_bytes: usize,
@@ -843,12 +1036,17 @@ impl Evaluator {
         pairwise: Option<crate::resources::PairwiseReport>,
     ) -> RunReport {
         let n = self.high.n();
-        let posture = |b: &str| if b == "gpu" && served.numerics == Numerics::Fast { "fast" } else { "exact" };
-        let served_list = ["knn_high", "knn_low", "cross_ranks"]
+        let name = |n: Numerics| if n == Numerics::Fast { "fast" } else { "exact" };
+        // Each output with what built it: a reused original-space list keeps the backend and
+        // numerics of the call that built it.
+        let served_list: Vec<ServedOutput> = ["knn_high", "knn_low", "cross_ranks"]
             .iter()
             .map(|o| {
-                let b = if *o == "knn_high" && reused { "cpu" } else { served.backend };
-                ServedOutput { output: o.to_string(), backend: b.into(), numerics: posture(b).into() }
+                let (b, n) = match reused {
+                    Some(c) if *o == "knn_high" => (c.backend, c.numerics),
+                    _ => (served.backend, served.numerics),
+                };
+                ServedOutput { output: o.to_string(), backend: b.into(), numerics: name(n).into() }
             })
             .chain(pairwise.is_some().then(|| {
                 let (b, p) = if served.pairwise_gpu { ("gpu", "fast") } else { ("cpu", "exact") };
@@ -860,6 +1058,8 @@ impl Evaluator {
                 numerics: "exact".into(),
             }))
             .collect();
+        // The run is exact only when everything in it is: one Fast output makes it Fast.
+        let numerics = if served_list.iter().any(|s| s.numerics == "fast") { "fast" } else { "exact" };
         RunReport {
             faithful_version: env!("CARGO_PKG_VERSION"),
             backend_requested: serde_json::to_value(self.opts.backend)
@@ -867,7 +1067,7 @@ impl Evaluator {
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default(),
             backend: served.backend.into(),
-            numerics: posture(served.backend).into(),
+            numerics: numerics.into(),
             fallback_reason: served.fallback_reason.clone(),
             #[cfg(feature = "gpu")]
             adapter: served.gpu.as_ref().map(|(g, _)| g.report.clone()),
@@ -884,10 +1084,11 @@ impl Evaluator {
             n,
             dim_high: self.high.dim(),
             dims_low: lows.iter().map(|l| l.dim()).collect(),
+            spaces: crate::space::SpacesReport::of(&self.high),
             served: served_list,
             plan: BlockPlan {
                 needs,
-                knn_high_reused: reused,
+                knn_high_reused: reused.is_some(),
                 block_rows: work.block_rows,
                 blocks: work.blocks,
                 scratch_bytes_per_worker: n * (8 + 8 + 16),
@@ -902,6 +1103,32 @@ impl Evaluator {
     }
 }
 
+impl Evaluator {
+    /// Every read of a given distance matrix succeeded (a file that changed during the run
+    /// fails it, never scores a partly read matrix).
+    fn check_reads(&self) -> Result<()> {
+        self.high.distances().map_or(Ok(()), |d| d.check_reads())
+    }
+}
+
+/// `high` under `metric` when it can take it (coordinates; a metric computed from them);
+/// otherwise unchanged, and the first call says why ([`Evaluator::check_space`]).
+fn with_metric(high: Points, metric: Option<Metric>) -> Points {
+    match metric {
+        Some(m) if m != high.metric() && high.metric_allowed(m).is_ok() => high.apply_metric(m),
+        _ => high,
+    }
+}
+
+/// A kNN graph's lists, as the evaluator's cached original kNN.
+fn graph_lists(high: &Points) -> Option<CachedKnn> {
+    let g = high.knn_graph()?;
+    let (idx, dist) = g.lists();
+    let list = Arc::new(Neighbours { k: g.k(), idx: idx.to_vec(), dist: dist.to_vec() });
+    // A given graph is the original space's lists as the user holds them: exact by definition.
+    Some(CachedKnn { list, backend: "cpu", numerics: Numerics::Exact })
+}
+
 /// The one check where scores are produced: a measure's values and local values are matched to
 /// the keys it declares by name and put in the declared order ([`Error::MeasureOutput`] for a
 /// key missing, undeclared or returned twice: never a value under another key's name, never
@@ -909,7 +1136,7 @@ impl Evaluator {
 /// [`Error::NonFiniteScore`] naming the key (never a NaN in a table, a JSON `null` or a local
 /// value).
 fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures::Output> {
-    let local_keys: Vec<String> = r.def.local_keys.iter().map(|k| k.to_string()).collect();
+    let local_keys: Vec<String> = r.def.local_keys().map(String::from).collect();
     let out = crate::measures::Output {
         values: by_key(r, &r.keys(), out.values)?,
         local: by_key(r, &local_keys, out.local)?,
@@ -923,7 +1150,11 @@ fn finite(r: &Resolved, out: crate::measures::Output) -> Result<crate::measures:
         }
     }
     for (key, values) in out.local.iter().chain(&out.curves) {
-        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+        // A point without a value (`NaN`, `null` in JSON) only where the kind allows it
+        // (`partial_mean`, `log_ratio`); infinities never.
+        let missing_ok = r.def.local_kind(key).is_some_and(|k| k.allows_missing());
+        let bad_value = |v: &f64| !(v.is_finite() || (missing_ok && v.is_nan()));
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| bad_value(v)) {
             return Err(bad(&format!("{key}[{i}]"), v));
         }
     }
@@ -959,10 +1190,12 @@ fn by_key<T>(r: &Resolved, declared: &[String], mut got: Vec<(String, T)>) -> Re
 /// The k_max of the first coranking spec when the row pass can be fused with its pass: other
 /// measures need neighbour lists or cross ranks (which the co-ranking pass's sorted rows give
 /// too) and no densities (whose extents the row pass finds).
-pub(crate) fn fuse_km(resolved: &[Resolved], needs: &Needs, n: usize) -> Option<usize> {
-    let lists = needs.knn_high > 0 || needs.knn_low > 0 || needs.cross > 0;
+pub(crate) fn fuse_km(resolved: &[Resolved], needs: &Needs, high: &Points) -> Option<usize> {
+    let lists = needs.knn_high > 0 || needs.knn_low > 0 || needs.cross > 0 || needs.cross_low > 0;
     let first = resolved.iter().find(|r| r.def.id == "coranking")?;
-    (lists && needs.density_sigmas.is_empty()).then(|| crate::measures::coranking::k_max(first, n))
+    // A kNN graph has no rows to sort: its co-ranking and lists come from the graph.
+    let rows = high.knn_graph().is_none();
+    (lists && rows && needs.density_sigmas.is_empty()).then(|| crate::measures::coranking::k_max(first, high.n()))
 }
 
 /// Appends `reason` to a run's fallback reasons ("; "-separated).
@@ -996,6 +1229,52 @@ mod tests {
             }
             other => panic!("expected MeasureOutput, got {other:?}"),
         }
+    }
+
+    /// A cached original-space list labelled Fast (as a GPU's unrefined list would be; here a
+    /// deliberately wrong one, so that any use of it shows) never serves an Exact call: the
+    /// Exact call equals a fresh evaluator's run bit for bit and labels everything exact. A
+    /// Fast call may reuse it, and its report then says the list was the GPU's, fast.
+    #[test]
+    fn a_fast_cached_knn_list_never_serves_an_exact_call() {
+        let n = 40;
+        let coords = |s: u64| (0..n * 3).map(|i| ((i as u64 * s + 7) % 23) as f64 * 0.37).collect::<Vec<_>>();
+        let high = Points::from_vec("high", n, 3, coords(5)).unwrap();
+        let low = Points::from_vec("low", n, 2, coords(3)[..n * 2].to_vec()).unwrap();
+        let specs: Vec<Spec> = ["tnc:k=6", "mrre:k=6", "lcmc:k=6"].iter().map(|s| s.parse().unwrap()).collect();
+        let want = Evaluator::new(high.clone(), Options::default()).measure_many(&[&low], None, &specs).unwrap();
+        let eval = Evaluator::new(high, Options::default());
+        // Every point's "neighbours" are the next points by index: not the exact lists.
+        let k = 8;
+        let forge = || {
+            let idx = (0..n).flat_map(|i| (1..=k).map(move |d| ((i + d) % n) as u32)).collect();
+            let list = Neighbours { k, idx, dist: (0..n * k).map(|t| (t % k + 1) as f64).collect() };
+            Some(CachedKnn { list: Arc::new(list), backend: "gpu", numerics: Numerics::Fast })
+        };
+        *eval.knn_high.lock().unwrap() = forge();
+
+        let exact = eval.measure_many_as(Numerics::Exact, &[&low], None, &specs).unwrap();
+        assert_eq!(exact.projections[0].scores, want.projections[0].scores);
+        assert_eq!(exact.run.numerics, "exact");
+        assert!(!exact.run.plan.knn_high_reused);
+        assert!(exact.run.served.iter().all(|s| s.numerics == "exact" && s.backend == "cpu"), "{:?}", exact.run.served);
+        // The exact list replaced the forged one: a Fast call now reuses an exact list.
+        let fast = eval.measure_many_as(Numerics::Fast, &[&low], None, &specs).unwrap();
+        assert_eq!(fast.projections[0].scores, want.projections[0].scores);
+        assert!(fast.run.plan.knn_high_reused);
+        assert_eq!(fast.run.numerics, "exact");
+
+        // A Fast call does reuse a Fast list, and says so.
+        *eval.knn_high.lock().unwrap() = forge();
+        let fast = eval.measure_many_as(Numerics::Fast, &[&low], None, &specs).unwrap();
+        assert!(fast.run.plan.knn_high_reused);
+        assert_eq!(fast.run.numerics, "fast");
+        let knn_high = fast.run.served.iter().find(|s| s.output == "knn_high").unwrap();
+        assert_eq!((knn_high.backend.as_str(), knn_high.numerics.as_str()), ("gpu", "fast"));
+        assert_ne!(
+            fast.projections[0].scores, want.projections[0].scores,
+            "the forged list was not used: the test proves nothing"
+        );
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub mod example;
 pub mod gpu;
 #[doc(hidden)]
 pub mod measures;
+mod memory_limit;
 #[doc(hidden)]
 pub mod quote;
 #[doc(hidden)]
@@ -55,6 +56,7 @@ mod report;
 #[doc(hidden)]
 pub mod resources;
 pub mod shard;
+mod space;
 mod spec;
 #[doc(hidden)]
 pub mod splitmix;
@@ -67,12 +69,19 @@ pub mod wasm;
 mod wasm_bench;
 
 pub use backend::{BackendChoice, Numerics};
-pub use catalog::{MeasureInfo, ParamInfo, measures};
+pub use catalog::{MeasureInfo, ParamInfo, measures, measures_json};
 pub use control::{Cancel, Progress, ProgressFn};
 // For the Python bindings' ZADU resource provider, which drives hidden passes directly.
 #[doc(hidden)]
 pub use control::Control;
-pub use data::{Labels, NpyElement, Points, read_labels, read_points, write_npy};
+#[cfg(not(target_arch = "wasm32"))]
+pub use data::read_distances;
+#[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
+pub use data::read_knn_npz;
+pub use data::{
+    DistanceMatrix, GraphReport, KnnGraph, Labels, Metric, NpyElement, Points, read_knn_arrays, read_labels,
+    read_points, write_npy,
+};
 pub use error::{Error, FileProblem, GpuError, OutputKeyProblem, Result};
 pub use evaluate::{Evaluator, EvaluatorBuilder, MAX_THREADS, Options};
 #[cfg(feature = "example-data")]
@@ -81,7 +90,9 @@ pub use example::{Example, digits as example_digits};
 pub use gpu::AdapterInfo;
 #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
 pub use gpu::gpu_adapters;
+pub use measures::LocalKind;
 pub use report::{Evaluation, ProjectionScores, RunReport, Score};
 pub use resources::{LowIndex, Neighbours, ResidentRanks};
 pub use shard::{Partial, fold};
+pub use space::{HighSpaceReport, LowSpaceReport, SpacesReport};
 pub use spec::{ParamValue, Spec};

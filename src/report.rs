@@ -1,5 +1,7 @@
 //! Results and the run report, in the CLI's JSON schema:
-//! `{"projections":[{"name","scores":[{"id","params","values","local"?,"curves"?}]}],"run":{...}}`;
+//! `{"projections":[{"name","scores":[{"id","params","values","local"?,"local_kinds"?,"curves"?}]}],"run":{...}}`;
+//! `local_kinds` (local key → `mean`, `sum`, `share`, `partial_mean`, `count`, `score`,
+//! `log_ratio`) comes with `local`;
 //! `curves` (name → array, index K − 1) appears for measures that have curves (coranking).
 
 use serde::ser::{SerializeMap, SerializeStruct};
@@ -7,6 +9,7 @@ use serde::{Serialize, Serializer};
 
 #[cfg(feature = "gpu")]
 pub use crate::gpu::{AdapterReport, GpuStats};
+use crate::measures::{LocalKind, Resolved};
 use crate::resources::{Needs, PassStats};
 use crate::spec::ParamValue;
 
@@ -30,13 +33,31 @@ pub struct Score {
     pub params: Vec<(String, ParamValue)>,
     /// Output keys and values, in ZADU's key order.
     pub values: Vec<(String, f64)>,
-    /// Per-point values, when requested and the measure has them.
+    /// Per-point values, when requested and the measure has them. A point without a value (only
+    /// in a local whose kind [allows it](LocalKind::allows_missing)) is `NaN` here and `null`
+    /// in JSON.
     pub local: Option<Vec<(String, Vec<f64>)>>,
+    /// What each local output's values mean, in the order of `local` (empty without `local`).
+    pub local_kinds: Vec<(String, LocalKind)>,
     /// Curves over a parameter by name (coranking's, index K − 1); empty for other measures.
     pub curves: Vec<(String, Vec<f64>)>,
 }
 
 impl Score {
+    /// A score of `r` whose local outputs, when present, carry the kinds `r` declares.
+    pub(crate) fn new(
+        r: &Resolved,
+        values: Vec<(String, f64)>,
+        local: Option<Vec<(String, Vec<f64>)>>,
+        curves: Vec<(String, Vec<f64>)>,
+    ) -> Score {
+        let local_kinds = local
+            .iter()
+            .flatten()
+            .filter_map(|(key, _)| r.def.local_kind(key).map(|kind| (key.clone(), kind)))
+            .collect();
+        Score { id: r.def.id.into(), params: r.params.clone(), values, local, local_kinds, curves }
+    }
     /// The value under `key`.
     pub fn value(&self, key: &str) -> Option<f64> {
         self.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
@@ -44,6 +65,10 @@ impl Score {
     /// The local values under `key`.
     pub fn local(&self, key: &str) -> Option<&[f64]> {
         self.local.as_ref()?.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
+    }
+    /// What the local values under `key` mean ([`LocalKind`]), when they are present.
+    pub fn local_kind(&self, key: &str) -> Option<LocalKind> {
+        self.local_kinds.iter().find(|(k, _)| k == key).map(|(_, kind)| *kind)
     }
     /// The curve under `key`.
     pub fn curve(&self, key: &str) -> Option<&[f64]> {
@@ -66,14 +91,17 @@ impl<V: Serialize> Serialize for Ordered<'_, V> {
 
 impl Serialize for Score {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Score", 5)?;
+        let mut st = s.serialize_struct("Score", 6)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("params", &Ordered(&self.params))?;
         st.serialize_field("values", &Ordered(&self.values))?;
         if let Some(local) = &self.local {
+            // NaN (a point without a value) is written as `null` by serde_json.
             st.serialize_field("local", &Ordered(local))?;
+            st.serialize_field("local_kinds", &Ordered(&self.local_kinds))?;
         } else {
             st.skip_field("local")?;
+            st.skip_field("local_kinds")?;
         }
         if self.curves.is_empty() {
             st.skip_field("curves")?;
@@ -180,6 +208,9 @@ pub struct RunReport {
     pub dim_high: usize,
     /// Dimensions of each projection.
     pub dims_low: Vec<usize>,
+    /// How each space's distances were computed: the original space's input (coordinates,
+    /// distance matrix, kNN graph) and metric; the projections' (Euclidean).
+    pub spaces: crate::space::SpacesReport,
     /// Which backend and posture produced each output (neighbours, ranks, pairs, measures).
     pub served: Vec<Served>,
     /// How the work was planned and split.

@@ -19,16 +19,26 @@ pub enum ParamValue {
 }
 
 impl ParamValue {
-    /// Reads a value the way a user writes it: an integer, else a number, else a string.
+    /// Reads a value the way a user writes it: an integer, else a number, else a string. An
+    /// integer past i64 stays text, so that a refusal echoes it as written (never rounded to
+    /// `18446744073709552000`); a float parameter still reads it as a number.
     pub fn parse(text: &str) -> ParamValue {
         if let Ok(i) = text.parse::<i64>() {
             ParamValue::Int(i)
+        } else if is_integer_literal(text) {
+            ParamValue::Str(text.to_string())
         } else if let Ok(f) = text.parse::<f64>() {
             ParamValue::Float(f)
         } else {
             ParamValue::Str(text.to_string())
         }
     }
+}
+
+/// `[+-]digits`: an integer as written, whatever its size.
+pub(crate) fn is_integer_literal(text: &str) -> bool {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 impl fmt::Display for ParamValue {

@@ -104,6 +104,26 @@ pub fn mean(a: &[f64]) -> f64 {
     pairwise_sum(a) / a.len() as f64
 }
 
+/// `Σ_c term(c)` in the order of scipy's compiled `dot_product` and `_row_norms` (the x86-64
+/// wheels' loops are vectorised over two lanes): the even and the odd coordinates below
+/// `d & !1` each summed in order, the two lane sums added, then the last coordinate when d is
+/// odd (`docs/exactness.md`, cosine).
+#[inline(always)]
+pub fn two_lane_sum(d: usize, term: impl Fn(usize) -> f64) -> f64 {
+    let (mut even, mut odd) = (0.0, 0.0);
+    let mut c = 0;
+    while c + 1 < d {
+        even += term(c);
+        odd += term(c + 1);
+        c += 2;
+    }
+    let mut h = even + odd;
+    if d % 2 == 1 {
+        h += term(d - 1);
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

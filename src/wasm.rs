@@ -20,7 +20,6 @@ use wasm_bindgen::prelude::*;
 
 use crate::evaluate::default_specs;
 use crate::gpu::{Gpu, GpuRequest};
-use crate::measures::{ParamKind, REGISTRY};
 use crate::report::Evaluation;
 use crate::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec, example};
 
@@ -95,6 +94,41 @@ fn matrix(v: &JsValue, default_name: &str) -> Result<Points, JsValue> {
     Points::from_vec(name, rows, cols, data).map_err(fail)
 }
 
+/// The original space of a request: `high` as a `Matrix` of coordinates under the request's
+/// `metric` (scipy's names; default euclidean), or `{ distances, rows }`, an n×n distance matrix.
+fn original(request: &JsValue) -> Result<Points, JsValue> {
+    let high = get(request, "high")?;
+    let metric = get(request, "metric")?;
+    let metric: Option<crate::Metric> = match metric.as_string() {
+        Some(m) => Some(m.parse().map_err(fail)?),
+        None if metric.is_undefined() || metric.is_null() => None,
+        None => return Err(fail("metric: expected a string (\"cosine\", \"minkowski:p=3\", ...)")),
+    };
+    let distances = get(&high, "distances")?;
+    if distances.is_undefined() {
+        let points = matrix(&high, "high")?;
+        return match metric {
+            Some(m) if m != crate::Metric::Euclidean => points.with_metric(m).map_err(fail),
+            _ => Ok(points),
+        };
+    }
+    if metric.is_some_and(|m| m != crate::Metric::Precomputed) {
+        return Err(fail("metric: a distance matrix (high.distances) is already the original space's distances"));
+    }
+    let name = get(&high, "name")?.as_string().unwrap_or_else(|| "high".into());
+    let rows = get(&high, "rows")?.as_f64().ok_or_else(|| fail(format!("{name}: rows missing")))?;
+    // Checked before the data is read: a wasm32 memory holds at most 2^29 float64 values.
+    if !(rows >= 0.0 && rows.fract() == 0.0 && rows * rows <= (1u64 << 29) as f64) {
+        return Err(fail(format!(
+            "{name}: rows must be a whole number with rows × rows ≤ 2^29 (this browser's memory), got {rows}"
+        )));
+    }
+    let n = rows as usize;
+    let data = numbers(&distances, &name)?;
+    let m = crate::DistanceMatrix::from_vec(name.clone(), n, data).map_err(fail)?;
+    Ok(Points::from_distances(name, m))
+}
+
 /// How a request's `backend` and `numerics` are served: the options, the started WebGPU device
 /// (if any) and why the wasm CPU serves instead of an asked-for GPU.
 struct Served {
@@ -111,11 +145,7 @@ impl Served {
         if !["webgpu", "cpu", "auto"].contains(&requested.as_str()) {
             return Err(fail(format!("backend: expected \"webgpu\", \"cpu\" or \"auto\", got \"{requested}\"")));
         }
-        let numerics = match get(request, "numerics")?.as_string().as_deref() {
-            None | Some("exact") => Numerics::Exact,
-            Some("fast") => Numerics::Fast,
-            Some(other) => return Err(fail(format!("numerics: expected \"exact\" or \"fast\", got \"{other}\""))),
-        };
+        let numerics = numerics(request, Numerics::Exact)?;
         let resident_ranks = match get(request, "residentRanks")?.as_string().as_deref() {
             None | Some("auto") => crate::ResidentRanks::Auto,
             Some("always") => crate::ResidentRanks::Always,
@@ -159,10 +189,25 @@ impl Served {
 
     /// Says in the run report what was asked and why the CPU served.
     fn stamp(&self, result: &mut Evaluation) {
-        result.run.backend_requested = self.requested.clone();
+        self.stamp_run(&mut result.run);
+    }
+
+    /// [`Served::stamp`] for a run report alone (`Session.neighbours`).
+    fn stamp_run(&self, run: &mut crate::RunReport) {
+        run.backend_requested = self.requested.clone();
         if self.fallback.is_some() {
-            result.run.fallback_reason = self.fallback.clone();
+            run.fallback_reason = self.fallback.clone();
         }
+    }
+}
+
+/// A request's `numerics` ("exact" or "fast"), or `default` when it has none.
+fn numerics(request: &JsValue, default: Numerics) -> Result<Numerics, JsValue> {
+    match get(request, "numerics")?.as_string().as_deref() {
+        None => Ok(default),
+        Some("exact") => Ok(Numerics::Exact),
+        Some("fast") => Ok(Numerics::Fast),
+        Some(other) => Err(fail(format!("numerics: expected \"exact\" or \"fast\", got \"{other}\""))),
     }
 }
 
@@ -201,7 +246,8 @@ fn specs(request: &JsValue, with_labels: bool) -> Result<Vec<Spec>, JsValue> {
 }
 
 /// The result as a JavaScript object in the CLI's JSON schema, per-point values as
-/// Float64Array (taken from the vectors themselves: the JSON text would turn NaN into null).
+/// Float64Array (taken from the vectors themselves, bit for bit), except for the kinds whose
+/// points may have no value (`partial_mean`, `log_ratio`): an array of numbers and `null`s.
 fn evaluation_js(result: &Evaluation) -> Result<JsValue, JsValue> {
     let obj = js_sys::JSON::parse(&serde_json::to_string(result).map_err(fail)?)?;
     let projections = Array::from(&get(&obj, "projections")?);
@@ -211,6 +257,10 @@ fn evaluation_js(result: &Evaluation) -> Result<JsValue, JsValue> {
             if let Some(local) = &score.local {
                 let local_js = get(&scores.get(s as u32), "local")?;
                 for (key, values) in local {
+                    // A kind with points without a value keeps the JSON's array, `null` there.
+                    if score.local_kind(key).is_some_and(|k| k.allows_missing()) {
+                        continue;
+                    }
                     Reflect::set(&local_js, &key.into(), &Float64Array::from(values.as_slice()))?;
                 }
             }
@@ -288,37 +338,18 @@ pub fn example_data() -> Result<ExampleData, JsValue> {
     Ok(JsValue::from(o).unchecked_into())
 }
 
-/// Every measure: id, ZADU id, parameters (name, kind, default, choices), keys, local keys,
-/// whether labels are needed, and a one-line description.
+/// Every measure as `faithful measures --json` lists it: id, ZADU id, parameters (name, kind,
+/// default, whether required, choices), keys, local outputs with their kinds, whether labels
+/// are needed, and a one-line description.
 #[wasm_bindgen]
 pub fn measures() -> MeasureList {
     js_sys::JSON::parse(&measures_json()).expect("serde_json writes valid JSON").unchecked_into()
 }
 
-/// [`measures`] as JSON text.
+/// [`measures`] as JSON text, exactly as `faithful measures --json` prints it.
 #[wasm_bindgen(js_name = measuresJson)]
 pub fn measures_json() -> String {
-    let list: Vec<serde_json::Value> = REGISTRY
-        .iter()
-        .map(|d| {
-            let params: Vec<serde_json::Value> = d
-                .params
-                .iter()
-                .map(|p| {
-                    // `open`: values beyond the listed choices are accepted (snc's '<k>-means').
-                    let (kind, choices, open): (&str, &[&str], bool) = match p.kind {
-                        ParamKind::Int | ParamKind::Count | ParamKind::Seed(_) => ("int", &[], false),
-                        ParamKind::Float | ParamKind::PositiveFloat => ("float", &[], false),
-                        ParamKind::Choice(c) => ("choice", c, false),
-                        ParamKind::Clustering(c) => ("choice", c, true),
-                    };
-                    serde_json::json!({"name": p.name, "kind": kind, "default": p.default, "choices": choices, "open": open})
-                })
-                .collect();
-            serde_json::json!({"id": d.id, "zadu_id": d.zadu_id, "params": params, "keys": d.keys, "local_keys": d.local_keys, "labels": d.min_classes > 0, "about": d.about})
-        })
-        .collect();
-    serde_json::to_string(&list).expect("serialisable")
+    crate::catalog::measures_json()
 }
 
 /// The worker pool's plan (npm/pool.js): at most `workers` spans of `n` rows, each an array of

@@ -259,6 +259,7 @@ pub async fn bench(request: crate::wasm::BenchRequest) -> Result<String, JsValue
         seed,
         kernels: kernel_list.iter().map(|k| k.name()).collect(),
         distance_block_pairs: kernels::DISTANCE_BLOCK_PAIRS,
+        metric: crate::Metric::Euclidean.to_string(),
     };
     let mut receipt = Receipt::new(machine(), adapters, settings, rows);
     receipt.timing = TIMING;

@@ -103,7 +103,12 @@ fn every_measure_returns_exactly_the_keys_it_declares() {
 /// per choice, keyed as ZADU names it (`ivm:measure=davies_bouldin` → `davies_bouldin`,
 /// `c_evm:measure=ami` → `kmeans_ami`).
 fn specs_and_keys(m: &faithful::MeasureInfo) -> Vec<(String, Vec<String>)> {
-    let base = if m.params().any(|p| p.name() == "k") { format!("{}:k=5", m.id()) } else { m.id().to_string() };
+    // k = 5 where the measure has k, and a value for every parameter without a default.
+    let mut given: Vec<String> = m.params().filter(|p| p.required()).map(|p| format!("{}=1", p.name())).collect();
+    if m.params().any(|p| p.name() == "k") {
+        given.insert(0, "k=5".into());
+    }
+    let base = if given.is_empty() { m.id().to_string() } else { format!("{}:{}", m.id(), given.join(",")) };
     let declared = || m.keys().iter().map(|k| k.to_string()).collect::<Vec<_>>();
     let Some(measure) = m.params().find(|p| p.name() == "measure") else { return vec![(base, declared())] };
     let clustering = m.params().find(|p| p.name() == "clustering").map(|p| p.default());
@@ -125,8 +130,26 @@ fn the_listing_names_what_specs_accept() {
         let by_zadu: Spec = m.zadu_id().parse().unwrap();
         assert!(!m.about().is_empty() && !m.keys().is_empty(), "{}", m.id());
         for p in m.params() {
-            // Each parameter's default, written back, is accepted.
-            let spec: Spec = format!("{}:{}={}", m.id(), p.name(), p.default()).parse().unwrap();
+            if p.required() {
+                // No default: leaving it out is a typed error naming it.
+                let (high, low, labels) = data();
+                let err = Evaluator::new(high, Options::default()).measure(
+                    &low,
+                    Some(&labels),
+                    std::slice::from_ref(&by_alias),
+                );
+                assert!(
+                    matches!(&err, Err(faithful::Error::MissingParam { param, .. }) if param == p.name()),
+                    "{}: {err:?}",
+                    m.id()
+                );
+                assert_eq!(p.default(), "");
+                continue;
+            }
+            // Each parameter's default, written back, is accepted (with a value for each
+            // parameter that has none).
+            let required: String = m.params().filter(|q| q.required()).map(|q| format!(",{}=1", q.name())).collect();
+            let spec: Spec = format!("{}:{}={}{required}", m.id(), p.name(), p.default()).parse().unwrap();
             let (high, low, labels) = data();
             Evaluator::new(high, Options::default())
                 .measure(&low, Some(&labels), &[spec])

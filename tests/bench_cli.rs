@@ -13,9 +13,14 @@ use serde_json::Value;
 const KERNELS: [&str; 5] = ["distances", "knn", "ranks", "pairs", "evaluation"];
 
 fn bench(backend: &str, json: &std::path::Path) -> Value {
+    bench_with(backend, json, &[])
+}
+
+fn bench_with(backend: &str, json: &std::path::Path, extra: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_faithful"))
         .args(["bench", "--sizes", "300", "--dims", "8", "--k", "5", "--repeat", "1", "--backend", backend, "--json"])
         .arg(json)
+        .args(extra)
         .env("XDG_RUNTIME_DIR", std::env::temp_dir())
         .output()
         .unwrap();
@@ -54,6 +59,7 @@ fn bench_cpu_receipt() {
     let dir = tempfile::tempdir().unwrap();
     let r = bench("cpu", &dir.path().join("cpu.json"));
     check_receipt(&r, "cpu", "reference");
+    assert_eq!(r["settings"]["metric"], "euclidean");
     assert_eq!(r["adapters"].as_array().unwrap().len(), 0, "--backend cpu lists no adapters");
     assert!(r["peak_rss_bytes"].as_u64().is_some_and(|b| b > 0));
 }
@@ -80,5 +86,40 @@ fn bench_gpu_receipt_identical() {
     for row in rows.iter().filter(|row| row["served"] == "gpu") {
         let t = row["device_kernel_warm_s"].as_f64();
         assert_eq!(t.is_some_and(|t| t > 0.0), timestamps, "{row}");
+    }
+}
+
+#[test]
+fn bench_cpu_receipt_under_a_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, name) in
+        [(&["--metric", "cosine"][..], "cosine"), (&["--metric", "minkowski", "--minkowski-p", "3"], "minkowski:p=3")]
+    {
+        let r = bench_with("cpu", &dir.path().join("cpu.json"), args);
+        check_receipt(&r, "cpu", "reference");
+        assert_eq!(r["settings"]["metric"], name);
+    }
+}
+
+/// Cosine and correlation are certified on the GPU: every kernel runs there, the distance
+/// block within its bound of 2·d (not d²) and the rest identical to the CPU's; a metric without
+/// a certified kernel leaves its GPU rows to the CPU, saying why.
+#[test]
+fn bench_gpu_under_a_metric() {
+    if gpu_common::gpu(GpuRequest::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for metric in ["cosine", "correlation"] {
+        let r = bench_with("gpu", &dir.path().join("gpu.json"), &["--metric", metric]);
+        check_receipt(&r, "gpu", "identical");
+        assert_eq!(r["settings"]["metric"], metric);
+        let rows = r["rows"].as_array().unwrap();
+        assert!(rows.iter().filter(|row| row["kernel"] != "pairs").all(|row| row["served"] == "gpu"), "{rows:?}");
+    }
+    let r = bench_with("gpu", &dir.path().join("gpu.json"), &["--metric", "cityblock"]);
+    for row in r["rows"].as_array().unwrap() {
+        assert_eq!(row["parity"], "skipped", "{row}");
+        assert!(row["error"].as_str().unwrap().contains("metric cityblock has no certified GPU kernel"), "{row}");
     }
 }

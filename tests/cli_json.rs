@@ -115,6 +115,21 @@ fn assert_same_bits(json: &raw::J, lib: &Evaluation) {
                 }
                 (l, j) => panic!("local mismatch for {}: library {}, json {}", sl.id, l.is_some(), j.is_some()),
             }
+            // With local values, what each means, as the library says.
+            match sj.try_get("local_kinds") {
+                None => assert!(sl.local.is_none(), "json lacks the local kinds of {}", sl.id),
+                Some(kinds) => {
+                    let got: Vec<(&str, &str)> = kinds.obj().iter().map(|(k, v)| (k.as_str(), v.str())).collect();
+                    let want: Vec<(&str, &str)> = sl.local_kinds.iter().map(|(k, v)| (k.as_str(), v.name())).collect();
+                    assert_eq!(got, want, "local kinds of {}", sl.id);
+                    assert_eq!(
+                        want.len(),
+                        sl.local.as_ref().map_or(0, Vec::len),
+                        "a kind for every local of {}",
+                        sl.id
+                    );
+                }
+            }
             // Curves (coranking's) appear exactly when the library has them, bit for bit.
             match sj.try_get("curves") {
                 None => assert!(sl.curves.is_empty(), "json lacks the curves of {}", sl.id),
@@ -723,9 +738,62 @@ fn table_with_local_mentions_local_keys() {
     }
 }
 
+/// The table reads local values by their kind: a sum by its total and parts (not a 0–1 range),
+/// counts as whole numbers, a log ratio with the points that have none.
+#[test]
+fn table_reads_local_values_by_their_kind() {
+    let f = files();
+    let specs = ["--local", "--spec", "sammon", "--spec", "knn_overlap:k=5", "--spec", "density_preservation:k=5"];
+    let run = run_ok(&measure_args(&f.high, &[&f.low], &specs));
+    let line =
+        |key: &str| run.stdout.lines().find(|l| l.contains(key)).unwrap_or_else(|| panic!("no {key}:\n{}", run.stdout));
+    assert!(line("local_sammon_stress").contains("[sum] total"), "{}", line("local_sammon_stress"));
+    assert!(line("true_neighbours").contains("[count] total"), "{}", line("true_neighbours"));
+    assert!(line("local_knn_overlap").contains("[mean] min"), "{}", line("local_knn_overlap"));
+    assert!(line("local_density_preservation").contains("[log_ratio]"), "{}", line("local_density_preservation"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // `faithful measures`
 // ---------------------------------------------------------------------------------------------
+
+/// `faithful measures --json`: one entry per measure with its parameters, keys, local outputs
+/// and their kinds, as the registry declares them (the page and issue 27/28's views read it).
+#[test]
+fn measures_json_lists_every_measure_with_its_local_kinds() {
+    let run = run_ok(&os(&["measures", "--json"]));
+    let list: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON array");
+    let list = list.as_array().expect("an array");
+    assert_eq!(list.len(), REGISTRY.len());
+    let kinds = ["mean", "sum", "share", "partial_mean", "count", "score", "log_ratio"];
+    for (m, d) in list.iter().zip(REGISTRY) {
+        assert_eq!(m["id"], d.id);
+        assert_eq!(m["zadu_id"], d.zadu_id);
+        assert_eq!(m["labels"], d.min_classes > 0, "{}", d.id);
+        assert_eq!(m["description"], d.about);
+        let keys: Vec<&str> = m["keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
+        assert_eq!(keys, d.keys, "{}", d.id);
+        let local = m["local"].as_array().unwrap_or_else(|| panic!("{}: local is an array", d.id));
+        assert_eq!(local.len(), d.local.len(), "{}", d.id);
+        for (l, want) in local.iter().zip(d.local) {
+            assert_eq!(l["key"], want.key);
+            assert_eq!(l["kind"], want.kind.name());
+            assert!(kinds.contains(&l["kind"].as_str().unwrap()), "{}: kind {}", d.id, l["kind"]);
+        }
+        let params = m["params"].as_array().unwrap();
+        assert_eq!(params.len(), d.params.len(), "{}", d.id);
+        for (p, want) in params.iter().zip(d.params) {
+            assert_eq!(p["name"], want.name);
+            assert_eq!(p["default"], want.default);
+            assert_eq!(p["required"], want.default.is_empty());
+        }
+    }
+    // The existing locals are labelled: T&C's average to the value, snc's are scores.
+    let tnc = list.iter().find(|m| m["id"] == "tnc").unwrap();
+    assert_eq!(tnc["local"][0]["kind"], "mean");
+    let snc = list.iter().find(|m| m["id"] == "snc").unwrap();
+    assert_eq!(snc["local"][0]["kind"], "score");
+}
 
 #[test]
 fn measures_lists_every_registry_id() {
@@ -738,8 +806,11 @@ fn measures_lists_every_registry_id() {
         .collect();
     for d in REGISTRY {
         assert!(first_words.contains(&d.id), "measures lacks id {}:\n{out}", d.id);
-        for k in d.keys.iter().chain(d.local_keys) {
+        for k in d.keys.iter().copied().chain(d.local_keys()) {
             assert!(out.contains(k), "measures lacks key {k} of {}", d.id);
+        }
+        for l in d.local {
+            assert!(out.contains(&format!("{} ({})", l.key, l.kind.name())), "measures lacks the kind of {}", l.key);
         }
         for p in d.params {
             assert!(
@@ -765,10 +836,18 @@ fn every_listed_measure_runs() {
     let labels = dir.path().join("labels.csv");
     std::fs::write(&labels, (0..60).map(|i| format!("{}\n", i % 2)).collect::<String>()).unwrap();
     let mut extra = vec!["--json", "--labels", labels.to_str().unwrap()];
-    // k=5 for the k-based measures; the others with their defaults.
+    // k=5 for the k-based measures, 1 for a parameter without a default; the others with
+    // their defaults.
     let spec_strings: Vec<String> = REGISTRY
         .iter()
-        .map(|d| if d.params.iter().any(|p| p.name == "k") { format!("{}:k=5", d.id) } else { d.id.to_string() })
+        .map(|d| {
+            let mut given: Vec<String> =
+                d.params.iter().filter(|p| p.default.is_empty()).map(|p| format!("{}=1", p.name)).collect();
+            if d.params.iter().any(|p| p.name == "k") {
+                given.insert(0, "k=5".into());
+            }
+            if given.is_empty() { d.id.to_string() } else { format!("{}:{}", d.id, given.join(",")) }
+        })
         .collect();
     for s in &spec_strings {
         extra.extend(["--spec", s.as_str()]);

@@ -151,6 +151,19 @@ fn fold_of_coranking_with_the_default_k_max() {
     check_fold(&tied(n, (3, 3), 0, 2, 21, specs), &plan(n, 100), &mut Rng(3));
 }
 
+/// knn_overlap's two values are the means of its first two local outputs (its counts fold too);
+/// nerv's three the means of its three (each block sweeps its own full rows).
+#[test]
+fn fold_of_knn_overlap_and_nerv_equals_one_measure() {
+    let n = 700;
+    let specs: Vec<Spec> =
+        ["knn_overlap:k=6", "tnc:k=4", "nerv:perplexity=12", "nerv:perplexity=5,bandwidth=shared,lambda=0.2"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+    check_fold(&tied(n, (3, 3), 3, 2, 17, specs), &plan(n, 150), &mut Rng(9));
+}
+
 #[test]
 fn plans_tile_the_rows_with_tree_blocks() {
     for n in [2usize, 33, 128, 129, 1000, 4099] {
@@ -289,7 +302,21 @@ fn map_rows_refuses_other_measures_and_off_plan_rows() {
     let n = 300;
     let r = run(n);
     let e = eval(&r.high, 1, 32);
-    for id in ["srho", "stress", "nm_stress", "snc", "l_tnc", "dtm"] {
+    for id in [
+        "srho",
+        "stress",
+        "nm_stress",
+        "snc",
+        "l_tnc",
+        "dtm",
+        "sammon",
+        "cca_stress:lambda=1",
+        "residual_variance",
+        "ale",
+        "density_preservation",
+        "triplet_accuracy",
+        "global_score",
+    ] {
         let spec: Spec = id.parse().unwrap();
         match e.map_rows(&r.low, Some(&r.labels), 0..n, &[spec]) {
             Err(err @ Error::NotShardable { .. }) => {

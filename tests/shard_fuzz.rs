@@ -30,7 +30,8 @@ fn valid() -> &'static Vec<String> {
     })
 }
 
-/// Reads `texts` as partials and folds those that read; errors are one short line.
+/// Reads `texts` as partials and folds those that read; errors are one short line, and a fold
+/// that succeeds holds only finite numbers (never a NaN, an infinity or a JSON null).
 fn read_and_fold(texts: &[String]) {
     let t = Instant::now();
     let one_line = |msg: String| {
@@ -44,8 +45,20 @@ fn read_and_fold(texts: &[String]) {
             Err(e) => one_line(e.to_string()),
         }
     }
-    if let Err(e) = fold(&parts) {
-        one_line(e.to_string());
+    match fold(&parts) {
+        Err(e) => one_line(e.to_string()),
+        Ok(ev) => {
+            for score in ev.projections.iter().flat_map(|p| &p.scores) {
+                let all = score
+                    .values
+                    .iter()
+                    .map(|(_, v)| *v)
+                    .chain(score.local.iter().flatten().chain(&score.curves).flat_map(|(_, v)| v.iter().copied()));
+                for v in all {
+                    assert!(v.is_finite(), "{}: a folded value is {v}", score.id);
+                }
+            }
+        }
     }
     assert!(t.elapsed() < PROMPT, "took {:?}", t.elapsed());
 }
@@ -100,6 +113,90 @@ proptest! {
         if alone {
             texts = vec![texts[part].clone()];
         }
+        read_and_fold(&texts);
+    }
+}
+
+/// A value that breaks arithmetic: huge, tiny, negative, NaN, infinite, or ordinary.
+fn hostile_f64() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(f64::MAX),
+        Just(-f64::MAX),
+        Just(1e308),
+        Just(f64::MIN_POSITIVE),
+        Just(5e-324),
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(-1.0),
+        Just(0.0),
+        -2.0f64..2.0,
+        any::<f64>(),
+    ]
+}
+
+/// A count that breaks arithmetic: 0, 1, 2, near n, past n, u32/u64 limits.
+fn hostile_count() -> impl Strategy<Value = u64> {
+    prop_oneof![Just(0u64), Just(1), Just(2), 3u64..400, Just(u64::from(u32::MAX)), Just(u64::MAX), any::<u64>()]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// One field of real partials changed by meaning (issue 24): a local value (its block sum
+    /// kept, or recomputed so that the partial stays self-consistent), a stored sum, a
+    /// co-ranking tally or its sizes, n, a spec's k, the rows. An error of one line or a fold
+    /// of finite numbers; never a panic, a NaN or a null.
+    #[test]
+    fn a_changed_field_is_an_error_or_a_finite_fold(
+        part in 0usize..3, which in 0usize..10, at in any::<prop::sample::Index>(),
+        value in hostile_f64(), count in hostile_count(), all in any::<bool>(),
+    ) {
+        let mut parts: Vec<serde_json::Value> = valid().iter().map(|t| serde_json::from_str(t).unwrap()).collect();
+        let targets: Vec<usize> = if all { (0..parts.len()).collect() } else { vec![part] };
+        for &t in &targets {
+            let p = &mut parts[t];
+            let scores = p["scores"].as_array_mut().unwrap();
+            let s = at.index(scores.len());
+            match which {
+                0..=2 => {
+                    let locals = scores[s]["locals"].as_array_mut().unwrap();
+                    let l = at.index(locals.len());
+                    let mut v: Vec<f64> = locals[l]["bits"].as_array().unwrap().iter().map(|b| f64::from_bits(b.as_u64().unwrap())).collect();
+                    match which {
+                        // A value changed, the sum kept: the fold must see the mismatch.
+                        0 => { let i = at.index(v.len()); v[i] = value; }
+                        // Every value changed and the sum recomputed: self-consistent.
+                        1 => { v.iter_mut().for_each(|x| *x = value); locals[l]["sum_bits"] = faithful::sum::pairwise_sum(&v).to_bits().into(); }
+                        // Only the stored sum.
+                        _ => locals[l]["sum_bits"] = value.to_bits().into(),
+                    }
+                    locals[l]["bits"] = v.iter().map(|x| x.to_bits()).collect::<Vec<_>>().into();
+                }
+                3 | 4 => {
+                    // coranking is the last spec: its tallies.
+                    let counts = &mut scores[2]["counts"];
+                    let field = ["joint", "trust", "cont", "err_low", "err_high"][at.index(5)];
+                    if which == 3 {
+                        let arr = counts[field].as_array_mut().unwrap();
+                        if !arr.is_empty() { let i = at.index(arr.len()); arr[i] = count.into(); }
+                    } else {
+                        counts[["n", "k_max", "k_tnc"][at.index(3)]] = count.into();
+                    }
+                }
+                5 => p["n"] = count.into(),
+                6 => {
+                    let spec = ["tnc:k=", "mrre:k=", "coranking:k_max="][at.index(3)];
+                    let k = if count > i64::MAX as u64 { count.to_string() } else { (count % 400).to_string() };
+                    let specs = p["specs"].as_array_mut().unwrap();
+                    let i = at.index(specs.len());
+                    specs[i] = format!("{spec}{k}").into();
+                }
+                7 => p["rows"] = serde_json::json!([count % 400, (count / 400) % 400]),
+                8 => p["dim_high"] = (count % 3).into(),
+                _ => p["backend"] = ["cpu", "gpu", "tpu", "\u{1b}[2J", ""][at.index(5)].into(),
+            }
+        }
+        let texts: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
         read_and_fold(&texts);
     }
 }

@@ -71,6 +71,12 @@ fn registry_and_version_are_exposed() {
         list.as_array().unwrap().iter().flat_map(|m| m["params"].as_array().unwrap()).filter(|p| p["open"] == false);
     assert!(closed.count() > 0);
     assert_eq!(version(), env!("CARGO_PKG_VERSION"));
+    // Every local output says what it means; Sammon's parts sum to its value.
+    let sammon = list.as_array().unwrap().iter().find(|m| m["id"] == "sammon").expect("sammon listed");
+    assert_eq!(sammon["local"][0]["key"], "local_sammon_stress");
+    assert_eq!(sammon["local"][0]["kind"], "sum");
+    let cca = list.as_array().unwrap().iter().find(|m| m["id"] == "cca_stress").expect("cca_stress listed");
+    assert_eq!(cca["params"][0]["required"], true);
 }
 
 /// A request for `high` and one projection `low` ({rows, cols, data} each), on the wasm CPU.
@@ -321,4 +327,69 @@ async fn map_blocks_over_pool_spans_folds_to_measure() {
             assert_eq!(text(&folded), text(&want), "{workers} workers, projection {p}");
         }
     }
+}
+
+/// `{ data, rows, cols }` as the browser API takes it.
+fn matrix_js(data: &[f64], rows: usize, cols: usize) -> JsValue {
+    let m = Object::new();
+    Reflect::set(&m, &"data".into(), &Float64Array::from(data).into()).unwrap();
+    Reflect::set(&m, &"rows".into(), &(rows as f64).into()).unwrap();
+    Reflect::set(&m, &"cols".into(), &(cols as f64).into()).unwrap();
+    m.into()
+}
+
+/// `Session.create` takes the original space under a metric (served by WebGPU for cosine) or
+/// as its distance matrix, with the same scores; a bad metric is a clear error.
+#[wasm_bindgen_test]
+async fn a_session_takes_a_metric_or_a_distance_matrix() {
+    use faithful::{Metric, Points};
+    let (n, d) = (120usize, 6usize);
+    let data: Vec<f64> = (0..n * d).map(|t| ((t * 7919) % 101) as f64 / 10.0 + 0.5).collect();
+    let low: Vec<f64> = (0..n * 2).map(|t| ((t * 104_729) % 97) as f64).collect();
+    let cosine = Points::from_vec("h", n, d, data.clone()).unwrap().with_metric(Metric::Cosine).unwrap();
+    let mut dist = vec![0.0; n * n];
+    for (i, row) in dist.chunks_mut(n).enumerate() {
+        faithful::reference::distance_row(&cosine, i, row);
+        row[i] = 0.0;
+    }
+    let distances = Object::new();
+    Reflect::set(&distances, &"distances".into(), &Float64Array::from(&dist[..]).into()).unwrap();
+    Reflect::set(&distances, &"rows".into(), &(n as f64).into()).unwrap();
+    let mut results = Vec::new();
+    for (backend, high, metric) in [
+        ("cpu", matrix_js(&data, n, d), Some("cosine")),
+        ("webgpu", matrix_js(&data, n, d), Some("cosine")),
+        ("cpu", distances.clone().into(), None),
+    ] {
+        let opts = Object::new();
+        Reflect::set(&opts, &"high".into(), &high).unwrap();
+        Reflect::set(&opts, &"backend".into(), &backend.into()).unwrap();
+        if let Some(m) = metric {
+            Reflect::set(&opts, &"metric".into(), &m.into()).unwrap();
+        }
+        let s = Session::create(opts.unchecked_into()).await.unwrap();
+        let req = Object::new();
+        Reflect::set(&req, &"low".into(), &matrix_js(&low, n, 2)).unwrap();
+        let specs = Array::new();
+        specs.push(&"tnc:k=5".into());
+        specs.push(&"mrre:k=5".into());
+        Reflect::set(&req, &"specs".into(), &specs).unwrap();
+        let p = js_sys::Promise::from(JsValue::from(s.measure(req.unchecked_into())));
+        let r = wasm_bindgen_futures::JsFuture::from(p).await.unwrap();
+        let input = field(&r, &["run", "spaces", "high", "input"]).as_string().unwrap();
+        assert_eq!(input, if metric.is_some() { "coordinates" } else { "distance matrix" });
+        if backend == "webgpu" {
+            assert_eq!(field(&r, &["run", "backend"]).as_string().as_deref(), Some("gpu"), "WebGPU serves cosine");
+        }
+        let t = field(&r, &["projections", "0", "scores", "0", "values", "trustworthiness"]).as_f64().unwrap();
+        let m = field(&r, &["projections", "0", "scores", "1", "values", "mrre_false"]).as_f64().unwrap();
+        results.push((t.to_bits(), m.to_bits()));
+    }
+    assert!(results.windows(2).all(|w| w[0] == w[1]), "{results:?}");
+    let opts = Object::new();
+    Reflect::set(&opts, &"high".into(), &matrix_js(&data, n, d)).unwrap();
+    Reflect::set(&opts, &"metric".into(), &"hamming".into()).unwrap();
+    let err = Session::create(opts.unchecked_into()).await.err().expect("hamming is refused");
+    let msg = js_sys::Error::from(err).message().as_string().unwrap();
+    assert!(msg.contains("invalid metric 'hamming'"), "{msg}");
 }

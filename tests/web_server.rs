@@ -63,14 +63,34 @@ fn start(py: &Path, web: &Path, port: u32) -> std::process::Output {
 }
 
 fn serve(py: &Path, web: &Path) -> Server {
+    serve_with(py, web, &[], None)
+}
+
+/// The server with `extra` options, and at most `max_files` open descriptors when given.
+fn serve_with(py: &Path, web: &Path, extra: &[&str], max_files: Option<u64>) -> Server {
     let port_file = web.parent().unwrap().join("port");
-    let child = Command::new(py)
-        .arg(web.join("server.py"))
+    let _ = std::fs::remove_file(&port_file);
+    let mut cmd = Command::new(py);
+    cmd.arg(web.join("server.py"))
         .args(["--quiet", "--port", "0", "--port-file"])
         .arg(&port_file)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        .args(extra)
+        .stderr(Stdio::null());
+    if let Some(n) = max_files {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit { rlim_cur: n as libc::rlim_t, rlim_max: n as libc::rlim_t };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+    }
+    let child = cmd.spawn().unwrap();
     let t0 = Instant::now();
     let mut server = Server { child, port: 0 };
     loop {
@@ -171,4 +191,143 @@ fn start_up_errors_are_one_line() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("cannot write the port file"), "{stderr}");
+}
+
+/// Whether the server closed `s` (EOF or reset) within `within`.
+fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
+    s.set_read_timeout(Some(within)).unwrap();
+    let mut buf = [0u8; 256];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return false;
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
+#[test]
+fn idle_and_trickling_connections_are_closed_after_the_timeout() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let web = tree(dir.path());
+    let srv = serve_with(&py, &web, &["--timeout", "1"], None);
+    let p = srv.port;
+    // Idle: nothing sent.
+    let mut idle = TcpStream::connect(("127.0.0.1", p)).unwrap();
+    let t0 = Instant::now();
+    assert!(closed_within(&mut idle, Duration::from_secs(5)), "an idle connection was held past the timeout");
+    assert!(t0.elapsed() >= Duration::from_millis(500), "closed before the timeout: {:?}", t0.elapsed());
+    // Trickling: one byte of the request line every 200 ms never finishes a request; the
+    // connection's deadline ends it all the same.
+    let mut slow = TcpStream::connect(("127.0.0.1", p)).unwrap();
+    let t0 = Instant::now();
+    let mut cut = false;
+    for b in b"GET /index.html HTTP/1.0".iter().cycle().take(40) {
+        if slow.write_all(&[*b]).is_err() {
+            cut = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        if t0.elapsed() > Duration::from_secs(6) {
+            break;
+        }
+    }
+    assert!(cut || closed_within(&mut slow, Duration::from_secs(1)), "a trickling connection was held");
+    assert!(t0.elapsed() < Duration::from_secs(6), "held {:?}", t0.elapsed());
+    assert_eq!(get(p, "/", Some(&format!("127.0.0.1:{p}"))).0, 200, "the server still serves");
+}
+
+#[test]
+fn connections_past_the_limit_get_a_503_at_once() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let web = tree(dir.path());
+    let srv = serve_with(&py, &web, &["--timeout", "30", "--max-connections", "3"], None);
+    let p = srv.port;
+    let me = format!("127.0.0.1:{p}");
+    let held: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(("127.0.0.1", p)).unwrap()).collect();
+    // Give the server time to take all three.
+    std::thread::sleep(Duration::from_millis(300));
+    // The next connection is answered at once, before it sends anything (so no unread
+    // request turns the close into a reset).
+    let t0 = Instant::now();
+    let mut next = TcpStream::connect(("127.0.0.1", p)).unwrap();
+    next.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut raw = String::new();
+    next.read_to_string(&mut raw).unwrap();
+    let head = raw.to_lowercase();
+    assert!(head.starts_with("http/1.0 503"), "{head}");
+    assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+    assert!(t0.elapsed() < Duration::from_secs(3), "the 503 took {:?}", t0.elapsed());
+    drop(held);
+    // Freed slots serve again.
+    let t0 = Instant::now();
+    loop {
+        let (st, _, body) = get(p, "/", Some(&me));
+        if st == 200 {
+            assert!(body.contains("<title>ok</title>"));
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "slots were not freed: {st}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// CPU seconds (user + system) the process `pid` has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 of stat (utime, stime), 12 and 13 after the name and state.
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+#[test]
+fn out_of_descriptors_the_accept_loop_backs_off_and_recovers() {
+    let Some(py) = python() else { return };
+    if !Path::new("/proc/self/stat").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let web = tree(dir.path());
+    // Few descriptors: a handful of held connections use them all up.
+    let srv = serve_with(&py, &web, &["--timeout", "30"], Some(24));
+    let p = srv.port;
+    let pid = srv.child.id();
+    let mut held = Vec::new();
+    for _ in 0..40 {
+        // A loaded machine accepts slowly: a connection that cannot complete in seconds means the
+        // server has stopped accepting (out of descriptors, its backlog full).
+        match TcpStream::connect_timeout(&std::net::SocketAddr::from(([127, 0, 0, 1], p)), Duration::from_secs(3)) {
+            Ok(s) => held.push(s),
+            Err(_) => break,
+        }
+    }
+    assert!(held.len() >= 16, "only {} connections: the server never ran out of descriptors", held.len());
+    std::thread::sleep(Duration::from_millis(500));
+    // Out of descriptors: the server's own count is at its limit.
+    let open = std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
+    assert!(open >= 22, "{open} descriptors open of 24: the limit was not reached");
+    let (c0, t0) = (cpu_seconds(pid), Instant::now());
+    std::thread::sleep(Duration::from_secs(2));
+    let share = (cpu_seconds(pid) - c0) / t0.elapsed().as_secs_f64();
+    assert!(share < 0.15, "the accept loop used {:.0} % of a core while out of descriptors", share * 100.0);
+    assert!(srv.child.id() == pid);
+    drop(held);
+    let me = format!("127.0.0.1:{p}");
+    let t0 = Instant::now();
+    loop {
+        let ok = TcpStream::connect(("127.0.0.1", p)).is_ok() && get(p, "/", Some(&me)).0 == 200;
+        if ok {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(15), "the server did not recover");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -11,7 +11,7 @@
 
 import { FaithfulWorker, WorkerCrashedError } from './pkg/worker.js';
 import { readFile } from './files.js';
-import { drawScatter, drawCurve, markPoint, nearest, viridisGradient, CATEGORICAL } from './plots.js';
+import { drawScatter, drawCurve, markPoint, nearest, viridisGradient, divergingGradient, CATEGORICAL } from './plots.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -297,12 +297,14 @@ function wireDrops() {
 // ---------------------------------------------------------------- measures
 
 const DEFAULTS = ['tnc', 'mrre', 'lcmc', 'nh'];
+// Measures over all pairs (their per-point values, when any, are parts of a total or costs).
+const ALL_PAIRS = ['stress', 'sn_stress', 'nm_stress', 'pr', 'srho', 'kl_div', 'dtm', 'sammon', 'cca_stress', 'residual_variance', 'nerv', 'ale', 'triplet_accuracy', 'global_score'];
 
 function renderMeasures() {
   const groups = [
-    ['Neighbourhood measures (per-point values)', state.measures.filter((m) => m.local_keys.length > 0), true],
-    ['Global and distance measures', state.measures.filter((m) => m.local_keys.length === 0 && !m.labels), false],
-    ['Label and cluster measures', state.measures.filter((m) => m.local_keys.length === 0 && m.labels), false],
+    ['Neighbourhood measures (per-point values)', state.measures.filter((m) => m.local.length > 0 && !m.labels && !ALL_PAIRS.includes(m.id)), true],
+    ['Distance and embedding-cost measures', state.measures.filter((m) => ALL_PAIRS.includes(m.id) || (m.local.length === 0 && !m.labels)), false],
+    ['Label and cluster measures', state.measures.filter((m) => m.labels), false],
   ];
   const list = $('measure-list');
   list.innerHTML = '';
@@ -329,11 +331,13 @@ function renderMeasures() {
             .map((c) => `<option${c === p.default ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select></label>`;
         }
         const step = p.kind === 'int' ? '1' : 'any';
-        return `<label>${esc(p.name)} <input type="number" step="${step}" name="${name}" data-param="${esc(p.name)}" data-default="${esc(p.default)}" value="${esc(p.default)}"></label>`;
+        // A parameter without a default (cca_stress's lambda) starts empty and must be filled in.
+        const req = p.required ? ' required placeholder="required"' : '';
+        return `<label>${esc(p.name)} <input type="number" step="${step}" name="${name}" data-param="${esc(p.name)}" data-default="${esc(p.default)}" value="${esc(p.default)}"${req}></label>`;
       }).join('');
       row.innerHTML = `<input type="checkbox" id="m-${m.id}" value="${m.id}">
         <label for="m-${m.id}"><span class="mname">${esc(m.id)}</span><span class="mzadu">${esc(m.zadu_id)}</span>${m.labels ? '<span class="tag">labels</span>' : ''}</label>
-        <div class="about">${esc(m.about)}</div>
+        <div class="about">${esc(m.description)}</div>
         ${inputs ? `<div class="params">${inputs}</div>` : ''}`;
       det.append(row);
     }
@@ -432,7 +436,7 @@ function fmt(v) {
 function renderResults(ms) {
   const res = state.result;
   const run = res.run;
-  const about = Object.fromEntries(state.measures.map((m) => [m.id, m.about]));
+  const about = Object.fromEntries(state.measures.map((m) => [m.id, m.description]));
 
   // Backend, adapter, timings.
   const chips = [];
@@ -522,6 +526,50 @@ function renderColourChoices() {
   if (opts.some(([v]) => v === prev)) sel.value = prev;
 }
 
+/**
+ * The colour scale and legend of a per-point output, as its kind reads: a `mean`, `score`,
+ * `partial_mean` or `count` on its own range (low values, the poorly kept points of a score,
+ * drawn on top); a `sum` or `share` from 0 to its largest part (a part of a total, not a score
+ * on a 0–1 scale; large parts on top), a `share` in per cent; a `log_ratio` on a diverging scale
+ * symmetric around 0. Points without a value (null) are grey rings, counted in the legend.
+ */
+function localColour(key, kind, values) {
+  let min = Infinity;
+  let max = -Infinity;
+  let total = 0;
+  let count = 0;
+  for (const v of values) {
+    if (!Number.isFinite(v)) continue;
+    min = Math.min(min, v);
+    max = Math.max(max, v);
+    total += v;
+    count += 1;
+  }
+  const missing = values.length - count;
+  const none = missing ? ` · ${missing} points without a value (grey rings)` : '';
+  const bar = (g, lo, hi) => `<span>${lo}</span><span class="bar" style="background:${g}"></span><span>${hi}</span>`;
+  const title = `<span class="title">${esc(key)}</span><span class="tag">${esc(kind)}</span>`;
+  if (kind === 'sum' || kind === 'share') {
+    const pct = (v) => `${fmt(100 * v)} %`;
+    const colour = { kind: 'value', values, min: 0, max, key, scale: 'sequential', top: 'high' };
+    const legend = kind === 'share'
+      ? `${title}${bar(viridisGradient(), '0 %', pct(max))}<span>share of the total (sums to 100 %) · large parts on top</span>`
+      : `${title}${bar(viridisGradient(), '0', fmt(max))}<span>each point's part of the total ${fmt(total)} · large parts on top</span>`;
+    return { colour, legend };
+  }
+  if (kind === 'log_ratio') {
+    const m = Math.max(Math.abs(min), Math.abs(max), 1e-300);
+    const colour = { kind: 'value', values, min: -m, max: m, key, scale: 'diverging', top: 'far' };
+    return { colour, legend: `${title}${bar(divergingGradient(), fmt(-m), fmt(m))}<span>0: alike in both spaces${none}</span>` };
+  }
+  const colour = { kind: 'value', values, min, max, key, scale: 'sequential', top: 'low' };
+  const mean = count ? total / count : NaN;
+  // Counts are whole numbers: shown as such.
+  const num = kind === 'count' ? (v) => String(Math.round(v)) : fmt;
+  const what = kind === 'count' ? `total ${num(total)}` : kind === 'score' ? 'per-point score' : `mean ${fmt(mean)}`;
+  return { colour, legend: `${title}${bar(viridisGradient(), num(min), num(max))}<span>${what} · low values drawn on top${none}</span>` };
+}
+
 function drawScatterNow() {
   const canvas = $('scatter');
   const overlay = $('scatter-overlay');
@@ -544,14 +592,10 @@ function drawScatterNow() {
   const legend = $('legend');
   if (choice.startsWith('v:')) {
     const [, s, key] = choice.split(':');
-    const values = state.result.projections[i].scores[Number(s)].local[key].map((v) => (v === null ? NaN : v));
-    let min = Infinity;
-    let max = -Infinity;
-    for (const v of values) if (Number.isFinite(v)) { min = Math.min(min, v); max = Math.max(max, v); }
-    colour = { kind: 'value', values, min, max, key };
-    const mean = values.reduce((a, v) => a + (Number.isFinite(v) ? v : 0), 0) / values.length;
-    legend.innerHTML = `<span class="title">${esc(key)}</span><span>${fmt(min)}</span><span class="bar" style="background:${viridisGradient()}"></span><span>${fmt(max)}</span>
-      <span>mean ${fmt(mean)} · low values drawn on top</span>`;
+    const score = state.result.projections[i].scores[Number(s)];
+    const values = Array.from(score.local[key], (v) => (v === null ? NaN : v));
+    const kind = score.local_kinds?.[key] ?? 'mean';
+    ({ colour, legend: legend.innerHTML } = localColour(key, kind, values));
   } else if (choice === 'label') {
     const labels = state.run.labels.data;
     const classes = new Map([...new Set(labels)].sort((a, b) => a - b).map((l, k) => [l, k]));

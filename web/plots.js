@@ -56,9 +56,28 @@ function extent(a) {
   return [lo, hi];
 }
 
+/** A diverging blue–white–red scale for t in [0, 1] (0.5 white), for signed values. */
+export function diverging(t) {
+  const u = Math.max(0, Math.min(1, t));
+  const [a, b, s] = u < 0.5 ? [[33, 102, 172], [247, 247, 247], u * 2] : [[247, 247, 247], [178, 24, 43], (u - 0.5) * 2];
+  return a.map((c, k) => Math.round(c + (b[k] - c) * s));
+}
+
+/** CSS linear-gradient of the diverging scale, for legends. */
+export function divergingGradient() {
+  const stops = [];
+  for (let i = 0; i <= 10; i++) stops.push(`rgb(${diverging(i / 10).join(',')}) ${i * 10}%`);
+  return `linear-gradient(to right, ${stops.join(', ')})`;
+}
+
 /**
  * Scatterplot of points (x, y) with equal axis scales.
- * colour: {kind: 'value', values, min, max} | {kind: 'label', labels, classes: Map(label → index)} | {kind: 'none'}
+ * colour: {kind: 'value', values, min, max, scale?: 'sequential' | 'diverging', top?: 'low' | 'high' | 'far'}
+ *       | {kind: 'label', labels, classes: Map(label → index)} | {kind: 'none'}
+ * A value that is not finite (a point without one: `null` in the results) is drawn as a grey
+ * ring, under the others. `top` picks which values are drawn last: 'low' (default: the poorly
+ * kept points of a score), 'high' (the largest parts of a sum or share), 'far' (the values
+ * farthest from the middle of a diverging scale).
  * Returns {sx, sy} (CSS-pixel screen positions) for hover look-ups.
  */
 export function drawScatter(canvas, x, y, colour) {
@@ -92,12 +111,16 @@ export function drawScatter(canvas, x, y, colour) {
     if (colour.kind === 'value') {
       const v = colour.values[i];
       if (!Number.isFinite(v)) {
-        add(-1, '#999', i);
+        add(Infinity, null, i);
         continue;
       }
       const t = colour.max > colour.min ? (v - colour.min) / (colour.max - colour.min) : 0.5;
-      const b = Math.min(BINS - 1, Math.floor(t * BINS));
-      add(b, `rgb(${viridis((b + 0.5) / BINS).join(',')})`, i);
+      const b = Math.max(0, Math.min(BINS - 1, Math.floor(t * BINS)));
+      const rgb = colour.scale === 'diverging' ? diverging((b + 0.5) / BINS) : viridis((b + 0.5) / BINS);
+      // Groups are drawn in decreasing key order: the smallest key comes last, on top.
+      const top = colour.top ?? 'low';
+      const key = top === 'low' ? b : top === 'high' ? BINS - 1 - b : -Math.abs(b + 0.5 - BINS / 2);
+      add(key, `rgb(${rgb.join(',')})`, i);
     } else if (colour.kind === 'label') {
       const c = colour.classes.get(colour.labels[i]);
       add(c, CATEGORICAL[c % CATEGORICAL.length], i);
@@ -109,6 +132,18 @@ export function drawScatter(canvas, x, y, colour) {
   ctx.globalAlpha = 0.85;
   for (const k of keys) {
     const g = groups.get(k);
+    if (g.style === null) {
+      // Points without a value: hollow grey rings.
+      ctx.strokeStyle = '#999';
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      for (const i of g.idx) {
+        ctx.moveTo(sx[i] + r, sy[i]);
+        ctx.arc(sx[i], sy[i], r, 0, 2 * Math.PI);
+      }
+      ctx.stroke();
+      continue;
+    }
     ctx.fillStyle = g.style;
     ctx.beginPath();
     for (const i of g.idx) {

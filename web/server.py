@@ -2,6 +2,7 @@
 """Serves web/ on the loopback interface, with .wasm as application/wasm and no caching.
 
     python3 web/server.py [--port 8000] [--port-file FILE] [--quiet]
+                          [--timeout SECONDS] [--max-connections N]
 
 --port 0 picks a free port; --port-file writes the chosen port there once listening.
 
@@ -13,13 +14,22 @@ undecodable escape in the path is a 400; every response says X-Content-Type-Opti
 and Cross-Origin-Opener-Policy / Cross-Origin-Embedder-Policy, so the page is cross-origin
 isolated (the worker pool shares memory with its workers).
 Start-up errors (port in use, unwritable port file) are one line on stderr and exit 1.
+
+Bounded: a connection that has not finished within --timeout seconds (default 10; idle, or
+sending its request a byte at a time) is closed; at most --max-connections (default 64) are
+served at once, and the next ones get a 503 at once instead of a thread each; when the process
+runs out of file descriptors, the accept loop backs off (up to a second) instead of spinning.
 """
 import argparse
+import errno
 import http.server
 import os
 import posixpath
+import socket
 import stat
 import sys
+import threading
+import time
 import urllib.parse
 
 ROOT = os.path.realpath(os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +46,29 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     }
     quiet = False
     allowed_hosts = frozenset()
+    # Seconds a connection may take in all (set from --timeout); also each read's limit.
+    timeout = 10.0
+
+    def setup(self):
+        super().setup()
+        # The whole connection's deadline: a request trickled in a byte at a time resets no
+        # per-read timeout forever. Shutting the socket down ends the handler's read.
+        self._deadline = threading.Timer(self.timeout, self._expire)
+        self._deadline.daemon = True
+        self._deadline.start()
+
+    def _expire(self):
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def finish(self):
+        self._deadline.cancel()
+        try:
+            super().finish()
+        except OSError:
+            pass
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, directory=ROOT, **kwargs)
@@ -114,15 +147,80 @@ class Handler(http.server.SimpleHTTPRequestHandler):
             raise
 
 
+class Server(http.server.ThreadingHTTPServer):
+    """ThreadingHTTPServer with a bounded number of connections served at once and an accept
+    loop that backs off when descriptors run out."""
+
+    daemon_threads = True
+    max_connections = 64
+    request_queue_size = 64
+    # Seconds the accept loop waits after running out of descriptors: doubled up to a second
+    # while it lasts, reset by the next accepted connection.
+    backoff = 0.0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.slots = threading.BoundedSemaphore(self.max_connections)
+
+    def get_request(self):
+        try:
+            request = super().get_request()
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                self.backoff = min(1.0, max(0.01, 2 * self.backoff))
+                time.sleep(self.backoff)
+            raise
+        self.backoff = 0.0
+        return request
+
+    def process_request(self, request, client_address):
+        if not self.slots.acquire(blocking=False):
+            # Full: a 503 at once (no thread), and the connection closed.
+            try:
+                request.settimeout(1.0)
+                request.sendall(
+                    b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\n"
+                    b"Connection: close\r\nX-Content-Type-Options: nosniff\r\n\r\n"
+                )
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def handle_error(self, request, client_address):
+        # A client that went away or timed out (reset, broken pipe) is not the server's error.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--port-file")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--max-connections", type=int, default=64)
     args = ap.parse_args()
+    if not (args.timeout > 0 and args.max_connections > 0):
+        print("faithful web: --timeout and --max-connections must be positive", file=sys.stderr)
+        return 1
     Handler.quiet = args.quiet
+    Handler.timeout = args.timeout
+    Server.max_connections = args.max_connections
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+        server = Server(("127.0.0.1", args.port), Handler)
     except (OSError, OverflowError) as e:
         print(f"faithful web: cannot listen on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
         return 1

@@ -1,16 +1,34 @@
 """faithful-dr: exact ZADU 0.5.4 measures of projection faithfulness, in Rust.
 
 `Evaluator` holds one original space and evaluates projections with ZADU's measure specs;
-`knn` is the exact kNN graph; `trustworthiness` and `continuity` are scikit-learn drop-ins;
+`knn` is the kNN graph (exact by default; a `KnnGraph` that says which numerics served it); `trustworthiness` and `continuity` are scikit-learn drop-ins;
 `example()` returns the bundled UCI digits (high, low, labels) as NumPy arrays;
 `shard_plan`, `Evaluator.map_rows` and `fold` split a run into row blocks (faithful_dr.dask
-runs them on a Dask cluster).
+runs them on a Dask cluster). `faithful_dr.peers` has drop-ins with the signatures of PaCMAP's,
+TriMap's and tf-projection-qm's evaluation functions; `measures()` lists every measure with its
+parameters, keys and per-point kinds.
 """
+
+import json as _json
 
 from ._native import __version__
 from ._native import example
-from .evaluator import Evaluator, Result, Score, knn
+from .evaluator import Evaluator, KnnGraph, Result, Score, knn
 from .shard import fold, shard_plan
+from . import peers
 from .sklearn import continuity, trustworthiness
 
-__all__ = ["Evaluator", "Result", "Score", "example", "knn", "trustworthiness", "continuity", "shard_plan", "fold", "__version__"]
+from ._native import measures_json as _measures_json
+
+
+def measures():
+    """Every measure as `faithful measures --json` lists it: a list of dicts with id, zadu_id,
+    params, keys, local ([{"key", "kind"}]: what each per-point output means), labels,
+    min_classes and description."""
+    return _json.loads(_measures_json())
+
+
+__all__ = [
+    "Evaluator", "KnnGraph", "Result", "Score", "example", "knn", "measures", "peers", "trustworthiness", "continuity",
+    "shard_plan", "fold", "__version__",
+]

@@ -25,3 +25,27 @@ def labels(y):
     if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
         raise ValueError("labels: a label is above the int64 range")
     return np.ascontiguousarray(a, dtype=np.int64)
+
+
+def csr_graph(graph, name):
+    """A kNN graph as the native layer takes it: (n, indptr int64, indices int64, data float64)
+    of an n x n CSR matrix. Accepts SciPy sparse matrices and arrays (any format with
+    ``tocsr()``) and a pair (indices, distances) of n x k arrays."""
+    if isinstance(graph, tuple) and len(graph) == 2:
+        idx, dist = (np.asarray(a) for a in graph)
+        if idx.ndim != 2 or dist.shape != idx.shape:
+            raise ValueError(f"{name}: (indices, distances) must be two n x k arrays of the same shape")
+        if idx.dtype.kind not in "iu":
+            raise ValueError(f"{name}: indices: expected integers, got dtype {idx.dtype}")
+        n, k = idx.shape
+        indptr = np.arange(0, n * k + 1, k, dtype=np.int64)
+        return (n, indptr, np.ascontiguousarray(idx, dtype=np.int64).ravel(),
+                np.ascontiguousarray(dist, dtype=np.float64).ravel())
+    if not hasattr(graph, "tocsr"):
+        raise ValueError(f"{name}: expected a SciPy sparse matrix (e.g. adata.obsp['distances']) or (indices, distances)")
+    g = graph.tocsr()
+    rows, cols = g.shape
+    if rows != cols:
+        raise ValueError(f"{name}: a kNN graph is n x n, got shape {g.shape}")
+    return (int(rows), np.ascontiguousarray(g.indptr, dtype=np.int64), np.ascontiguousarray(g.indices, dtype=np.int64),
+            np.ascontiguousarray(g.data, dtype=np.float64))

@@ -9,7 +9,7 @@ __version__: str
 class Evaluator:
     def __init__(
         self,
-        high: npt.NDArray[np.float64] | npt.NDArray[np.float32],
+        high: npt.NDArray[np.float64] | npt.NDArray[np.float32] | None,
         high_name: str,
         labels: npt.NDArray[np.int64] | None,
         backend_name: str,
@@ -17,6 +17,8 @@ class Evaluator:
         local: bool,
         threads: int | None,
         memory_budget: int | None,
+        metric: str | None = None,
+        graph: tuple[int, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]] | None = None,
     ) -> None: ...
     @property
     def n(self) -> int: ...
@@ -25,8 +27,11 @@ class Evaluator:
         lows: list[tuple[str, npt.NDArray[np.float64] | npt.NDArray[np.float32]]],
         spec_list: list[str | dict[str, Any]],
         labels: npt.NDArray[np.int64] | None = None,
+        numerics_name: str | None = None,
     ) -> Evaluation: ...
-    def knn(self, k: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], str]: ...
+    def knn(
+        self, k: int, numerics_name: str | None = None
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], str]: ...
     def map_rows(
         self,
         low_name: str,
@@ -47,6 +52,7 @@ def example(
 
 # Row shards (python/src/shard.rs; used by shard.py and dask.py).
 def shard_plan(n: int, max_rows: int) -> list[tuple[int, int]]: ...
+def measures_json() -> str: ...
 def check_shardable(spec_list: list[str | dict[str, Any]]) -> None: ...
 def fold(partials: list[str], local: bool) -> Evaluation: ...
 

@@ -21,15 +21,20 @@ _cached = {}
 _cache_lock = threading.Lock()
 
 
-def measure(client, high, lows, specs, *, labels=None, rows_per_task=None, backend="auto", local=False):
+def measure(
+    client, high, lows, specs, *, labels=None, metric="euclidean", p=None, rows_per_task=None, backend="auto",
+    local=False,
+):
     """Scores `specs` on each projection of `lows` ({name: n x d array}) on the Dask cluster of
     `client`. rows_per_task: rows per task (rounded to blocks of NumPy's summation tree; None:
     about four tasks per worker thread, at least 128 rows). backend: each worker's evaluator's
     option, as `Evaluator`'s ("auto": the worker's hardware GPU for a block of rows x n pairs
     large enough, else its CPU; "gpu": a wgpu adapter on every worker, or the task fails);
     a shard is always exact and its partial names the backend that served it. local: also
-    return per-point values. A spec that cannot be sharded raises ValueError naming it before
-    any data is sent."""
+    return per-point values. metric, p: the original space's metric, as `Evaluator`'s (scipy's
+    names; "precomputed" with `high` an n x n distance matrix); every worker's evaluator uses
+    it, and the folded run report names it. A spec that cannot be sharded raises ValueError
+    naming it before any data is sent."""
     from dask.base import tokenize
 
     if not isinstance(lows, dict) or not lows:
@@ -40,14 +45,15 @@ def measure(client, high, lows, specs, *, labels=None, rows_per_task=None, backe
     labels = None if labels is None else _inputs.labels(labels)
     # The evaluator's own checks (backend name, labels' length) on the client, before any
     # data moves; its work is lazy, so this costs a copy of `high`.
-    Evaluator(high, labels=labels, backend=backend)
+    Evaluator(high, labels=labels, metric=metric, p=p, backend=backend)
     n = high.shape[0]
     if rows_per_task is None:
         threads = sum(client.nthreads().values()) or 1
         rows_per_task = max(128, -(-n // (4 * threads)))
     blocks = shard_plan(n, rows_per_task)
 
-    token = tokenize(high, labels, backend)
+    # The worker's cached evaluator is keyed by everything it was built from, the metric too.
+    token = tokenize(high, labels, metric, p, backend)
     # Fresh keys for the data (hash=False): a content-hashed key of an earlier call may still be
     # in release on the workers, which would cancel this call's tasks ("lost dependencies").
     high_f = client.scatter(high, broadcast=True, hash=False)
@@ -59,7 +65,7 @@ def measure(client, high, lows, specs, *, labels=None, rows_per_task=None, backe
         for start, end in blocks:
             futures.append(
                 client.submit(
-                    _map_block, token, high_f, labels_f, backend, name, low_f, (start, end), specs,
+                    _map_block, token, high_f, labels_f, (metric, p), backend, name, low_f, (start, end), specs,
                     key=f"faithful-shard-{run}-{start}-{end}", pure=True,
                 )
             )
@@ -67,13 +73,15 @@ def measure(client, high, lows, specs, *, labels=None, rows_per_task=None, backe
     return fold(partials, local=local)
 
 
-def _map_block(token, high, labels, backend, name, low, rows, specs):
-    """One task: the partial of `rows` on projection `name` (runs on a worker)."""
+def _map_block(token, high, labels, space, backend, name, low, rows, specs):
+    """One task: the partial of `rows` on projection `name` (runs on a worker); `space` is the
+    original space's (metric, p)."""
     with _cache_lock:
         ev = _cached.get(token)
         if ev is None:
             # One thread per task: a worker runs as many tasks at once as it has threads.
-            ev = Evaluator(high, labels=labels, backend=backend, threads=1)
+            metric, p = space
+            ev = Evaluator(high, labels=labels, metric=metric, p=p, backend=backend, threads=1)
             _cached.clear()
             _cached[token] = ev
     return ev.map_rows(low, rows, specs, name=name)

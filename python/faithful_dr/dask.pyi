@@ -12,6 +12,8 @@ def measure(
     specs: list[str | dict[str, Any]],
     *,
     labels: npt.ArrayLike | None = None,
+    metric: str = "euclidean",
+    p: float | None = None,
     rows_per_task: int | None = None,
     backend: str = "auto",
     local: bool = False,

@@ -15,7 +15,7 @@ def shard_plan(n, max_rows):
 
 def check_shardable(specs):
     """Raises ValueError naming the first spec that is malformed or cannot be computed in row
-    shards (shardable: tnc, mrre, lcmc, nh, ca_tnc, coranking)."""
+    shards (shardable: tnc, mrre, lcmc, nh, ca_tnc, knn_overlap, nerv, coranking)."""
     _native.check_shardable(specs)
 
 

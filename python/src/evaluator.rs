@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use faithful::{BackendChoice, Cancel, Labels, Numerics, Options, ParamValue, Points, Score};
+use faithful::{BackendChoice, Cancel, Labels, Metric, Numerics, Options, ParamValue, Points, Score};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -52,6 +52,11 @@ fn with_cancel(opts: &Options, cancel: &Cancel) -> Options {
 }
 
 impl Evaluator {
+    /// A call's numerics: `name`, or the evaluator's when `None`.
+    fn numerics(&self, name: Option<&str>) -> PyResult<Numerics> {
+        name.map_or(Ok(self.opts.numerics), numerics)
+    }
+
     /// The live evaluator and its flag; a cancelled one is replaced first.
     fn live(&self) -> (Arc<faithful::Evaluator>, Cancel) {
         let mut live = self.live.lock().expect("evaluator lock");
@@ -68,9 +73,13 @@ impl Evaluator {
 impl Evaluator {
     /// `high`: n×D float64/float32, named `high_name` in messages; the keyword API and defaults
     /// are faithful_dr.Evaluator's.
+    ///
+    /// `metric`: scipy's metric names (default euclidean), or "precomputed" for an n×n distance
+    /// matrix `high`; `graph`: `(n, indptr, indices, data)` of a CSR kNN graph, which is then
+    /// the original space (`high` is ignored).
     #[new]
     #[allow(clippy::too_many_arguments)] // the Python constructor's options, one argument each
-    #[pyo3(signature = (high, high_name, labels, backend_name, numerics_name, local, threads, memory_budget))]
+    #[pyo3(signature = (high, high_name, labels, backend_name, numerics_name, local, threads, memory_budget, metric=None, graph=None))]
     fn new(
         py: Python<'_>,
         high: &Bound<'_, PyAny>,
@@ -81,6 +90,8 @@ impl Evaluator {
         local: bool,
         threads: Option<usize>,
         memory_budget: Option<u64>,
+        metric: Option<&str>,
+        graph: Option<CsrArrays<'_>>,
     ) -> PyResult<Self> {
         // Options is #[non_exhaustive]: set field by field.
         let mut opts = Options::default();
@@ -89,7 +100,15 @@ impl Evaluator {
         opts.local = local;
         opts.threads = threads;
         opts.memory_budget = memory_budget;
-        let high = arrays::points(py, high_name, high)?;
+        let metric = metric.map(|m| m.parse::<Metric>()).transpose().map_err(to_py)?;
+        let high = match graph {
+            Some((n, indptr, indices, data)) => arrays::csr_graph(py, high_name, n, &indptr, &indices, &data)?,
+            None if metric == Some(Metric::Precomputed) => arrays::distances(py, high_name, high)?,
+            None => {
+                opts.metric = metric;
+                arrays::points(py, high_name, high)?
+            }
+        };
         let labels = labels.map(arrays::labels).transpose()?;
         if let Some(l) = &labels {
             l.check_len(high.n()).map_err(to_py)?;
@@ -105,22 +124,25 @@ impl Evaluator {
         self.live.lock().expect("evaluator lock").eval.high().n()
     }
 
-    /// Evaluates `specs` on each `(name, low)` projection; `labels` overrides the evaluator's.
-    #[pyo3(signature = (lows, spec_list, labels=None))]
+    /// Evaluates `specs` on each `(name, low)` projection; `labels` overrides the evaluator's,
+    /// `numerics_name` the evaluator's numerics for this call.
+    #[pyo3(signature = (lows, spec_list, labels=None, numerics_name=None))]
     fn measure_many(
         &self,
         py: Python<'_>,
         lows: Vec<(String, Bound<'_, PyAny>)>,
         spec_list: &Bound<'_, PyAny>,
         labels: Option<&Bound<'_, PyAny>>,
+        numerics_name: Option<&str>,
     ) -> PyResult<Evaluation> {
+        let numerics = self.numerics(numerics_name)?;
         let specs = specs(spec_list)?;
         let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
         let call_labels = labels.map(arrays::labels).transpose()?;
         let labels = call_labels.as_ref().or(self.labels.as_ref());
         let (eval, cancel) = self.live();
         let lows: Vec<&Points> = lows.iter().collect();
-        let result = run_detached(py, &cancel, || eval.measure_many(&lows, labels, &specs))?;
+        let result = run_detached(py, &cancel, || eval.measure_many_as(numerics, &lows, labels, &specs))?;
         Ok(Evaluation { inner: result.map_err(to_py)? })
     }
 
@@ -145,11 +167,14 @@ impl Evaluator {
         Ok(result.map_err(to_py)?.to_json())
     }
 
-    /// The exact k nearest neighbours of every point of the original space (ties by index,
-    /// self excluded): (indices int64 n×k, distances float64 n×k, the run report as JSON).
-    fn knn<'py>(&self, py: Python<'py>, k: usize) -> PyResult<KnnArrays<'py>> {
+    /// The k nearest neighbours of every point of the original space (ties by index, self
+    /// excluded): (indices int64 n×k, distances float64 n×k, the run report as JSON, whose
+    /// `numerics` says whether they are the exact lists or the GPU's Fast f32 order).
+    #[pyo3(signature = (k, numerics_name=None))]
+    fn knn<'py>(&self, py: Python<'py>, k: usize, numerics_name: Option<&str>) -> PyResult<KnnArrays<'py>> {
+        let numerics = self.numerics(numerics_name)?;
         let (eval, cancel) = self.live();
-        let (nb, run) = run_detached(py, &cancel, || eval.knn(k))?.map_err(to_py)?;
+        let (nb, run) = run_detached(py, &cancel, || eval.knn_as(numerics, k))?.map_err(to_py)?;
         let n = eval.high().n();
         let idx = (0..n).flat_map(|i| nb.row(i, k).iter().map(|&j| i64::from(j))).collect();
         let dist = (0..n).flat_map(|i| nb.dist_row(i, k).iter().copied()).collect();
@@ -157,6 +182,9 @@ impl Evaluator {
         Ok((matrix(py, n, k, idx), matrix(py, n, k, dist), run))
     }
 }
+
+/// A CSR kNN graph from Python: n, indptr, indices, data.
+type CsrArrays<'py> = (usize, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// kNN indices, distances and the run report (JSON).
 type KnnArrays<'py> = (Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArray2<f64>>, String);
@@ -198,6 +226,12 @@ fn score<'py>(py: Python<'py>, s: &Score) -> PyResult<Bound<'py, PyDict>> {
         }
         None => d.set_item("local", py.None())?,
     }
+    // What each local output's values mean: local key → "mean", "sum", "partial_mean", ...
+    let kinds = PyDict::new(py);
+    for (k, kind) in &s.local_kinds {
+        kinds.set_item(k, kind.name())?;
+    }
+    d.set_item("local_kinds", kinds)?;
     // Curves over K (coranking): one array per curve, index K − 1.
     let curves = PyDict::new(py);
     for (k, v) in &s.curves {
@@ -219,8 +253,8 @@ impl Evaluation {
         serde_json::to_string(&self.inner.run).expect("the run report serialises")
     }
 
-    /// `[(name, [score dict, ...]), ...]`; a score dict has id, params, values and local
-    /// (NumPy arrays, or None).
+    /// `[(name, [score dict, ...]), ...]`; a score dict has id, params, values, local
+    /// (NumPy arrays, or None), local_kinds and curves.
     fn projections<'py>(&self, py: Python<'py>) -> PyResult<Vec<(String, Vec<Bound<'py, PyDict>>)>> {
         self.inner
             .projections

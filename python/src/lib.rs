@@ -17,6 +17,12 @@ mod shard;
 mod specs;
 mod zadu_resources;
 
+/// Every measure as `faithful measures --json` lists it (JSON text).
+#[pyfunction]
+fn measures_json() -> String {
+    faithful::measures_json()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<evaluator::Evaluator>()?;
@@ -26,6 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shard::shard_plan, m)?)?;
     m.add_function(wrap_pyfunction!(shard::fold, m)?)?;
     m.add_function(wrap_pyfunction!(shard::check_shardable, m)?)?;
+    m.add_function(wrap_pyfunction!(measures_json, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -83,6 +83,28 @@ def test_two_workers_give_the_bits_of_measure_on_tie_heavy_data(client):
     assert got.run["work"]["blocks"] == len(faithful_dr.shard_plan(len(high), 128)) > 4
 
 
+def test_the_metric_reaches_the_workers_and_keys_their_cache(client):
+    """metric= reaches every worker's evaluator: the fold is Evaluator(high, metric=...)'s bits,
+    also right after a Euclidean run on the same data and workers (whose cached evaluator is
+    keyed by the metric, so it is not reused), and a precomputed distance matrix shards too."""
+    from scipy.spatial.distance import pdist, squareform
+
+    high, low, labels = faithful_dr.example()
+    specs = ["tnc:k=10", "mrre:k=7", "lcmc:k=10"]
+    euclidean = fdask.measure(client, high, {"low": low}, specs, labels=labels, rows_per_task=300)
+    for metric, p in [("cosine", None), ("minkowski", 3), ("correlation", None)]:
+        want = faithful_dr.Evaluator(high, labels=labels, metric=metric, p=p).measure(low, specs)
+        got = fdask.measure(client, high, {"low": low}, specs, labels=labels, metric=metric, p=p, rows_per_task=300)
+        assert scores_json(got) == scores_json(want)
+        assert scores_json(got) != scores_json(euclidean), metric
+        assert got.run["spaces"]["high"]["metric"] == want.run["spaces"]["high"]["metric"]
+    matrix = squareform(pdist(high, "cosine"))
+    want = faithful_dr.Evaluator(matrix, labels=labels, metric="precomputed").measure(low, specs)
+    got = fdask.measure(client, matrix, {"low": low}, specs, labels=labels, metric="precomputed", rows_per_task=300)
+    assert scores_json(got) == scores_json(want)
+    assert got.run["spaces"]["high"]["metric"] == "precomputed"
+
+
 def test_the_backend_reaches_the_workers(client):
     """backend="gpu": each worker's evaluator serves its blocks on its GPU (lavapipe where no
     GPU exists; under CI=true a missing adapter fails), and the fold is the CPU's bits."""

@@ -39,11 +39,17 @@ def test_validation_like_sklearn():
         assert "should be less than n_samples / 2" in str(sk.value)
 
 
-@pytest.mark.parametrize("metric", ["cosine", "manhattan", "precomputed"])
-def test_non_euclidean_metric_is_a_clear_value_error(metric):
+@pytest.mark.parametrize("metric", ["hamming", "jaccard", "seuclidean", "mahalanobis"])
+def test_other_metrics_are_a_clear_value_error(metric):
     X, Y, _ = blobs(n=20, d=3)
-    with pytest.raises(ValueError, match=f"metric='{metric}' is not supported: faithful computes Euclidean"):
+    with pytest.raises(ValueError, match=f"invalid metric '{metric}': unknown metric"):
         faithful_dr.trustworthiness(X, Y, metric=metric)
+
+
+def test_a_callable_metric_is_a_clear_value_error():
+    X, Y, _ = blobs(n=20, d=3)
+    with pytest.raises(ValueError, match="is not supported: faithful reproduces scipy's named metrics exactly"):
+        faithful_dr.trustworthiness(X, Y, metric=lambda a, b: 0.0)
 
 
 def test_nan_is_a_value_error_naming_the_input():

@@ -6,7 +6,7 @@ import inspect
 from pathlib import Path
 
 import faithful_dr
-from faithful_dr import dask, evaluator, shard, sklearn
+from faithful_dr import dask, evaluator, peers, shard, sklearn
 
 PACKAGE = Path(faithful_dr.__file__).parent
 
@@ -24,7 +24,7 @@ def stub_params(stub, qualname):
 
 
 def test_the_stubs_and_the_marker_are_installed():
-    for name in ("py.typed", "_native.pyi", "evaluator.pyi", "sklearn.pyi", "shard.pyi", "dask.pyi"):
+    for name in ("py.typed", "_native.pyi", "evaluator.pyi", "sklearn.pyi", "shard.pyi", "dask.pyi", "peers.pyi"):
         assert (PACKAGE / name).is_file(), name
 
 
@@ -42,7 +42,7 @@ def test_stubs_name_the_parameters_of_the_python_api():
         ("dask.pyi", dask.measure, "measure"),
         ("sklearn.pyi", sklearn.trustworthiness, "trustworthiness"),
         ("sklearn.pyi", sklearn.continuity, "continuity"),
-    ]:
+    ] + [("peers.pyi", getattr(peers, f), f) for f in dir(peers) if not f.startswith("_") and callable(getattr(peers, f)) and getattr(peers, f).__module__ == peers.__name__]:
         assert stub_params(stub, qualname) == list(inspect.signature(obj).parameters), qualname
 
 

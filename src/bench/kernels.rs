@@ -345,15 +345,19 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
 }
 
 /// Whether every GPU squared distance s̃ (of the prepared space, scaled by `scale`) lies within
-/// its bound ε of the f64 reference: |s̃ − (d·scale)²| ≤ ε, the certificate the exact kernels
+/// its bound ε of the f64 reference: |s̃ − (d·scale)²| ≤ ε (|s̃ − 2d·scale²| ≤ ε under cosine and
+/// correlation, whose unit rows the device holds), the certificate the exact kernels
 /// rely on. Rows are recomputed on the CPU one at a time (O(n) memory).
 pub fn within_bound(points: &Points, scale: f64, s: &[f32], e: &[f32]) -> bool {
     let n = points.n();
+    // The device's value is the scaled squared distance, of the unit rows under cosine and
+    // correlation: 2·d(i, j) there (docs/exactness.md), d(i, j)² otherwise.
+    let cosine = points.metric().kernel() == crate::data::Kernel::Cosine;
     (0..s.len() / n).into_par_iter().all(|i| {
         let mut d = vec![0.0; n];
         distance_row(points, i, &mut d);
         (0..n).all(|j| {
-            let reference = d[j] * d[j] * scale * scale;
+            let reference = if cosine { 2.0 * d[j] } else { d[j] * d[j] } * scale * scale;
             (f64::from(s[i * n + j]) - reference).abs() <= f64::from(e[i * n + j])
         })
     })

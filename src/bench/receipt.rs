@@ -29,6 +29,8 @@ pub struct Settings {
     pub seed: u64,
     pub kernels: Vec<&'static str>,
     pub distance_block_pairs: usize,
+    /// The original space's metric (scipy's name; `minkowski:p=P`); the projection is Euclidean.
+    pub metric: String,
 }
 
 /// One (backend, adapter, kernel, n, D) measurement.
@@ -245,8 +247,8 @@ impl Receipt {
         }
         let _ = writeln!(
             s,
-            "k = {}, warm = median of {} runs, wall-clock times (device kernel times from timestamp queries are in the JSON)\n",
-            self.settings.k, self.settings.repeat
+            "k = {}, original-space metric {}, warm = median of {} runs, wall-clock times (device kernel times from timestamp queries are in the JSON)\n",
+            self.settings.k, self.settings.metric, self.settings.repeat
         );
         let _ = writeln!(
             s,

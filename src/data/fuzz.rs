@@ -1,4 +1,4 @@
-//! Fuzzing the `.npy` and CSV readers with proptest (a few seconds in every `cargo test`):
+//! Fuzzing the `.npy`, `.npz` and CSV readers with proptest (a few seconds in every `cargo test`):
 //! arbitrary bytes, valid files mutated byte by byte, and valid files read back. Any input
 //! gives a result or an error with a one-line message, never a panic, and promptly.
 
@@ -31,6 +31,26 @@ fn read_all(bytes: &[u8]) {
     checked("npy points", t, r.err());
     let t = Instant::now();
     checked("npy labels", t, npy::labels(&mut &bytes[..], len).err());
+    // The distance-matrix header, the kNN graph's arrays and the .npz format scalar.
+    let t = Instant::now();
+    let r = npy::square(&mut &bytes[..], len);
+    if let Ok((n, ty, _, start)) = &r {
+        assert_eq!(start + (n * n * ty.size) as u64, len, "a square matrix's data fills the file");
+    }
+    checked("npy square", t, r.err());
+    let t = Instant::now();
+    let r = npy::array(&mut &bytes[..], len, true, npy::int);
+    if let Ok((shape, v)) = &r {
+        assert_eq!(v.len(), shape.iter().product::<usize>());
+    }
+    checked("npy int array", t, r.err());
+    let t = Instant::now();
+    checked("npy float array", t, npy::array(&mut &bytes[..], len, false, npy::float_of).err());
+    #[cfg(feature = "npz")]
+    {
+        let t = Instant::now();
+        checked("npy text scalar", t, npy::text_scalar(&mut &bytes[..], len).err());
+    }
     if let Ok(text) = std::str::from_utf8(bytes) {
         let t = Instant::now();
         let r = csv::points(text);
@@ -44,7 +64,7 @@ fn read_all(bytes: &[u8]) {
 }
 
 /// A valid `.npy` of `count` elements of `descr` with the given shape and order.
-fn npy_file(descr: &str, shape: &[u64], fortran: bool, data: &[u8]) -> Vec<u8> {
+pub(super) fn npy_file(descr: &str, shape: &[u64], fortran: bool, data: &[u8]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
     let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
     let order = if fortran { "True" } else { "False" };
@@ -60,14 +80,14 @@ const DESCRS: [&str; 12] = ["<f8", ">f8", "<f4", ">f4", "<i8", ">i4", "<i2", "|i
 
 /// Edits applied to a valid file: overwrite, insert, delete, truncate.
 #[derive(Debug, Clone)]
-enum Edit {
+pub(super) enum Edit {
     Set(usize, u8),
     Insert(usize, Vec<u8>),
     Delete(usize, usize),
     Truncate(usize),
 }
 
-fn edit() -> impl Strategy<Value = Edit> {
+pub(super) fn edit() -> impl Strategy<Value = Edit> {
     // Bytes that matter to the header and CSV grammars, plus any byte.
     let byte = prop_oneof![
         prop::sample::select(b"[](){}'\":,; \t\n\r0123456789-+.eE#TrueFals<>|=\\\x00\xff".to_vec()),
@@ -81,7 +101,7 @@ fn edit() -> impl Strategy<Value = Edit> {
     ]
 }
 
-fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+pub(super) fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
     for e in edits {
         let len = bytes.len().max(1);
         match e {

@@ -5,7 +5,8 @@
 
 use std::io::{Read, Write};
 
-use super::npy_header::{self, Dtype, Header};
+pub(super) use super::npy_header::Dtype;
+use super::npy_header::{self, Header};
 use super::sized::at_end;
 use crate::error::FileProblem;
 use crate::quote::quoted;
@@ -52,6 +53,115 @@ pub fn labels(src: &mut impl Read, len: u64) -> Result<Vec<i64>, FileProblem> {
     })?;
     at_end(src, len)?;
     Ok(out)
+}
+
+/// Reads the header of a square float64/float32 matrix (a distance matrix) and checks that the
+/// data after it is exactly n×n elements, before anything is read or allocated: (n, element
+/// type, Fortran order, offset of the data). The values are read later, row block by row block.
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) fn square(src: &mut impl Read, len: u64) -> Result<(usize, Dtype, bool, u64), FileProblem> {
+    let (h, start) = npy_header::read(src)?;
+    let t = h.dtype().filter(|t| t.kind == b'f' && matches!(t.size, 4 | 8)).ok_or_else(|| unsupported(&h))?;
+    let [n, d] = dims::<2>(&h)?;
+    if n != d {
+        return Err(FileProblem::Npy(format!(
+            "shape {} is not square (a distance matrix is n×n)",
+            shape_text(&h.shape)
+        )));
+    }
+    data_len(&h, t, start, len)?;
+    Ok((n, t, h.fortran, start))
+}
+
+/// Reads a 1-D or 2-D array (C or Fortran order) as row-major values: integers of any width
+/// (and floats holding whole numbers) with `ints`, float64/float32 otherwise. Returns the shape.
+pub(super) fn array<T: Copy + Default>(
+    src: &mut impl Read,
+    len: u64,
+    ints: bool,
+    conv: impl Fn(Dtype, &[u8]) -> Result<T, String>,
+) -> Result<(Vec<usize>, Vec<T>), FileProblem> {
+    let (h, start) = npy_header::read(src)?;
+    let t = h
+        .dtype()
+        .filter(|t| match t.kind {
+            b'i' | b'u' => ints && matches!(t.size, 1 | 2 | 4 | 8),
+            b'f' => matches!(t.size, 4 | 8),
+            _ => false,
+        })
+        .ok_or_else(|| unsupported(&h))?;
+    let shape: Vec<usize> = match h.shape.len() {
+        1 => dims::<1>(&h)?.to_vec(),
+        2 => dims::<2>(&h)?.to_vec(),
+        got => return Err(FileProblem::Ndim { expected: 2, got }),
+    };
+    let count = data_len(&h, t, start, len)?;
+    let mut out = zeroed::<T>(count)?;
+    let (n, d) = (shape[0], shape.get(1).copied().unwrap_or(1));
+    let fortran = h.fortran && shape.len() == 2;
+    decode(src, t, count, |k, raw| {
+        let at = if fortran { (k % n) * d + k / n } else { k };
+        out[at] = conv(t, raw).map_err(|why| FileProblem::Npy(format!("element {at}: {why}")))?;
+        Ok(())
+    })?;
+    at_end(src, len)?;
+    Ok((shape, out))
+}
+
+/// An integer element as i64 (as a label is read).
+pub(super) fn int(t: Dtype, raw: &[u8]) -> Result<i64, String> {
+    label(t, raw)
+}
+
+/// A float element, widened exactly to f64.
+pub(super) fn float_of(t: Dtype, raw: &[u8]) -> Result<f64, String> {
+    Ok(float(t, raw))
+}
+
+/// The text of a 0-d string array (`np.array(b'csr')`, `|S3`, or `np.array('csr')`, `<U3`).
+#[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
+pub(super) fn text_scalar(src: &mut impl Read, len: u64) -> Result<String, FileProblem> {
+    let (h, start) = npy_header::read(src)?;
+    let d = h.descr.as_bytes();
+    let (kind, width) = match d {
+        [b'|' | b'<' | b'>' | b'=', k @ (b'S' | b'U'), rest @ ..] => {
+            (*k, std::str::from_utf8(rest).ok().and_then(|r| r.parse::<usize>().ok()).ok_or_else(|| unsupported(&h))?)
+        }
+        _ => return Err(unsupported(&h)),
+    };
+    if !h.shape.is_empty() || width > 64 {
+        return Err(FileProblem::Npy(format!("expected a short text scalar, got shape {}", shape_text(&h.shape))));
+    }
+    let bytes = if kind == b'U' { width * 4 } else { width };
+    if len.saturating_sub(start) != bytes as u64 {
+        return Err(FileProblem::Npy("the text scalar's size does not match its type".into()));
+    }
+    let mut raw = vec![0u8; bytes];
+    src.read_exact(&mut raw)?;
+    let text: String = if kind == b'U' {
+        let little = d[0] != b'>';
+        raw.chunks_exact(4)
+            .map(|c| {
+                let v = if little {
+                    u32::from_le_bytes([c[0], c[1], c[2], c[3]])
+                } else {
+                    u32::from_be_bytes([c[0], c[1], c[2], c[3]])
+                };
+                char::from_u32(v).unwrap_or('\u{fffd}')
+            })
+            .collect()
+    } else {
+        raw.iter().map(|&b| b as char).collect()
+    };
+    Ok(text.trim_end_matches('\0').to_string())
+}
+
+/// Decodes one row's elements of type `t` from `raw` into `out`, widened exactly to f64.
+#[cfg(not(target_arch = "wasm32"))]
+pub(super) fn decode_floats(t: Dtype, raw: &[u8], out: &mut [f64]) {
+    for (o, r) in out.iter_mut().zip(raw.chunks_exact(t.size)) {
+        *o = float(t, r);
+    }
 }
 
 fn unsupported(h: &Header) -> FileProblem {

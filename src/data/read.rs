@@ -6,8 +6,10 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::sized::all_bytes;
-use super::{Labels, Points, csv, npy};
+#[cfg(not(target_arch = "wasm32"))]
+use super::DistanceMatrix;
+use super::sized::{all_bytes, open};
+use super::{KnnGraph, Labels, Points, csv, npy};
 use crate::error::{Error, FileProblem, Result};
 
 enum Kind {
@@ -21,42 +23,6 @@ fn kind(path: &Path) -> Result<Kind> {
         Some("csv") | Some("txt") | Some("tsv") => Ok(Kind::Csv),
         _ => Err(Error::File { path: path.into(), problem: FileProblem::Extension }),
     }
-}
-
-/// Opens a regular file (following symlinks) and returns it with its size.
-fn open(path: &Path) -> Result<(File, u64), FileProblem> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    // Opening a FIFO for reading blocks until a writer comes; non-blocking, it returns at once
-    // and the type check below refuses it. Reads from regular files ignore the flag.
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(FileProblem::NotRegular(type_name(&meta.file_type())));
-    }
-    Ok((file, meta.len()))
-}
-
-fn type_name(t: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO (named pipe)";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_dir() { "a directory" } else { "not a file" }
 }
 
 fn text(file: &mut File, len: u64) -> Result<String, FileProblem> {
@@ -89,6 +55,63 @@ pub fn read_points(path: impl AsRef<Path>) -> Result<Points> {
 pub fn read_labels(path: impl AsRef<Path>) -> Result<Labels> {
     let path = path.as_ref();
     parse(path, |f, len| npy::labels(&mut std::io::BufReader::new(f), len), csv::labels).map(Labels::new)
+}
+
+/// Reads and validates an n×n `.npy` distance matrix (float64/float32, either byte order, C or
+/// Fortran order) as the original space ([`Points::from_distances`]): the shape is checked
+/// against the file's size before anything is allocated, the values in row blocks of bounded
+/// memory, and runs read the rows from the file when they need them (no n×n copy is held).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn read_distances(path: impl AsRef<Path>) -> Result<Points> {
+    let path = path.as_ref();
+    let m = DistanceMatrix::read(path)?;
+    Ok(Points::from_distances(m.name().to_string(), m))
+}
+
+/// Reads a kNN graph as the original space ([`Points::from_knn_graph`]) from n×k `.npy` neighbour
+/// indices (integers of any width) and distances (float64/float32), as UMAP's `knn_indices` and
+/// `knn_dists` (without their self column) or `faithful knn --out/--distances` write them.
+pub fn read_knn_arrays(indices: impl AsRef<Path>, distances: impl AsRef<Path>) -> Result<Points> {
+    let (ip, dp) = (indices.as_ref(), distances.as_ref());
+    let (name, n, k, idx) = matrix(ip, true, npy::int)?;
+    let (_, n2, k2, dist) = matrix(dp, false, npy::float_of)?;
+    if (n, k) != (n2, k2) {
+        return Err(Error::BadGraph {
+            name,
+            reason: format!("the indices are {n}×{k} but the distances ({}) are {n2}×{k2}", dp.display()),
+        }
+        .in_file(ip));
+    }
+    let g = KnnGraph::from_arrays(name.clone(), n, k, &idx, &dist).map_err(|e| e.in_file(ip))?;
+    Ok(Points::from_knn_graph(name, g))
+}
+
+/// A 2-D `.npy` array (integers with `ints`, else floats) as (file name, rows, columns, values).
+fn matrix<T: Copy + Default>(
+    path: &Path,
+    ints: bool,
+    conv: impl Fn(npy::Dtype, &[u8]) -> Result<T, String>,
+) -> Result<(String, usize, usize, Vec<T>)> {
+    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file_error = |problem| Error::File { path: path.into(), problem };
+    let (mut file, len) = open(path).map_err(file_error)?;
+    let (shape, values) = npy::array(&mut std::io::BufReader::new(&mut file), len, ints, conv).map_err(file_error)?;
+    match shape[..] {
+        [n, k] => Ok((name, n, k, values)),
+        _ => Err(file_error(FileProblem::Ndim { expected: 2, got: shape.len() })),
+    }
+}
+
+/// Reads a kNN graph as the original space ([`Points::from_knn_graph`]) from a SciPy CSR `.npz`
+/// (`scipy.sparse.save_npz` of scanpy's `.obsp['distances']` or scikit-learn's
+/// `kneighbors_graph(..., mode='distance')`): row i's stored entries are i's neighbours and
+/// their distances.
+#[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
+pub fn read_knn_npz(path: impl AsRef<Path>) -> Result<Points> {
+    let path = path.as_ref();
+    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let g = super::npz::csr(path, &name)?;
+    Ok(Points::from_knn_graph(name, g))
 }
 
 #[cfg(test)]

@@ -129,6 +129,26 @@ impl Params {
         Ok(p)
     }
 
+    /// These constants with `extra` (scaled units, ≥ 0) added to `abs_e`, rounded up: the gap
+    /// between a cosine space's reference and its unit rows' squared distances
+    /// ([`super::prepare::Prepared::abs_extra`]). `abs_e` enters e additively and, inside the
+    /// root, monotonically, so a larger `abs_e` keeps every step of the proof.
+    pub fn with_extra(mut self, extra: f64) -> Self {
+        if extra > 0.0 {
+            self.abs_e = f32_up(f64::from(self.abs_e) + extra);
+        }
+        self
+    }
+
+    /// [`Params::checked`] for a prepared space, its `abs_extra` included.
+    pub fn checked_for(prep: &super::prepare::Prepared) -> Result<Self, GpuError> {
+        let p = Params::checked(prep.n, prep.dim)?.with_extra(prep.abs_extra);
+        if !p.abs_e.is_finite() {
+            return Err(GpuError::Domain("the f32 bound's absolute term is not finite".into()));
+        }
+        Ok(p)
+    }
+
     /// ε for the f32 squared distance `s` between rows with norms `ni`, `nj` (CPU twin of
     /// `eps_of`; the same operations in the same order).
     pub fn eps_of(&self, s: f32, ni: f32, nj: f32) -> f32 {

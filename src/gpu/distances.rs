@@ -27,10 +27,10 @@ fn trips_per_coordinate(gpu: &Gpu, n: usize) -> u64 {
     }
 }
 
-/// The bound's constants for a certified kernel on n points in `dim` dimensions, after the
+/// The bound's constants for a certified kernel on the prepared space `prep`, after the
 /// domain checks of [`Params::checked`] (and the test-only poison of `GpuRequest::poison_bound`).
-pub fn certified_params(gpu: &Gpu, n: usize, dim: usize) -> Result<Params, GpuError> {
-    let mut p = Params::checked(n, dim)?;
+pub fn certified_params(gpu: &Gpu, prep: &super::prepare::Prepared) -> Result<Params, GpuError> {
+    let mut p = Params::checked_for(prep)?;
     if gpu.request.poison_bound {
         p.abs_e = f32::NAN;
     }

@@ -11,8 +11,30 @@ use crate::data::Points;
 /// squares and sums are normal numbers, and its rounding error is relative (Step 5).
 pub const MIN_ABS: f64 = 1.343_575_221_513_417_8e-138; // 2^-458
 
-/// Checks that every coordinate is 0 or at least [`MIN_ABS`] in magnitude.
+/// Why the GPU's kernels cannot serve these points' metric, if they cannot: the certified
+/// kernels compute Euclidean distances of coordinates (Minkowski p = 2 is Euclidean, bit for
+/// bit), and cosine and correlation as the Euclidean distances of unit rows with a proven gap;
+/// any other metric, and given distances, are served by the CPU reference.
+pub fn metric_unsupported(points: &Points) -> Option<String> {
+    use crate::data::Kernel;
+    match points.metric().kernel() {
+        // Cosine and correlation: the unit rows' squared distances, certified with the gap
+        // between them and the reference (`prepare::cosine_gap`).
+        Kernel::Euclidean | Kernel::Cosine if points.has_coordinates() => None,
+        _ if !points.has_coordinates() => Some(format!(
+            "the original space is a {}, and the GPU's kernels compute distances of coordinates",
+            points.input()
+        )),
+        _ => Some(format!("metric {} has no certified GPU kernel", points.metric())),
+    }
+}
+
+/// Checks that the points' metric has a certified kernel and every coordinate is 0 or at
+/// least [`MIN_ABS`] in magnitude.
 pub fn check_points(points: &Points) -> Result<(), GpuError> {
+    if let Some(why) = metric_unsupported(points) {
+        return Err(GpuError::Domain(why));
+    }
     for i in 0..points.n() {
         if let Some((c, v)) = points.row(i).iter().enumerate().find(|(_, v)| **v != 0.0 && v.abs() < MIN_ABS) {
             return Err(GpuError::Domain(format!(

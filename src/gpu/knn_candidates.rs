@@ -63,8 +63,8 @@ pub async fn certified_knn(
         return Ok((Neighbours { k, idx, dist }, stats));
     }
     let cap = cap(k);
-    let params = knn_params(points.n(), points.dim(), k);
     let prep = &space.prep;
+    let params = with_knn(Params::new(prep.n, prep.dim).with_extra(prep.abs_extra), k);
     stats.rows_per_dispatch = for_each_block(gpu, space, k, rows, tally, |row0, rows, counts, cands, short| {
         let at = row0 - first;
         let block_idx = &mut idx[at * k..(at + rows) * k];
@@ -136,7 +136,7 @@ async fn for_each_block(
 ) -> Result<u32, GpuError> {
     let (n, cap) = (space.prep.n, cap(k));
     let per = block_rows(gpu, n, cap as u64 * 8);
-    let mut params = with_knn(certified_params(gpu, n, space.prep.dim)?, k);
+    let mut params = with_knn(certified_params(gpu, &space.prep)?, k);
     let mut pending: Option<(usize, usize, Submitted, Recorded, wgpu::Buffer)> = None;
     let (mut row0, end) = (rows.start, rows.end);
     while row0 < end || pending.is_some() {

@@ -111,6 +111,13 @@ pub async fn fast_pairwise_async(
     needs: &crate::resources::Needs,
     out: &mut [crate::resources::Pairwise],
 ) -> Result<u64, GpuError> {
+    // The Fast reductions compute Euclidean distances of coordinates, nothing else.
+    if high.metric().kernel() != crate::data::Kernel::Euclidean || !high.has_coordinates() {
+        return Err(GpuError::Domain(format!(
+            "the Fast pair reductions compute Euclidean distances, and the original space's metric is {}",
+            high.metric()
+        )));
+    }
     let mut tally = Tally::default();
     let mut high_dens: Option<Vec<Vec<f64>>> = None;
     let mut incomplete = 0;

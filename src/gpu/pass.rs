@@ -87,6 +87,8 @@ pub async fn gpu_row_pass_rows_async(
     rows: Range<usize>,
 ) -> Result<(PassOutput, GpuStats), GpuError> {
     let t0 = web_time::Instant::now();
+    // The device builds cross ranks in both directions; the projection-only ones are among them.
+    let needs = needs.cross_both();
     let ks = needs.pass_ks(lows.len());
     let (kh, kl, kc) = (ks.kh, ks.kl, ks.kc);
     let cached = ks.usable(cached_high);

@@ -4,7 +4,7 @@
 use super::GpuError;
 use super::bound::{U64, f32_up};
 use super::domain::check_points;
-use crate::data::Points;
+use crate::data::{Kernel, Points};
 
 /// A space as the kernels see it.
 #[derive(Debug, Clone)]
@@ -17,6 +17,10 @@ pub struct Prepared {
     pub norms: Vec<f32>,
     /// The power of two 2^e.
     pub scale: f64,
+    /// An absolute term added to the bound's `abs_e` (scaled units): 0 for Euclidean spaces;
+    /// for cosine and correlation, 2^{2e} times the gap between the reference's `2 d(i, j)` and
+    /// the squared distance of the unit rows the device sees ([`cosine_gap`]).
+    pub abs_extra: f64,
 }
 
 /// Centres, scales and rounds `points` (translation and power-of-two scaling leave the
@@ -42,7 +46,7 @@ pub fn prepare(points: &Points) -> Prepared {
         .chunks_exact(dim.max(1))
         .map(|r| f32_up(r.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt() * up))
         .collect();
-    Prepared { n, dim, pts, norms, scale }
+    Prepared { n, dim, pts, norms, scale, abs_extra: 0.0 }
 }
 
 /// Checks the prepared space against the certified domain (`gpu::domain`): a finite
@@ -58,12 +62,60 @@ fn check_prepared(prep: &Prepared) -> Result<(), GpuError> {
 }
 
 /// [`prepare`] for the certified kernels: the data and the prepared space checked against the
-/// certified domain (`gpu::domain`) first.
+/// certified domain (`gpu::domain`) first. A cosine or correlation space goes to the device as
+/// its unit rows `z_i = x_i / ‖x_i‖` (of the centred rows under correlation, ‖·‖ the
+/// reference's norms), whose squared distances are `2 d(i, j)` up to [`cosine_gap`], added to
+/// the bound (docs/exactness.md, "Cosine and correlation on the GPU").
 pub fn prepare_checked(points: &Points) -> Result<Prepared, GpuError> {
+    if points.metric().kernel() == Kernel::Cosine {
+        let unit = unit_rows(points)?;
+        check_points(&unit)?;
+        let mut prep = prepare(&unit);
+        prep.abs_extra = prep.scale * prep.scale * cosine_gap(points.dim());
+        check_prepared(&prep)?;
+        return Ok(prep);
+    }
     check_points(points)?;
     let prep = prepare(points);
     check_prepared(&prep)?;
     Ok(prep)
+}
+
+/// Smallest row norm the GPU's cosine bound covers: 2^-400. Every coordinate product below
+/// 2^-1022 (a subnormal the reference rounds absolutely) then errs by at most 2^-1075, which
+/// relative to ‖u‖ ‖v‖ ≥ 2^-800 is below 2^-275 (the `D · 2^-270` term of [`cosine_gap`]).
+pub const MIN_COSINE_NORM: f64 = 3.872_591_914_849_318e-121; // 2^-400
+
+/// The unit rows `fl(x_ic / ‖x_i‖)` of a cosine or correlation space (Euclidean points), with
+/// the reference's norms; norms below [`MIN_COSINE_NORM`] are outside the certified domain.
+fn unit_rows(points: &Points) -> Result<Points, GpuError> {
+    let prep = points.prepared().expect("cosine and correlation points carry their norms");
+    let (n, d) = (points.n(), points.dim());
+    let rows: &[f64] = match &prep.centred {
+        Some((rows, _)) => rows,
+        None => points.as_slice(),
+    };
+    if let Some(i) = prep.norms.iter().position(|&x| !(x >= MIN_COSINE_NORM)) {
+        return Err(GpuError::Domain(format!(
+            "row {i}'s norm {:e} is below 2^-400, where the cosine bound's products may lose relative precision",
+            prep.norms[i]
+        )));
+    }
+    let unit: Vec<f64> =
+        rows.chunks_exact(d).zip(&prep.norms).flat_map(|(r, &nm)| r.iter().map(move |&x| x / nm)).collect();
+    Points::from_vec(points.name(), n, d, unit)
+        .map_err(|e| GpuError::Domain(format!("the unit rows are not a valid point set ({e})")))
+}
+
+/// `E(D)` with `|2 d_ref(i, j) − ‖z_i − z_j‖²| ≤ E(D)` for the reference's cosine distance
+/// `d_ref` of D-dimensional rows and their unit rows z (docs/exactness.md, "Cosine and
+/// correlation on the GPU"): `8φ + 4φ² + 2(1.02 γ_{3D+7} + 2u)` with `φ = γ_{D+4}`, u = 2^-53,
+/// γ_m = mu/(1 − mu), times 1.1, plus `D · 2^-270` for subnormal products.
+pub fn cosine_gap(dim: usize) -> f64 {
+    let gamma = |m: f64| m * U64 / (1.0 - m * U64);
+    let d = dim as f64;
+    let phi = gamma(d + 4.0);
+    1.1 * (8.0 * phi + 4.0 * phi * phi + 2.0 * (1.02 * gamma(3.0 * d + 7.0) + 2.0 * U64)) + d * 2f64.powi(-270)
 }
 
 /// A prepared space resident on the device.

@@ -84,7 +84,7 @@ pub async fn certified_ranks(
     let per_row_bytes = (cap * 8).max(kq * 4).max(WG * 16) as u64;
     let per = block_rows(gpu, n, per_row_bytes);
     stats.rows_per_dispatch = per as u32;
-    let mut params = certified_params(gpu, n, points.dim())?;
+    let mut params = certified_params(gpu, &space.prep)?;
     params.k = kq as u32;
     params.cap = cap as u32;
     // Each block is one batch, submitted before the previous block is read back and refined.

@@ -27,7 +27,7 @@ pub async fn bounded_sqdist_tally_async(
 ) -> Result<(Prepared, Vec<f32>, Vec<f32>), GpuError> {
     let n = points.n();
     let space = gpu.upload(prepare_checked(points)?, tally)?;
-    let mut params = certified_params(gpu, n, points.dim())?;
+    let mut params = certified_params(gpu, &space.prep)?;
     let per = (gpu.max_rows() as usize).min(max_block_rows(gpu, n));
     let (mut s, mut e) = (Vec::with_capacity(rows.len() * n), Vec::with_capacity(rows.len() * n));
     for row0 in rows.clone().step_by(per) {

@@ -16,7 +16,9 @@
 
 use super::{Ctx, Output, Resolved, tnc_factor};
 use crate::error::Result;
-use crate::resources::{CoRankCounts, FusedLists, ListKs, coranking_pass_fused, coranking_pass_rows};
+use crate::resources::{
+    CoRankCounts, FusedLists, ListKs, coranking_from_lists, coranking_pass_fused, coranking_pass_rows,
+};
 use crate::sum::{Compensated, pairwise_sum, pairwise_sum_by};
 
 /// `k_max` as resolved: the parameter, or n − 2 for 0 (validated by `Resolved::check_k`).
@@ -49,6 +51,15 @@ fn log_weight(len: usize) -> f64 {
 pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let n = ctx.n();
     let km = k_max(r, n);
+    if let Some(g) = ctx.high.knn_graph() {
+        // From a kNN graph: Q_NX, R_NX, LCMC and what follows from them for K ≤ k_max (the
+        // planner checked k_max against the graph's k); the rank-based curves need ranks.
+        let own_auc = own_auc(n, km);
+        let counts = coranking_from_lists((g.lists().0, g.k()), ctx.low, km, ctx.block_rows, ctx.ctl, &own_auc)?;
+        let mut out = output(counts);
+        out.curves.retain(|(_, v)| !v.is_empty());
+        return Ok(out);
+    }
     // The counts of the fused pass that built the other measures' lists, when it ran with this
     // k_max; else this measure's own pass.
     let counts = match ctx.coranking {
@@ -70,10 +81,18 @@ pub fn fused(
     ctl: &crate::Control,
     rows: std::ops::Range<usize>,
 ) -> Result<(CoRankCounts, FusedLists)> {
-    let n = high.n();
-    let weight = log_weight(km);
-    let own_auc = |cum: &[u32]| log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight;
+    let own_auc = own_auc(high.n(), km);
     coranking_pass_fused(high, low, km, lists, block_rows, ctl, &own_auc, rows)
+}
+
+/// A row's summary: its own R_NX AUC from its joint counts (`cum[K − 1]`, K ≤ km).
+fn own_auc(n: usize, km: usize) -> impl Fn(&[u32]) -> f64 + Sync {
+    // Every row has k_max counts, so [`log_auc`]'s denominator is computed once (the same bits).
+    let weight = log_weight(km);
+    move |cum: &[u32]| {
+        debug_assert_eq!(cum.len(), km);
+        log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight
+    }
 }
 
 /// The pass's counts over the rows `rows` (all of them for the measure, one block for a
@@ -86,14 +105,8 @@ pub fn counts_rows(
     ctl: &crate::Control,
     rows: std::ops::Range<usize>,
 ) -> Result<CoRankCounts> {
-    let n = high.n();
-    // A point's own Q_NX(K) is its count over K; every row has k_max counts, so [`log_auc`]'s
-    // denominator is computed once (the same bits).
-    let weight = log_weight(km);
-    let own_auc = |cum: &[u32]| {
-        debug_assert_eq!(cum.len(), km);
-        log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight
-    };
+    // A point's own Q_NX(K) is its count over K.
+    let own_auc = own_auc(high.n(), km);
     coranking_pass_rows(high, low, km, block_rows, ctl, &own_auc, rows)
 }
 

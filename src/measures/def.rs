@@ -14,6 +14,8 @@ pub enum ParamKind {
     Float,
     /// A finite number > 0 (ZADU's `validate_positive_real`).
     PositiveFloat,
+    /// A number in [0, 1] (nerv's `lambda`).
+    UnitFloat,
     /// A string from a fixed set.
     Choice(&'static [&'static str]),
     /// A clustering strategy: one of the named ones, or ZADU's `'<k>-means'` (k-means with k
@@ -42,11 +44,73 @@ pub(crate) fn custom_kmeans(s: &str) -> Option<std::result::Result<usize, &'stat
     Some(if k == 0 { Err("'<k>-means' needs k >= 1 clusters") } else { Ok(k) })
 }
 
+/// What a measure's per-point values mean, so that a reader (the CLI's table, the page's colour
+/// legend, a notebook) aggregates and draws them correctly: a `share` is not a score on a 0–1
+/// scale, a `count` is a whole number, a `partial_mean` has points without a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LocalKind {
+    /// Their mean is the measure's value (up to the order of the final sum): a per-point score
+    /// on the value's scale.
+    Mean,
+    /// They sum to the measure's value: each point's part of a total.
+    Sum,
+    /// They sum to 1: each point's fraction of a total.
+    Share,
+    /// The mean of the points that have a value is the measure's value; a point without one
+    /// has `null` (in Rust and in the browser's arrays `NaN` marks it; never 0).
+    PartialMean,
+    /// A whole number per point (e.g. how many of its k neighbours are false).
+    Count,
+    /// A per-point score on the value's scale, higher is better, that does not aggregate exactly
+    /// to the value (snc's local steadiness and cohesiveness).
+    Score,
+    /// A signed log ratio, 0 where the point is treated alike in both spaces (a diverging scale
+    /// around 0); a point without one (a zero radius) has `null`, as for `partial_mean`.
+    LogRatio,
+}
+
+impl LocalKind {
+    /// The name used in JSON, TypeScript and Python (`mean`, `partial_mean`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            LocalKind::Mean => "mean",
+            LocalKind::Sum => "sum",
+            LocalKind::Share => "share",
+            LocalKind::PartialMean => "partial_mean",
+            LocalKind::Count => "count",
+            LocalKind::Score => "score",
+            LocalKind::LogRatio => "log_ratio",
+        }
+    }
+    /// Whether a point may have no value (`NaN` in a vector, `null` in JSON).
+    pub fn allows_missing(self) -> bool {
+        matches!(self, LocalKind::PartialMean | LocalKind::LogRatio)
+    }
+}
+
+/// One per-point output of a measure: its key and what its values mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalDef {
+    pub key: &'static str,
+    pub kind: LocalKind,
+}
+
+impl LocalDef {
+    /// A local output of kind `kind`.
+    pub const fn new(key: &'static str, kind: LocalKind) -> Self {
+        LocalDef { key, kind }
+    }
+}
+
 /// A parameter of a measure, with its default as written on the command line.
 #[derive(Debug, Clone, Copy)]
 pub struct ParamDef {
     pub name: &'static str,
     pub kind: ParamKind,
+    /// The default as a spec writes it; empty: no default, a spec must give it (no silent
+    /// default where none is right, as cca_stress's `lambda`, a length in the projection's units).
     pub default: &'static str,
 }
 
@@ -81,7 +145,8 @@ pub struct MeasureDef {
     /// ZADU: `ivm` returns the measure's name (`silhouette`, ...), `c_evm` returns
     /// `{clustering}_{measure}` (`kmeans_arand`, ...). Empty when the keys are `keys`.
     pub keyed_by: &'static [&'static str],
-    pub local_keys: &'static [&'static str],
+    /// The per-point outputs, each with its kind.
+    pub local: &'static [LocalDef],
     pub needs: fn(&Resolved) -> Needs,
     pub compute: fn(&Ctx, &Resolved) -> Result<Output>,
     /// One line for `--help` and docs.
@@ -103,6 +168,17 @@ pub struct Resolved {
 impl std::fmt::Debug for MeasureDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.id)
+    }
+}
+
+impl MeasureDef {
+    /// The keys of the per-point outputs, in declaration order.
+    pub fn local_keys(&self) -> impl Iterator<Item = &'static str> + use<> {
+        self.local.iter().map(|l| l.key)
+    }
+    /// The kind of the per-point output `key`.
+    pub fn local_kind(&self, key: &str) -> Option<LocalKind> {
+        self.local.iter().find(|l| l.key == key).map(|l| l.kind)
     }
 }
 

@@ -4,25 +4,33 @@
 //! resources it needs, and computes from a [`Ctx`] that holds those resources. Measures never
 //! compute distances themselves and never know which backend built their resources.
 
+mod ale;
 mod c_evm;
 mod ca_tnc;
 mod cadi;
+mod cca_stress;
 pub mod coranking;
 mod def;
+mod density_preservation;
 mod dsc;
 mod dtm;
 mod gi;
+mod global_score;
 mod ivm;
 mod kl_div;
+mod knn_overlap;
 mod l_tnc;
 mod lcmc;
 mod mrre;
 mod nd;
+mod nerv;
 mod nh;
 mod nm_stress;
 mod pr;
 mod proc;
 mod registry;
+mod residual_variance;
+mod sammon;
 mod sn_stress;
 mod snc;
 mod srho;
@@ -30,13 +38,14 @@ mod stress;
 mod support;
 mod tnc;
 mod topo;
+mod triplet_accuracy;
 
-pub use def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved};
-pub use registry::{REGISTRY, ZADU_PENDING, find};
+pub use def::{KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved};
+pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates};
 
 use crate::control::Control;
 use crate::data::{Labels, Points};
-use crate::resources::{CoRankCounts, CrossRanks, Neighbours, Pairwise};
+use crate::resources::{CoRankCounts, CrossRanks, Neighbours, Pairwise, RowSweep};
 
 /// What a measure reads: the two point sets, labels, and the resources it declared.
 pub struct Ctx<'a> {
@@ -76,6 +85,9 @@ impl Ctx<'_> {
     }
     fn pairwise(&self) -> &Pairwise {
         self.pairwise.expect("planner provides the all-pairs resources")
+    }
+    fn sweep(&self) -> &RowSweep {
+        self.pairwise().sweep.as_ref().expect("planner provides the full-row sweep")
     }
     fn labels(&self) -> &Labels {
         self.labels.expect("labels were validated")

@@ -1,9 +1,14 @@
 //! The table of measures and the resolution of a [`Spec`] against it.
 
-use super::def::{KRule, MeasureDef, ParamDef, ParamKind, Resolved, custom_kmeans};
+use super::def::{KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved, custom_kmeans};
 use crate::error::{Error, Result};
 use crate::resources::Needs;
 use crate::spec::{ParamValue, Spec};
+
+/// A local output whose mean is the value.
+const fn mean(key: &'static str) -> LocalDef {
+    LocalDef::new(key, LocalKind::Mean)
+}
 
 const K: ParamDef = ParamDef { name: "k", kind: ParamKind::Int, default: "20" };
 const SIGMA: ParamDef = ParamDef { name: "sigma", kind: ParamKind::PositiveFloat, default: "0.1" };
@@ -18,7 +23,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::Trustworthiness,
         keys: &["trustworthiness", "continuity"],
         keyed_by: &[],
-        local_keys: &["local_trustworthiness", "local_continuity"],
+        local: &[mean("local_trustworthiness"), mean("local_continuity")],
         needs: |r| Needs::cross(r.k),
         compute: super::tnc::compute,
         about: "Trustworthiness & continuity: penalise false and missing neighbours by rank",
@@ -31,10 +36,38 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::Neighbor,
         keys: &["mrre_false", "mrre_missing"],
         keyed_by: &[],
-        local_keys: &["local_mrre_false", "local_mrre_missing"],
+        local: &[mean("local_mrre_false"), mean("local_mrre_missing")],
         needs: |r| Needs::cross(r.k),
         compute: super::mrre::compute,
         about: "Mean relative rank error (higher is better, as in ZADU)",
+    },
+    MeasureDef {
+        id: "continuity",
+        zadu_id: "continuity",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Trustworthiness,
+        keys: &["continuity"],
+        keyed_by: &[],
+        local: &[mean("local_continuity")],
+        needs: |r| Needs::cross_low(r.k),
+        compute: super::tnc::compute_continuity,
+        about: "Continuity alone (tnc's second key; not a ZADU id): needs only each point's original k neighbours, \
+                so a kNN graph serves it",
+    },
+    MeasureDef {
+        id: "mrre_missing",
+        zadu_id: "mean_relative_rank_error_missing",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["mrre_missing"],
+        keyed_by: &[],
+        local: &[mean("local_mrre_missing")],
+        needs: |r| Needs::cross_low(r.k),
+        compute: super::mrre::compute_missing,
+        about: "MRRE of the missing neighbours alone (mrre's second key; not a ZADU id): needs only each point's \
+                original k neighbours, so a kNN graph serves it",
     },
     MeasureDef {
         id: "lcmc",
@@ -44,7 +77,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::Neighbor,
         keys: &["lcmc"],
         keyed_by: &[],
-        local_keys: &["local_lcmc"],
+        local: &[mean("local_lcmc")],
         needs: |r| Needs::knn_both(r.k),
         compute: super::lcmc::compute,
         about: "Local continuity meta-criterion: kNN overlap above chance",
@@ -57,7 +90,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         min_classes: 0,
         k_rule: KRule::Curve,
         keys: &["auc_rnx", "q_local", "q_global", "k_max_lcmc"],
-        local_keys: &["local_auc_rnx"],
+        local: &[mean("local_auc_rnx")],
         keyed_by: &[],
         // Its own exact pass over rows (every pair's rank in both spaces), not the kNN lists.
         needs: |_| Needs::default(),
@@ -73,7 +106,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::Neighbor,
         keys: &["neighborhood_hit"],
         keyed_by: &[],
-        local_keys: &["local_neighborhood_hit"],
+        local: &[mean("local_neighborhood_hit")],
         needs: |r| Needs::knn_low(r.k),
         compute: super::nh::compute,
         about: "Neighbourhood hit: share of projection neighbours with the same label",
@@ -86,7 +119,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::Trustworthiness,
         keys: &["ca_trustworthiness", "ca_continuity"],
         keyed_by: &[],
-        local_keys: &["local_ca_trustworthiness", "local_ca_continuity"],
+        local: &[mean("local_ca_trustworthiness"), mean("local_ca_continuity")],
         needs: |r| Needs::cross(r.k),
         compute: super::ca_tnc::compute,
         about: "Class-aware T&C: false neighbours of other classes, missing ones of the same class",
@@ -99,7 +132,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::Neighbor,
         keys: &["neighbor_dissimilarity"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |r| Needs::knn_both(r.k),
         compute: super::nd::compute,
         about: "Neighbour dissimilarity of the shared-neighbour graphs",
@@ -112,7 +145,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::Neighbor,
         keys: &["procrustes"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |r| Needs::knn_both(r.k),
         compute: super::proc::compute,
         about: "Procrustes distance of each neighbourhood after optimal rotation",
@@ -125,7 +158,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::Neighbor,
         keys: &["topographic_product"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |r| Needs::cross(r.k),
         compute: super::topo::compute,
         about: "Topographic product of neighbour distance ratios",
@@ -143,7 +176,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["label_trustworthiness", "label_continuity"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::default(),
         compute: super::l_tnc::compute,
         about: "Label T&C: per class pair, a cluster validation measure in X vs Y (random_seed: ch_btw shuffles only)",
@@ -156,7 +189,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["distance_consistency"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::default(),
         compute: super::dsc::compute,
         about: "Distance consistency: share of points nearest to their own class centroid",
@@ -173,7 +206,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["silhouette"],
         keyed_by: &["measure"],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::default(),
         compute: super::ivm::compute,
         about: "Internal validation (scikit-learn) of the projection with the labels; key: the measure's name",
@@ -193,7 +226,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["kmeans_arand"],
         keyed_by: &["clustering", "measure"],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::default(),
         compute: super::c_evm::compute,
         about: "k-means (k = classes, k-means++ seeded as ZADU) on the projection vs the labels; key: {clustering}_{measure}",
@@ -210,7 +243,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["class_angular_distortion_index"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::default(),
         compute: super::cadi::compute,
         about: "Class angular distortion index over random class triplets (n_triplets=0: 10n)",
@@ -223,7 +256,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["gap_index"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::default(),
         compute: super::gi::compute,
         about: "Gap index: area distortion of the projection's Delaunay triangles (2-D projections)",
@@ -236,7 +269,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["stress"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::pair_sums(),
         compute: super::stress::compute,
         about: "Stress: √(Σ(d^X − d^Y)² / Σ(d^X)²) over all pairs",
@@ -249,7 +282,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["scale_normalized_stress"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::pair_sums(),
         compute: super::sn_stress::compute,
         about: "Scale-normalised stress: the stress of the best scaling α·Y",
@@ -262,7 +295,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["non_metric_stress"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::pair_isotonic(),
         compute: super::nm_stress::compute,
         about: "Non-metric stress: residual of the isotonic regression of d^Y on d^X over all pairs",
@@ -275,7 +308,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["pearson_r"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::pair_sums(),
         compute: super::pr::compute,
         about: "Pearson correlation of d^X and d^Y over all pairs",
@@ -288,7 +321,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["spearman_rho"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |_| Needs::pair_ranks(),
         compute: super::srho::compute,
         about: "Spearman correlation (average ranks, ties averaged) of d^X and d^Y over all pairs",
@@ -301,7 +334,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["kl_divergence"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |r| Needs::density(r.float("sigma")),
         compute: super::kl_div::compute,
         about: "KL divergence of the Gaussian densities (bandwidth sigma) of X and Y",
@@ -314,7 +347,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::None,
         keys: &["distance_to_measure"],
         keyed_by: &[],
-        local_keys: &[],
+        local: &[],
         needs: |r| Needs::density(r.float("sigma")),
         compute: super::dtm::compute,
         about: "Distance to measure: Σ|p − q| of the Gaussian densities of X and Y",
@@ -341,13 +374,169 @@ pub static REGISTRY: &[MeasureDef] = &[
         k_rule: KRule::NeighborSqrt,
         keys: &["steadiness", "cohesiveness"],
         keyed_by: &[],
-        local_keys: &["local_steadiness", "local_cohesiveness"],
+        local: &[
+            LocalDef::new("local_steadiness", LocalKind::Score),
+            LocalDef::new("local_cohesiveness", LocalKind::Score),
+        ],
         needs: |r| Needs::knn_both(r.k),
         compute: super::snc::compute,
         about: "Steadiness & cohesiveness: random-walk clusters (HDBSCAN or k-means) of one space, \
                 distorted in the other (k=0: ⌊√n⌋; seeded as ZADU's RandomState)",
     },
+    // Beyond ZADU: the distance, embedding-cost and neighbourhood measures of the other
+    // libraries (SickleJS, tf-projection-qm, PaCMAP, TriMap, TorchDR); their ids are their own.
+    MeasureDef {
+        id: "sammon",
+        zadu_id: "sammon_stress",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["sammon_stress"],
+        keyed_by: &[],
+        local: &[LocalDef::new("local_sammon_stress", LocalKind::Sum)],
+        needs: |_| Needs::sammon(),
+        compute: super::sammon::compute,
+        about: "Sammon's stress: Σ(d^X − d^Y)²/d^X ÷ Σd^X over all pairs (pairs at d^X = 0 left out); lower is better",
+    },
+    MeasureDef {
+        id: "cca_stress",
+        zadu_id: "curvilinear_component_analysis_stress",
+        params: &[
+            // A length in the projection's units: no default is right for every projection.
+            ParamDef { name: "lambda", kind: ParamKind::PositiveFloat, default: "" },
+            ParamDef { name: "kernel", kind: ParamKind::Choice(&["exponential", "step"]), default: "exponential" },
+        ],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["cca_stress", "cca_stress_raw"],
+        keyed_by: &[],
+        local: &[LocalDef::new("local_cca_stress", LocalKind::Sum)],
+        needs: |r| Needs::cca(super::cca_stress::job(r)),
+        compute: super::cca_stress::compute,
+        about: "CCA stress: Σ(d^X − d^Y)²F(d^Y) ÷ Σ(d^X)²F(d^Y), F = exp(−d/λ) or 1[d ≤ λ] (lambda required); lower is better",
+    },
+    MeasureDef {
+        id: "residual_variance",
+        zadu_id: "residual_variance",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["residual_variance"],
+        keyed_by: &[],
+        local: &[],
+        needs: |_| Needs::pair_sums(),
+        compute: super::residual_variance::compute,
+        about: "Residual variance: 1 − r² of d^X and d^Y over all pairs (Isomap's); lower is better",
+    },
+    MeasureDef {
+        id: "nerv",
+        zadu_id: "neighbor_retrieval_visualizer",
+        params: &[
+            ParamDef { name: "lambda", kind: ParamKind::UnitFloat, default: "0.5" },
+            ParamDef { name: "perplexity", kind: ParamKind::PositiveFloat, default: "30" },
+            // separate: each space's bandwidths from the perplexity; shared: X's reused in Y (SickleJS).
+            ParamDef { name: "bandwidth", kind: ParamKind::Choice(&["separate", "shared"]), default: "separate" },
+        ],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["nerv", "nerv_recall", "nerv_precision"],
+        keyed_by: &[],
+        local: &[mean("local_nerv"), mean("local_nerv_recall"), mean("local_nerv_precision")],
+        needs: |r| Needs::nerv(super::nerv::job(r)),
+        compute: super::nerv::compute,
+        about: "NeRV: mean over points of λ·KL(p‖q) + (1−λ)·KL(q‖p) of Gaussian neighbourhoods of the given perplexity; lower is better",
+    },
+    MeasureDef {
+        id: "knn_overlap",
+        zadu_id: "knn_overlap",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["knn_overlap", "jaccard"],
+        keyed_by: &[],
+        local: &[
+            mean("local_knn_overlap"),
+            mean("local_jaccard"),
+            LocalDef::new("true_neighbours", LocalKind::Count),
+            LocalDef::new("false_neighbours", LocalKind::Count),
+            LocalDef::new("missing_neighbours", LocalKind::Count),
+        ],
+        needs: |r| Needs::knn_both(r.k),
+        compute: super::knn_overlap::compute,
+        about: "kNN overlap |N^X ∩ N^Y|/k and Jaccard |∩|/|∪| per point; true, false and missing neighbours",
+    },
+    MeasureDef {
+        id: "ale",
+        zadu_id: "average_local_error",
+        // true: of the squared distances, tf-projection-qm's.
+        params: &[ParamDef { name: "squared", kind: ParamKind::Choice(&["false", "true"]), default: "false" }],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["average_local_error"],
+        keyed_by: &[],
+        local: &[mean("local_average_local_error")],
+        needs: |r| Needs::ale(super::ale::squared(r)),
+        compute: super::ale::compute,
+        about: "Average local error: per point the mean |d^X/max d^X − d^Y/max d^Y| over the others; lower is better",
+    },
+    MeasureDef {
+        id: "density_preservation",
+        zadu_id: "density_preservation",
+        params: &[K],
+        min_classes: 0,
+        k_rule: KRule::Neighbor,
+        keys: &["density_preservation"],
+        keyed_by: &[],
+        local: &[LocalDef::new("local_density_preservation", LocalKind::LogRatio)],
+        needs: |r| Needs::knn_both(r.k),
+        compute: super::density_preservation::compute,
+        about: "densMAP's density preservation: Pearson r of the log local radii (mean squared kNN distance) of X and Y",
+    },
+    MeasureDef {
+        id: "triplet_accuracy",
+        zadu_id: "random_triplet_accuracy",
+        params: &[
+            // 0: 5n, PaCMAP's five per point.
+            ParamDef { name: "n_triplets", kind: ParamKind::Count, default: "0" },
+            // np.random.default_rng(random_state), as PaCMAP's rng: faithful reproduces seeds < 2^63.
+            ParamDef { name: "random_state", kind: ParamKind::Seed(63), default: "0" },
+            ParamDef { name: "exhaustive", kind: ParamKind::Choice(&["false", "true"]), default: "false" },
+        ],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["triplet_accuracy"],
+        keyed_by: &[],
+        local: &[],
+        needs: |_| Needs::default(),
+        compute: super::triplet_accuracy::compute,
+        about: "PaCMAP's random-triplet accuracy: share of triplets whose distance order is kept (n_triplets=0: 5n)",
+    },
+    MeasureDef {
+        id: "global_score",
+        zadu_id: "global_score",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["global_score"],
+        keyed_by: &[],
+        local: &[],
+        needs: |_| Needs::default(),
+        compute: super::global_score::compute,
+        about: "TriMap's global score: exp(−(E_Y − E_PCA)/E_PCA) of linear reconstruction errors (1 for PCA)",
+    },
 ];
+
+/// Whether the measure reads the original space's coordinates, not only its distances
+/// (centroids, angles, areas, Procrustes and least-squares fits, k-means clusters). Such a measure has Euclidean
+/// geometry built in: it needs coordinates and the Euclidean metric.
+pub fn reads_high_coordinates(r: &Resolved) -> bool {
+    match r.def.id {
+        "proc" | "l_tnc" | "cadi" | "gi" | "global_score" => true,
+        // HDBSCAN ("dbscan") clusters the shared-neighbour graph; k-means clusters coordinates.
+        "snc" => super::support::params::param_str(r, "clustering_strategy") != "dbscan",
+        _ => false,
+    }
+}
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
 pub static ZADU_PENDING: &[(&str, &str)] = &[];
@@ -365,6 +554,16 @@ pub fn find(id: &str) -> Result<&'static MeasureDef> {
 }
 
 impl Resolved {
+    /// Checks every parameter whose range depends on the number of points: `k` (ZADU's rule,
+    /// [`Resolved::check_k`]) and nerv's perplexity (1 ≤ perplexity ≤ n − 1).
+    pub fn check_n(&self, n: usize) -> Result<()> {
+        self.check_k(n)?;
+        if self.def.id == "nerv" {
+            super::nerv::check_perplexity(self, n)?;
+        }
+        Ok(())
+    }
+
     /// Resolves `spec`: known id, known parameters of the right type. `k` is range-checked later,
     /// against n, by [`Resolved::check_k`].
     pub fn new(spec: &Spec) -> Result<Self> {
@@ -382,6 +581,9 @@ impl Resolved {
         let mut params = Vec::with_capacity(def.params.len());
         for p in def.params {
             let given = spec.params.iter().find(|(n, _)| n == p.name).map(|(_, v)| v.clone());
+            if given.is_none() && p.default.is_empty() {
+                return Err(Error::MissingParam { id: def.id.into(), param: p.name.into(), example: "1".into() });
+            }
             let value = given.unwrap_or_else(|| ParamValue::parse(p.default));
             params.push((p.name.to_string(), typed(def, p, value)?));
         }
@@ -403,8 +605,13 @@ impl Resolved {
             planned.push(("k", bytes, format!("neighbour lists of {n} points ({projections} projection(s))")));
         }
         if self.params.iter().any(|(p, _)| p == "n_triplets") {
-            let t = super::cadi::triplets(n, super::support::params::param_int(self, "n_triplets"));
-            planned.push(("n_triplets", t.saturating_mul(super::cadi::BYTES_PER_TRIPLET), format!("{t} triplets")));
+            let given = super::support::params::param_int(self, "n_triplets");
+            let (t, per) = if self.def.id == "triplet_accuracy" {
+                (super::triplet_accuracy::triplets(n, given), super::triplet_accuracy::BYTES_PER_TRIPLET)
+            } else {
+                (super::cadi::triplets(n, given), super::cadi::BYTES_PER_TRIPLET)
+            };
+            planned.push(("n_triplets", t.saturating_mul(per), format!("{t} triplets")));
         }
         for (param, bytes, what) in planned {
             if bytes > budget {
@@ -424,6 +631,13 @@ impl Resolved {
 }
 
 fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue> {
+    // An integer past i64 is kept as written (for the message); a float parameter reads it.
+    let value = match (p.kind, value) {
+        (ParamKind::Float | ParamKind::PositiveFloat, ParamValue::Str(s)) if crate::spec::is_integer_literal(&s) => {
+            s.parse::<f64>().map_or(ParamValue::Str(s), ParamValue::Float)
+        }
+        (_, v) => v,
+    };
     let bad = |reason: &str| Error::BadParam {
         id: def.id.into(),
         param: p.name.into(),
@@ -448,6 +662,9 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
         (ParamKind::PositiveFloat, ParamValue::Int(i)) if *i > 0 => Ok(ParamValue::Float(*i as f64)),
         (ParamKind::PositiveFloat, ParamValue::Float(f)) if f.is_finite() && *f > 0.0 => Ok(value.clone()),
         (ParamKind::PositiveFloat, _) => Err(bad("must be finite and greater than zero")),
+        (ParamKind::UnitFloat, ParamValue::Int(i)) if (0..=1).contains(i) => Ok(ParamValue::Float(*i as f64)),
+        (ParamKind::UnitFloat, ParamValue::Float(f)) if (0.0..=1.0).contains(f) => Ok(value.clone()),
+        (ParamKind::UnitFloat, _) => Err(bad("must be a number with 0 <= value <= 1")),
         (ParamKind::Choice(options), v) => {
             let s = v.to_string();
             if options.contains(&s.as_str()) {

@@ -24,3 +24,12 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         .local("local_trustworthiness", t)
         .local("local_continuity", c))
 }
+
+/// `continuity` alone: the projection's ranks of the original neighbours only, so a kNN graph
+/// of the original space serves it (the same values as tnc's continuity, bit for bit).
+pub(super) fn compute_continuity(ctx: &Ctx, r: &Resolved) -> Result<Output> {
+    let (k, n, cross) = (r.k, ctx.n(), ctx.cross());
+    let f = tnc_factor(n, k);
+    let c = per_point(n, |i| 1.0 - excess(cross.rank_low_of_high(i, k), k, |_| true) as f64 * f);
+    Ok(Output::new().value("continuity", mean(&c)).local("local_continuity", c))
+}

@@ -1,13 +1,24 @@
-//! Distance rows: `d(i, j)` for one i and every j.
+//! Distance rows: `d(i, j)` for one i and every j, under the points' [`Metric`].
+//!
+//! Every distance of the original space is computed here ([`distance_row`],
+//! [`distance_row_from`], [`distance_pair`]), under the metric its [`Points`] carry: the row
+//! pass, the rank table, the all-pairs resources, densities, co-ranking and the measures that
+//! read distances all go through these three functions, so each follows the metric. A
+//! projection's points are Euclidean.
+//!
+//! [`Metric`]: crate::data::Metric
 
 use multiversion::multiversion;
 
-use crate::data::Points;
+use crate::data::{Kernel, Points};
+use crate::sum::two_lane_sum;
 
-/// Writes `d(i, j) = sqrt(Σ_c (x[i][c] - x[j][c])²)` for every j into `out` (length n).
+/// Writes `d(i, j)` for every j into `out` (length n), under the points' metric.
 ///
-/// Each sum runs in coordinate order c = 0..D-1 with one rounding per operation and no FMA,
-/// exactly as `docs/exactness.md` defines it (scipy's `cdist`). Points go in blocks of 32 whose
+/// Euclidean: `sqrt(Σ_c (x[i][c] - x[j][c])²)`. Each sum runs in coordinate order
+/// c = 0..D-1 with one rounding per operation and no FMA, exactly as `docs/exactness.md`
+/// defines it (scipy's `cdist`); so do the other metrics' sums, each in scipy's formula
+/// ([`distance_row_from`]). Points go in blocks of 32 whose
 /// sums stay in registers while c runs over the coordinates (the column-major copy), the
 /// innermost loop running over the block's points: it vectorises across points without changing
 /// any sum's order.
@@ -19,8 +30,30 @@ pub fn distance_row(points: &Points, i: usize, out: &mut [f64]) {
 }
 
 /// [`distance_row`] for the points j ≥ `from` only: `out[j - from] = d(i, j)`, the same bits.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+///
+/// The metrics, each as scipy 1.17's `cdist` computes it (sums from 0 in coordinate order):
+/// sqeuclidean `Σ (u_c − v_c)²`; cityblock `Σ |u_c − v_c|`; chebyshev `max |u_c − v_c|`;
+/// minkowski `(Σ |u_c − v_c|^p)^(1/p)` with `1/p` rounded once and the platform's `pow`;
+/// cosine `1 − c` with `c = (Σ u_c v_c) / (‖u‖ ‖v‖)` clipped to ±1 when |c| > 1, the norms
+/// `sqrt(Σ u_c²)`; correlation the cosine of the centred rows. A distance matrix's row is read.
 pub fn distance_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]) {
+    debug_assert_eq!(out.len(), points.n() - from);
+    match points.metric().kernel() {
+        Kernel::Euclidean => euclidean_row_from(points, i, from, out),
+        Kernel::Precomputed => {
+            points.distances().expect("the planner reads rows only of a space that has them").row_from(i, from, out)
+        }
+        Kernel::SqEuclidean => sqeuclidean_row(points, i, from, out),
+        Kernel::Cityblock => cityblock_row(points, i, from, out),
+        Kernel::Chebyshev => chebyshev_row(points, i, from, out),
+        Kernel::Minkowski(p) => minkowski_row(points, i, from, out, p),
+        Kernel::Cosine => cosine_row(points, i, from, out),
+    }
+}
+
+/// The Euclidean rows (the projections' metric and the default).
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn euclidean_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]) {
     let xi = points.row(i);
     let n = points.n();
     debug_assert_eq!(out.len(), n - from);
@@ -81,10 +114,17 @@ fn row_2d(points: &Points, i: usize, from: usize, out: &mut [f64]) {
 /// Points per register block of [`distance_row_from`].
 const W: usize = 32;
 
-/// [`distance_pair`] for each j of `js` (`out[t] = d(i, js[t])`, the same bits): four pairs at
-/// a time, each its own sum in coordinate order, so the four chains of additions overlap
+/// [`distance_pair`] for each j of `js` (`out[t] = d(i, js[t])`, the same bits): Euclidean four
+/// pairs at a time, each its own sum in coordinate order, so the four chains of additions overlap
 /// instead of waiting on one another (a pair alone is latency-bound in high dimension).
 pub fn distance_pairs(points: &Points, i: usize, js: &[u32], out: &mut [f64]) {
+    if !matches!(points.metric().kernel(), Kernel::Euclidean) {
+        // The other metrics (and a distance matrix): pair by pair under the points' metric.
+        for (o, &j) in out.iter_mut().zip(js) {
+            *o = distance_pair(points, i, j as usize);
+        }
+        return;
+    }
     let xi = points.row(i);
     let mut chunks = js.chunks_exact(4);
     let mut at = 0;
@@ -114,13 +154,170 @@ pub fn distance_pairs(points: &Points, i: usize, js: &[u32], out: &mut [f64]) {
 /// `d(i, j)` for one pair, bit-identical to `distance_row(points, i, ..)[j]`.
 pub fn distance_pair(points: &Points, i: usize, j: usize) -> f64 {
     let (xi, xj) = (points.row(i), points.row(j));
-    let t = xj[0] - xi[0];
-    let mut s = t * t;
-    for c in 1..xi.len() {
-        let t = xj[c] - xi[c];
-        s += t * t;
+    let pair = |step: &dyn Fn(f64, f64, f64) -> f64| xi.iter().zip(xj).fold(0.0, |a, (&u, &v)| step(a, u, v));
+    match points.metric().kernel() {
+        Kernel::Euclidean => {
+            let t = xj[0] - xi[0];
+            let mut s = t * t;
+            for c in 1..xi.len() {
+                let t = xj[c] - xi[c];
+                s += t * t;
+            }
+            s.sqrt()
+        }
+        Kernel::Precomputed => {
+            points.distances().expect("the planner reads pairs only of a space that has them").get(i, j)
+        }
+        Kernel::SqEuclidean => pair(&sq_step),
+        Kernel::Cityblock => pair(&abs_step),
+        Kernel::Chebyshev => pair(&max_step),
+        Kernel::Minkowski(p) => pair(&|a, u, v| pow_step(a, u, v, p)).powf(1.0 / p),
+        Kernel::Cosine => {
+            let (rows, norms) = cosine_parts(points);
+            let d = points.dim();
+            let (xi, xj) = (&rows[i * d..(i + 1) * d], &rows[j * d..(j + 1) * d]);
+            cosine_finish(two_lane_sum(d, |c| xi[c] * xj[c]), norms[i], norms[j])
+        }
     }
-    s.sqrt()
+}
+
+// The terms of each metric's sum: `step(acc, u_c, v_c)` with u the row i, v the point j, in
+// scipy's formula (`(u − v)²` and `|u − v|` equal `(v − u)²` and `|v − u|` bit for bit).
+#[inline(always)]
+fn sq_step(a: f64, u: f64, v: f64) -> f64 {
+    let t = u - v;
+    a + t * t
+}
+#[inline(always)]
+fn abs_step(a: f64, u: f64, v: f64) -> f64 {
+    a + (u - v).abs()
+}
+#[inline(always)]
+fn max_step(a: f64, u: f64, v: f64) -> f64 {
+    // std::max(a, d) of scipy's ChebyshevDistance: exact, and no NaN can occur.
+    let d = (u - v).abs();
+    if a < d { d } else { a }
+}
+#[inline(always)]
+fn pow_step(a: f64, u: f64, v: f64, p: f64) -> f64 {
+    a + (u - v).abs().powf(p)
+}
+/// scipy's `1 − c`, `c = dot / (‖u‖ ‖v‖)` clipped to ±1 when |c| > 1 (rounding can pass 1).
+#[inline(always)]
+fn cosine_finish(dot: f64, nu: f64, nv: f64) -> f64 {
+    let mut c = dot / (nu * nv);
+    if c.abs() > 1.0 {
+        c = 1.0f64.copysign(c);
+    }
+    1.0 - c
+}
+
+/// The rows the cosine kernel reads (the centred rows under correlation) and their norms.
+fn cosine_parts(points: &Points) -> (&[f64], &[f64]) {
+    let prep = points.prepared().expect("cosine and correlation points carry their norms");
+    match &prep.centred {
+        Some((rows, _)) => (rows, &prep.norms),
+        None => (points.as_slice(), &prep.norms),
+    }
+}
+
+/// One row of a metric whose terms are `step`: points in blocks of [`W`] whose sums stay in
+/// registers while c runs over the coordinates (from 0, as scipy's accumulators start), then
+/// `finish(sum, j)`. Inlined into each metric's multiversioned kernel.
+#[inline(always)]
+fn blocked_row(
+    cols: &[&[f64]],
+    xi: &[f64],
+    from: usize,
+    out: &mut [f64],
+    step: impl Fn(f64, f64, f64) -> f64,
+    finish: impl Fn(f64, usize) -> f64,
+) {
+    let n = from + out.len();
+    let mut j = from;
+    while j + W <= n {
+        let mut acc = [0.0f64; W];
+        for (col, &xc) in cols.iter().zip(xi) {
+            let cv: &[f64; W] = col[j..j + W].try_into().expect("W values");
+            for (a, &v) in acc.iter_mut().zip(cv) {
+                *a = step(*a, xc, v);
+            }
+        }
+        for (t, (o, a)) in out[j - from..j - from + W].iter_mut().zip(acc).enumerate() {
+            *o = finish(a, j + t);
+        }
+        j += W;
+    }
+    for (o, jj) in out[j - from..].iter_mut().zip(j..n) {
+        let mut a = 0.0;
+        for (col, &xc) in cols.iter().zip(xi) {
+            a = step(a, xc, col[jj]);
+        }
+        *o = finish(a, jj);
+    }
+}
+
+fn columns(points: &Points) -> Vec<&[f64]> {
+    (0..points.dim()).map(|c| points.col(c)).collect()
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn sqeuclidean_row(points: &Points, i: usize, from: usize, out: &mut [f64]) {
+    blocked_row(&columns(points), points.row(i), from, out, sq_step, |a, _| a);
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn cityblock_row(points: &Points, i: usize, from: usize, out: &mut [f64]) {
+    blocked_row(&columns(points), points.row(i), from, out, abs_step, |a, _| a);
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn chebyshev_row(points: &Points, i: usize, from: usize, out: &mut [f64]) {
+    blocked_row(&columns(points), points.row(i), from, out, max_step, |a, _| a);
+}
+
+fn minkowski_row(points: &Points, i: usize, from: usize, out: &mut [f64], p: f64) {
+    // scipy rounds 1/p once (`invp`) and raises the sum to it.
+    let invp = 1.0 / p;
+    blocked_row(&columns(points), points.row(i), from, out, |a, u, v| pow_step(a, u, v, p), |a, _| a.powf(invp));
+}
+
+/// Cosine rows: the dot products of [`two_lane_sum`] for blocks of [`W`] points at once (two
+/// accumulators per point, the even and the odd coordinates), then scipy's quotient.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn cosine_row(points: &Points, i: usize, from: usize, out: &mut [f64]) {
+    let prep = points.prepared().expect("cosine and correlation points carry their norms");
+    let (n, d) = (points.n(), points.dim());
+    let (xi, cols): (&[f64], Vec<&[f64]>) = match &prep.centred {
+        Some((rows, cm)) => (&rows[i * d..(i + 1) * d], (0..d).map(|c| &cm[c * n..(c + 1) * n]).collect()),
+        None => (points.row(i), columns(points)),
+    };
+    let (norms, ni) = (&prep.norms, prep.norms[i]);
+    let de = d & !1;
+    let mut j = from;
+    while j + W <= n {
+        let (mut even, mut odd) = ([0.0f64; W], [0.0f64; W]);
+        for c in (0..de).step_by(2) {
+            let (ce, co): (&[f64; W], &[f64; W]) =
+                (cols[c][j..j + W].try_into().expect("W values"), cols[c + 1][j..j + W].try_into().expect("W values"));
+            let (ue, uo) = (xi[c], xi[c + 1]);
+            for t in 0..W {
+                even[t] += ue * ce[t];
+                odd[t] += uo * co[t];
+            }
+        }
+        for t in 0..W {
+            let mut h = even[t] + odd[t];
+            if d % 2 == 1 {
+                h += xi[d - 1] * cols[d - 1][j + t];
+            }
+            out[j - from + t] = cosine_finish(h, ni, norms[j + t]);
+        }
+        j += W;
+    }
+    for (o, jj) in out[j - from..].iter_mut().zip(j..n) {
+        *o = cosine_finish(two_lane_sum(d, |c| xi[c] * cols[c][jj]), ni, norms[jj]);
+    }
 }
 
 #[cfg(test)]

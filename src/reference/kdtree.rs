@@ -17,7 +17,7 @@
 
 use super::key::{Key, key};
 use super::rank::Placement;
-use crate::data::Points;
+use crate::data::{Kernel, Points};
 
 /// The largest dimension the index serves (projections: scatterplots in 1, 2 or 3-D).
 pub const MAX_DIM: usize = 3;
@@ -70,7 +70,9 @@ impl KdTree {
     /// Builds the tree of `points` (dimension 1 to [`MAX_DIM`]; `None` beyond).
     pub fn build(points: &Points) -> Option<KdTree> {
         let (n, dim) = (points.n(), points.dim());
-        if dim == 0 || dim > MAX_DIM || n > u32::MAX as usize {
+        // Euclidean coordinates only (a projection's space): the pruning bounds that metric.
+        let euclidean = points.has_coordinates() && matches!(points.metric().kernel(), Kernel::Euclidean);
+        if !euclidean || dim == 0 || dim > MAX_DIM || n > u32::MAX as usize {
             return None;
         }
         let mut ids: Vec<u32> = (0..n as u32).collect();

@@ -24,7 +24,7 @@ use super::{CrossRanks, Neighbours};
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
-use crate::reference::distance_row;
+use crate::reference::{distance_row, select_knn};
 
 /// The integer tallies of the co-ranking matrix `Q[a][b] = #{(i, j) : ρ_ij = a, r_ij = b}` that
 /// the curves need, for K = 1 ..= `k_max` (index K − 1). A row shard's partial carries them
@@ -267,6 +267,85 @@ fn pass(
         }),
     };
     Ok((total.counts(rows), fused))
+}
+
+/// The joint counts `#{j : ρ_ij ≤ K and r_ij ≤ K}` for K ≤ `k_max` from the original space's
+/// kNN lists alone (`graph`: n rows of at least `k_max` neighbours, in order), the projection's
+/// first `k_max` neighbours found here: a point at place p in one list and q in the other
+/// counts for every K ≥ max(p, q). Q_NX, R_NX and LCMC need nothing more, so with exact lists
+/// these are the full pass's integers; the rank-based tallies (T, C, MRRE) stay empty.
+pub fn coranking_from_lists(
+    graph: (&[u32], usize),
+    low: &Points,
+    k_max: usize,
+    block_rows: usize,
+    ctl: &Control,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+) -> Result<CoRankCounts> {
+    let (idx, kg) = graph;
+    let n = low.n();
+    assert!(k_max >= 1 && k_max <= kg && idx.len() == n * kg, "the graph holds k_max neighbours per row");
+    let mut rows = vec![0.0; n];
+    let hist = Mutex::new(vec![0u64; k_max + 1]);
+    let done = AtomicU64::new(0);
+    rows.par_chunks_mut(block_rows.max(1)).enumerate().try_for_each(|(b, out)| -> Result<()> {
+        let (mut dy, mut keys) = (vec![0.0; n], Vec::with_capacity(n));
+        let (mut ly, mut ld) = (vec![0u32; k_max], vec![0.0; k_max]);
+        let (mut place, mut row_hist) = (vec![u32::MAX; n], vec![0u32; k_max + 1]);
+        let mut local = vec![0u64; k_max + 1];
+        for (r, o) in out.iter_mut().enumerate() {
+            ctl.check()?;
+            let i = b * block_rows.max(1) + r;
+            distance_row(low, i, &mut dy);
+            select_knn(&dy, i, k_max, &mut keys, &mut ly, &mut ld);
+            for (q, &j) in ly.iter().enumerate() {
+                place[j as usize] = q as u32 + 1;
+            }
+            row_hist.fill(0);
+            for (p, &j) in idx[i * kg..i * kg + k_max].iter().enumerate() {
+                let q = place[j as usize];
+                if q != u32::MAX {
+                    row_hist[(p + 1).max(q as usize)] += 1;
+                }
+            }
+            for &j in &ly {
+                place[j as usize] = u32::MAX;
+            }
+            let mut c = 0u32;
+            for (h, total) in row_hist[1..].iter_mut().zip(&mut local[1..]) {
+                *total += u64::from(*h);
+                c += *h;
+                *h = c;
+            }
+            *o = row_summary(&row_hist[1..]);
+        }
+        let mut all = hist.lock().expect("histogram");
+        all.iter_mut().zip(&local).for_each(|(a, &l)| *a += l);
+        let d = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
+        ctl.report("co-ranking", d, n as u64);
+        Ok(())
+    })?;
+    let joint = hist
+        .into_inner()
+        .expect("histogram")
+        .into_iter()
+        .skip(1)
+        .scan(0u64, |c, h| {
+            *c += h;
+            Some(*c)
+        })
+        .collect();
+    Ok(CoRankCounts {
+        n,
+        k_max,
+        k_tnc: 0,
+        joint,
+        trust: Vec::new(),
+        cont: Vec::new(),
+        err_low: Vec::new(),
+        err_high: Vec::new(),
+        rows,
+    })
 }
 
 #[derive(Clone, Copy)]

@@ -196,7 +196,7 @@ const LOW: f64 = -708.0;
 /// its degree-13 Taylor polynomial (truncation below 10⁻¹⁷ relative), scaled by 2^k. Within 2
 /// ulp of the correctly rounded value (tested against `f64::exp` below).
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-pub fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
+pub(crate) fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
     const C: [f64; 14] = [
         1.0,
         1.0,
@@ -235,6 +235,42 @@ pub fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
                 *o = x.exp();
             }
         }
+    }
+}
+
+/// [`exp_nonpositive`] with the results below e^−708 (under 3.3·10⁻³⁰⁸: subnormal or 0) written
+/// as 0, branch-free: for sums that hold a term of at least 1 (NeRV's shifted kernel, whose
+/// probabilities are floored at 10⁻¹² anyway), where such a term cannot change a bit.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+pub(crate) fn exp_nonpositive_flushed(x: &[f64], out: &mut [f64]) {
+    const C: [f64; 14] = [
+        1.0,
+        1.0,
+        1.0 / 2.0,
+        1.0 / 6.0,
+        1.0 / 24.0,
+        1.0 / 120.0,
+        1.0 / 720.0,
+        1.0 / 5040.0,
+        1.0 / 40320.0,
+        1.0 / 362880.0,
+        1.0 / 3628800.0,
+        1.0 / 39916800.0,
+        1.0 / 479001600.0,
+        1.0 / 6227020800.0,
+    ];
+    for (o, &x) in out.iter_mut().zip(x) {
+        let xc = x.max(LOW);
+        let t = xc * std::f64::consts::LOG2_E + ROUND;
+        let kf = t - ROUND;
+        let k = t.to_bits() as i64 - ROUND.to_bits() as i64;
+        let r = (xc - kf * LN2_HI) - kf * LN2_LO;
+        let mut p = C[13];
+        for &c in C[..13].iter().rev() {
+            p = p * r + c;
+        }
+        let scale = f64::from_bits(((k + 1023) as u64) << 52);
+        *o = if x < LOW { 0.0 } else { p * scale };
     }
 }
 
@@ -279,5 +315,15 @@ mod tests {
         }
         assert!(worst <= 2);
         assert_eq!(out[xs.len() - 16], 1.0);
+        // The flushed variant: the same bits down to e^−708, 0 below.
+        let mut flushed = vec![1.0; xs.len()];
+        exp_nonpositive_flushed(&xs, &mut flushed);
+        for ((&x, &y), &f) in xs.iter().zip(&out).zip(&flushed) {
+            if x < LOW {
+                assert_eq!(f, 0.0, "exp({x})");
+            } else {
+                assert_eq!(f.to_bits(), y.to_bits(), "exp({x})");
+            }
+        }
     }
 }

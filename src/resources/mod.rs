@@ -32,17 +32,21 @@ mod scratch_pool;
 pub mod workspace;
 
 pub use coranking::{
-    CoRankCounts, FusedLists, ListKs, coranking_pass, coranking_pass_fused, coranking_pass_rows, tnc_limit,
+    CoRankCounts, FusedLists, ListKs, coranking_from_lists, coranking_pass, coranking_pass_fused, coranking_pass_rows,
+    tnc_limit,
 };
 pub use cross::CrossRanks;
 pub use density::densities;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};
 pub use needs::Needs;
 pub use neighbours::Neighbours;
-pub use pairs::{Extent, OrderPath, OrderStats, PairSums, RankMoments, in_memory_bytes, tree};
+pub use pairs::{
+    CcaJob, CcaKernel, Extent, NERV_FLOOR, NERV_MAX_ITERATIONS, NERV_TOLERANCE, NervJob, NervRows, OrderPath,
+    OrderStats, PairSums, RankMoments, RatioSums, RowSweep, in_memory_bytes, tree,
+};
 pub use pairwise::{
     Budgets, DensityPair, OrderPlan, Pairwise, PairwiseCache, PairwiseReport, build_pairwise, default_memory_budget,
-    plan_order,
+    nerv_rows, plan_order,
 };
 pub use pass::{
     Extents, LowIndex, LowIndexReport, PassOutput, PassStats, ProjectionResources, Resident, row_pass,

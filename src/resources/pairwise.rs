@@ -10,8 +10,8 @@ use super::Needs;
 use super::density::densities;
 use super::external_sort::{ExternalPlan, external};
 use super::pairs::{
-    DensityJob, Extent, Layout, OrderPath, OrderStats, PairJob, PairSums, Writer, in_memory, in_memory_bytes,
-    order_records, pair_pass,
+    DensityJob, Extent, Layout, OrderPath, OrderStats, PairJob, PairSums, RowSweep, SweepJob, Writer, in_memory,
+    in_memory_bytes, order_records, pair_pass, row_sweep, row_sweep_rows,
 };
 use super::pass::Extents;
 use crate::control::Control;
@@ -40,8 +40,9 @@ impl Budgets {
 /// lists and scratch share them with the pair order.
 pub const WASM_MEMORY_BUDGET: u64 = 1 << 30;
 
-/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read; in a
-/// browser (wasm32), `WASM_MEMORY_BUDGET` (1 GiB).
+/// Half the physical memory (from /proc/meminfo), or 4 GiB where that cannot be read, and at
+/// most the headroom the process's limits leave (RLIMIT_AS, RLIMIT_DATA, the cgroup's
+/// memory.max: `memory_limit.rs`); in a browser (wasm32), `WASM_MEMORY_BUDGET` (1 GiB).
 pub fn default_memory_budget() -> u64 {
     if cfg!(target_arch = "wasm32") {
         return WASM_MEMORY_BUDGET;
@@ -52,7 +53,8 @@ pub fn default_memory_budget() -> u64 {
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|v| v.parse::<u64>().ok())
     });
-    total_kib.map_or(4 << 30, |k| k * 1024 / 2)
+    let half = total_kib.map_or(4 << 30, |k| k * 1024 / 2);
+    crate::memory_limit::headroom().map_or(half, |h| half.min(h))
 }
 
 /// How the pairs will be sorted, decided before any work starts.
@@ -110,6 +112,8 @@ pub struct Pairwise {
     pub sums: Option<PairSums>,
     pub densities: Vec<DensityPair>,
     pub order: Option<OrderStats>,
+    /// The full-row sweep's results (Sammon, CCA, average local error, NeRV), when asked for.
+    pub sweep: Option<RowSweep>,
 }
 
 impl Pairwise {
@@ -134,6 +138,11 @@ pub struct PairwiseReport {
     /// How each projection's pairs were ordered, as it happened (the bucketed path can fall
     /// back to the full sort on tie-heavy data).
     pub order_paths: Vec<OrderPath>,
+    /// Whether the full-row sweep ran (Sammon, CCA, average local error, NeRV; the pair sums
+    /// then came from it too).
+    pub full_row_sweep: bool,
+    /// With Sammon's stress: the pairs i < j at original distance 0, which it leaves out.
+    pub zero_high_pairs: Option<u64>,
 }
 
 /// Builds what `needs` asks for, for every projection in `lows`. `known` holds extents that
@@ -157,7 +166,10 @@ pub fn build_pairwise(
     // With one projection, sorted in memory, the pass that measures the pairs also writes the
     // pair order's records.
     let mut prepared: Option<(Vec<u128>, Layout, Extent, Extent)> = None;
-    if needs.pair_sums || !sigmas.is_empty() {
+    // With a full-row measure, its sweep also gives the pair sums (one pass over the pairs).
+    let sweep = needs.full_rows();
+    let half_row_sums = needs.pair_sums && !sweep;
+    if half_row_sums || !sigmas.is_empty() {
         let cached = cache.lock().expect("pairwise cache").high_extent;
         report.high_extent_reused = cached.is_some();
         let mut records = (lows.len() == 1 && matches!(order_plan, Some(OrderPlan::InMemory { .. }))).then(|| {
@@ -172,7 +184,7 @@ pub fn build_pairwise(
         report.densities_in_pair_pass = fuse;
         let job = PairJob {
             high_extent: cached.is_none(),
-            sums: needs.pair_sums,
+            sums: half_row_sums,
             records: records.as_mut().map(|(v, w)| (&mut v[..], &*w)),
             densities: fuse.then(|| DensityJob {
                 high: known_high
@@ -230,6 +242,11 @@ pub fn build_pairwise(
             }
         }
     }
+    if sweep {
+        full_row_sweep(high, lows, needs, cache, known, &mut out, block_rows, ctl)?;
+        report.full_row_sweep = true;
+        report.zero_high_pairs = needs.sammon.then(|| out[0].sweep.as_ref().map_or(0, |s| s.zero_high_pairs));
+    }
     if let Some(plan) = order_plan {
         for (o, low) in out.iter_mut().zip(lows) {
             o.order = Some(match plan {
@@ -248,6 +265,87 @@ pub fn build_pairwise(
         }
     }
     Ok((out, report))
+}
+
+/// The full-row sweep for `out`'s projections, and its pair sums when asked for. The average
+/// local error divides by each space's largest distance, so those come first: from `out` (the
+/// half-row pass ran), the cache and the row pass, or else one extents-only pass.
+#[allow(clippy::too_many_arguments)]
+fn full_row_sweep(
+    high: &Points,
+    lows: &[&Points],
+    needs: &Needs,
+    cache: &Mutex<PairwiseCache>,
+    known: &Extents,
+    out: &mut [Pairwise],
+    block_rows: usize,
+    ctl: &Control,
+) -> Result<()> {
+    let mut ale = None;
+    if !needs.ale.is_empty() {
+        let cached = cache.lock().expect("pairwise cache").high_extent;
+        let mut hx = out.first().and_then(|o| o.high).or(cached).or(known.high);
+        let mut lx: Vec<Option<Extent>> =
+            (0..lows.len()).map(|p| out[p].low.or(known.lows.get(p).copied().flatten())).collect();
+        if hx.is_none() || lx.iter().any(Option::is_none) {
+            let job = PairJob { high_extent: hx.is_none(), sums: false, records: None, densities: None };
+            let pass = pair_pass(high, lows, job, block_rows, ctl)?;
+            if let Some(h) = pass.high {
+                cache.lock().expect("pairwise cache").high_extent = Some(h);
+            }
+            hx = hx.or(pass.high);
+            lx = lx.into_iter().zip(&pass.lows).map(|(l, (e, _))| l.or(Some(*e))).collect();
+        }
+        let hx = hx.expect("the original space's extent is known");
+        // A space whose distances are all zero has no average local error (the measure says so).
+        let (mx, my): (f64, Vec<f64>) = (hx.max, lx.iter().map(|l| l.expect("extent").max).collect());
+        if mx > 0.0 && my.iter().all(|&m| m > 0.0) {
+            ale = Some((mx, my, needs.ale.clone()));
+        }
+    }
+    let job =
+        SweepJob { sums: needs.pair_sums, sammon: needs.sammon, cca: needs.cca.clone(), ale, nerv: needs.nerv.clone() };
+    let (hx, sweeps) = row_sweep(high, lows, &job, block_rows, ctl)?;
+    if cache.lock().expect("pairwise cache").high_extent.is_none() {
+        cache.lock().expect("pairwise cache").high_extent = Some(hx);
+    }
+    for ((o, low), mut s) in out.iter_mut().zip(lows).zip(sweeps) {
+        let lx = s.low.expect("the sweep measures the projection's extent");
+        o.high = o.high.or(Some(hx));
+        o.low = o.low.or(Some(lx));
+        if let Some(sums) = s.sums.take() {
+            o.sums = Some(rescaled_sums(high, low, lx, sums, block_rows, ctl)?);
+        }
+        o.sweep = Some(s);
+    }
+    Ok(())
+}
+
+/// NeRV's per-point divergences (the full-row measure whose values are means of per-row
+/// values) for the rows `rows` of one projection, placed at their points in n-long vectors
+/// (zeros elsewhere), as a shard's block needs them: each row's values are the same bits as in
+/// a whole run.
+pub fn nerv_rows(
+    high: &Points,
+    low: &Points,
+    needs: &Needs,
+    block_rows: usize,
+    ctl: &Control,
+    rows: std::ops::Range<usize>,
+) -> Result<Pairwise> {
+    let job = SweepJob { nerv: needs.nerv.clone(), ..SweepJob::default() };
+    let (_, mut sweeps) = row_sweep_rows(high, &[low], &job, block_rows, ctl, rows.clone())?;
+    let mut s = sweeps.remove(0);
+    let spread = |v: &mut Vec<f64>| {
+        let mut full = vec![0.0; high.n()];
+        full[rows.clone()].copy_from_slice(v);
+        *v = full;
+    };
+    for nr in &mut s.nerv {
+        spread(&mut nr.recall);
+        spread(&mut nr.precision);
+    }
+    Ok(Pairwise { sweep: Some(s), ..Pairwise::default() })
 }
 
 /// Largest pair distance of a projection, as a power of two, that keeps its statistics in

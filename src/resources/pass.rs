@@ -204,6 +204,8 @@ struct Shape {
     kh: usize,
     kl: usize,
     kc: usize,
+    /// The projection's ranks of the original neighbours only (when `kc` is 0).
+    kcl: usize,
     need_dx: bool,
     /// Densities are planned: find each space's pair-distance extent on the way.
     extents: bool,
@@ -261,12 +263,13 @@ pub fn row_pass_resident(
     let table = resident.ranks.filter(|t| t.n() == high.n() && t.covers(&rows));
     let cached_high = resident.knn;
     let ks = needs.pass_ks(lows.len());
-    let (kh, kl, kc) = (ks.kh, ks.kl, ks.kc);
+    let (kh, kl, kc, kcl) = (ks.kh, ks.kl, ks.kc, ks.kcl);
     let cached = ks.usable(cached_high);
     let shape = Shape {
         kh,
         kl,
         kc,
+        kcl,
         need_dx: (kc > 0 && table.is_none()) || (kh > 0 && cached.is_none()),
         extents: !needs.density_sigmas.is_empty(),
     };
@@ -301,8 +304,8 @@ pub fn row_pass_resident(
             };
             ProjectionResources {
                 knn: (kl > 0).then(|| Neighbours { k: kl, idx: cat_u(|b| &b.idx), dist: cat_f(|b| &b.dist) }),
-                cross: (kc > 0).then(|| CrossRanks {
-                    k: kc,
+                cross: (kc > 0 || kcl > 0).then(|| CrossRanks {
+                    k: kc.max(kcl),
                     rank_high_of_low: cat_u(|b| &b.rank_hl),
                     rank_low_of_high: cat_u(|b| &b.rank_lh),
                     dist_high_of_low: cat_f(|b| &b.dist_hl),
@@ -335,7 +338,7 @@ fn run_block(
     let any_rows = trees.iter().any(Option::is_none);
     let mut sc = Scratch {
         dx: vec![0.0; n],
-        dy: vec![0.0; if any_rows || s.kc > 0 { n } else { 0 }],
+        dy: vec![0.0; if any_rows || s.kc > 0 || s.kcl > 0 { n } else { 0 }],
         keys: Vec::with_capacity(if any_rows || s.need_dx { n } else { 0 }),
         cross: CrossScratch::default(),
         tree: TreeScratch::default(),
@@ -350,9 +353,9 @@ fn run_block(
                 idx: vec![0; m * s.kl],
                 dist: vec![0.0; m * s.kl],
                 rank_hl: vec![0; m * s.kc],
-                rank_lh: vec![0; m * s.kc],
+                rank_lh: vec![0; m * s.kc.max(s.kcl)],
                 dist_hl: vec![0.0; m * s.kc],
-                dist_lh: vec![0.0; m * s.kc],
+                dist_lh: vec![0.0; m * s.kc.max(s.kcl)],
             })
             .collect(),
         stats: PassStats::default(),
@@ -392,6 +395,17 @@ fn run_block(
                     out.low_extents[p] = out.low_extents[p].map(|e| e.join(Extent::of_row(&sc.dy, i)));
                     select_knn(&sc.dy, i, s.kl, &mut sc.keys, &mut lb.idx[a..b], &mut lb.dist[a..b]);
                 }
+            }
+            if s.kcl > 0 {
+                // The projection's ranks of the original neighbours only: no original row.
+                let (c0, c1) = (r * s.kcl, (r + 1) * s.kcl);
+                let (ranks, dists) = (&mut lb.rank_lh[c0..c1], &mut lb.dist_lh[c0..c1]);
+                let q = &hx_idx[..s.kcl];
+                let low_row = LowRow { low, tree, dy: &mut sc.dy, filled: tree.is_none() };
+                let own = &lb.idx[a..b];
+                let (sc_cross, sc_tree) = (&mut sc.cross, &mut sc.tree);
+                low_ranks(low_row, i, q, own, ranks, dists, sc_cross, sc_tree, &mut out.stats, count_ranks);
+                continue;
             }
             if s.kc == 0 {
                 continue;

@@ -21,8 +21,18 @@ use crate::sum::pairwise_sum;
 /// The run report's timings are the fold's own (checking the partials, folding their scores):
 /// a partial carries no timings, so that a block's partial is the same bytes on every run.
 pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
+    fold_named(partials, &[])
+}
+
+/// [`fold`], naming partial `i` `names[i]` in errors (its file, for the command line) instead
+/// of `partial i`.
+#[doc(hidden)]
+pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> {
     let t0 = web_time::Instant::now();
-    let what = |i: usize| format!("partial {i} (rows {}:{})", partials[i].rows[0], partials[i].rows[1]);
+    let what = |i: usize| {
+        let name = names.get(i).cloned().unwrap_or_else(|| format!("partial {i}"));
+        format!("{name} (rows {}:{})", partials[i].rows[0], partials[i].rows[1])
+    };
     let bad = |i: usize, reason: String| Error::BadPartial { what: what(i), reason };
     let first = partials
         .first()
@@ -31,6 +41,18 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
     if n < 2 {
         // No run has fewer points (`Error::TooFewPoints`); the measures' arithmetic assumes two.
         return Err(bad(0, format!("n = {n}: a run has at least 2 points")));
+    }
+    // An original space given as its distance matrix has no coordinates (0 dimensions); one
+    // given as coordinates, and every projection, has at least one.
+    if (first.dim_high == 0 && first.input_high == "coordinates") || first.dim_low == 0 {
+        return Err(bad(0, "a space of 0 dimensions: a run has at least one in each".into()));
+    }
+    // The specs under `measure`'s own rules for n points (k, k_max), before anything is folded.
+    for text in &first.specs {
+        let spec: Spec = text.parse().map_err(|e: Error| bad(0, e.to_string()))?;
+        let mut r = Resolved::new(&spec).map_err(|e| bad(0, e.to_string()))?;
+        r.default_k(n);
+        r.check_k(n).map_err(|e| bad(0, e.to_string()))?;
     }
     let mut by_start: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, p) in partials.iter().enumerate() {
@@ -66,6 +88,7 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         return Err(Error::BadPartial { what: "fold".into(), reason: format!("rows {next}:{n} are in no partial") });
     }
     let order: Vec<&Partial> = by_start.values().map(|&i| &partials[i]).collect();
+    let indices: Vec<usize> = by_start.values().copied().collect();
     let t_valid = t0.elapsed().as_secs_f64();
     let mut scores = Vec::with_capacity(first.specs.len());
     for (s, text) in first.specs.iter().enumerate() {
@@ -74,29 +97,31 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
         r.default_k(n);
         let keys = r.keys();
         if r.def.id == "coranking" {
-            scores.push(fold_coranking(&r, &order, s, n)?);
+            scores.push(fold_coranking(&r, &order, s, n).map_err(|(at, reason)| bad(indices[at], reason))?);
             continue;
         }
         let mut values = Vec::with_capacity(keys.len());
         let mut local = Vec::with_capacity(keys.len());
-        for (l, key) in r.def.local_keys.iter().enumerate() {
+        for (l, key) in r.def.local_keys().enumerate() {
             let sums: BTreeMap<usize, (usize, f64)> = order
                 .iter()
                 .map(|p| (p.rows[0], (p.rows[1], f64::from_bits(p.scores[s].locals[l].sum_bits))))
                 .collect();
-            // Each value key is the mean of the local key in the same position (SHARDABLE).
-            values.push((keys[l].clone(), tree_sum(0..n, &sums) / n as f64));
+            // Each value key is the mean of the local key in the same position (SHARDABLE);
+            // locals after the last value key (knn_overlap's counts) carry no value.
+            if l < keys.len() {
+                values.push((keys[l].clone(), tree_sum(0..n, &sums) / n as f64));
+            }
             let all =
                 order.iter().flat_map(|p| p.scores[s].locals[l].bits.iter().map(|&b| f64::from_bits(b))).collect();
             local.push((key.to_string(), all));
         }
-        scores.push(Score {
-            id: r.def.id.into(),
-            params: r.params.clone(),
-            values,
-            local: Some(local),
-            curves: Vec::new(),
-        });
+        scores.push(Score::new(&r, values, Some(local), Vec::new()));
+    }
+    // No folded value is NaN or infinite (finite values can sum past f64's range): a typed
+    // error naming the key, as `measure` gives, never a `null` or a NaN.
+    for score in &scores {
+        finite(score).map_err(|e| e.on_projection(&first.projection))?;
     }
     // Work tallies are reports, not scores: a damaged partial's huge tally saturates.
     let work = order.iter().fold(PassStats::default(), |mut w, p| {
@@ -121,14 +146,12 @@ pub fn fold(partials: &[Partial]) -> Result<Evaluation> {
 
 /// `coranking` from the blocks' tallies: their sum is the whole pass's counts, and the measure's
 /// output is a fixed function of those integers.
-fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> Result<Score> {
+/// A damaged partial is `Err((its index in order, reason))`.
+fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::result::Result<Score, (usize, String)> {
     let mut total: Option<CoRankCounts> = None;
-    for p in order {
+    for (at, p) in order.iter().enumerate() {
         let score = &p.scores[s];
-        let bad = |reason: &str| Error::BadPartial {
-            what: format!("partial of rows {}:{}", p.rows[0], p.rows[1]),
-            reason: format!("coranking: {reason}"),
-        };
+        let bad = |reason: &str| (at, format!("coranking: {reason}"));
         let c = score.counts.as_ref().ok_or_else(|| bad("no co-ranking counts"))?;
         let km = coranking::k_max(r, n);
         if km > n - 2 {
@@ -162,7 +185,7 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> Resul
     let value =
         |key: &str| out.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v).expect("coranking writes its keys");
     let values = r.keys().into_iter().map(|k| (k.clone(), value(&k))).collect();
-    Ok(Score { id: r.def.id.into(), params: r.params.clone(), values, local: Some(out.local), curves: out.curves })
+    Ok(Score::new(r, values, Some(out.local), out.curves))
 }
 
 /// The checks of one partial on its own: a block of the plan, its scores shaped as its specs
@@ -171,6 +194,15 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
     let rows = p.rows[0]..p.rows[1];
     if rows.is_empty() || rows.end > n || !is_block(n, &rows) {
         return Err(format!("rows {}:{} are not a block of the shard plan for n={n}", rows.start, rows.end));
+    }
+    if !matches!(p.backend.as_str(), "cpu" | "gpu") {
+        return Err(format!("backend {} is neither cpu nor gpu", crate::quote::quoted(&p.backend)));
+    }
+    if !matches!(p.input_high.as_str(), "coordinates" | "distance matrix" | "kNN graph") {
+        return Err(format!(
+            "input_high {} is none of coordinates, distance matrix, kNN graph",
+            crate::quote::quoted(&p.input_high)
+        ));
     }
     if p.scores.len() != p.specs.len() {
         return Err(format!("{} scores for {} specs", p.scores.len(), p.specs.len()));
@@ -182,8 +214,9 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
             return Err(format!("score {} does not match spec {text}", score.id));
         }
         let keys: Vec<&str> = score.locals.iter().map(|l| l.key.as_str()).collect();
-        if keys != r.def.local_keys {
-            return Err(format!("{}: local keys {keys:?}, expected {:?}", score.id, r.def.local_keys));
+        let declared: Vec<&str> = r.def.local_keys().collect();
+        if keys != declared {
+            return Err(format!("{}: local keys {keys:?}, expected {declared:?}", score.id));
         }
         for l in &score.locals {
             let v: Vec<f64> = l.bits.iter().map(|&b| f64::from_bits(b)).collect();
@@ -193,9 +226,27 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
             if v.iter().any(|x| !x.is_finite()) {
                 return Err(format!("{}: a value is not finite", l.key));
             }
+            if !f64::from_bits(l.sum_bits).is_finite() {
+                return Err(format!("{}: the sum of its values is not finite", l.key));
+            }
             if pairwise_sum(&v).to_bits() != l.sum_bits {
                 return Err(format!("{}: the stored sum is not the sum of the values (a damaged partial)", l.key));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Every value, local value and curve point of a folded score is finite, or
+/// [`Error::NonFiniteScore`] naming the first key that is not.
+fn finite(s: &Score) -> Result<()> {
+    let bad = |key: String, value: f64| Error::NonFiniteScore { id: s.id.clone(), projection: None, key, value };
+    if let Some((key, v)) = s.values.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(bad(key.clone(), *v));
+    }
+    for (key, values) in s.local.iter().flatten().chain(&s.curves) {
+        if let Some((i, &v)) = values.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(bad(format!("{key}[{i}]"), v));
         }
     }
     Ok(())
@@ -234,6 +285,7 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats, timings: Timing
         n: p.n,
         dim_high: p.dim_high,
         dims_low: vec![p.dim_low],
+        spaces: crate::space::SpacesReport::of_partial(&p.input_high, &p.metric_high),
         served,
         plan: BlockPlan {
             needs: Needs::default(),

@@ -15,7 +15,7 @@ use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
 use crate::resources::{
     CoRankCounts, CrossRanks, FusedLists, ListKs, Needs, Neighbours, PassOutput, PassStats, ProjectionResources,
-    TablePlan, plan_rank_table,
+    TablePlan, nerv_rows, plan_rank_table,
 };
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
@@ -100,15 +100,16 @@ impl Evaluator {
         }
         let span = first.start..at;
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
+        let needs_nerv = Needs { nerv: needs.nerv.clone(), ..Needs::default() };
         let ks = needs.pass_ks(1);
         // coranking with list-needing measures on the CPU: one fused pass per block gives the
         // lists and that block's counts; else the row pass over the span, with its resident state.
         let cpu = self.options().backend == crate::backend::BackendChoice::Cpu;
-        let fuse = crate::evaluate::fuse_km(&resolved, &needs, n).filter(|_| cpu);
+        let fuse = crate::evaluate::fuse_km(&resolved, &needs, high).filter(|_| cpu);
         let ctl = crate::control::Control::default();
         let (pass, served, cached, fused_counts) = match fuse {
             Some(km) => {
-                let lists = ListKs { kh: ks.kh, kl: ks.kl, kc: ks.kc };
+                let lists = ListKs { kh: ks.kh, kl: ks.kl, kc: ks.kc.max(ks.kcl) };
                 let (mut counts, mut parts) = (Vec::new(), Vec::new());
                 for rows in blocks {
                     let block_rows = self.options().block_rows;
@@ -137,6 +138,7 @@ impl Evaluator {
                 (pass, served, cached, None)
             }
         };
+        self.high().distances().map_or(Ok(()), |d| d.check_reads())?;
         #[cfg(feature = "gpu")]
         let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
         #[cfg(not(feature = "gpu"))]
@@ -173,6 +175,12 @@ impl Evaluator {
             dist_high_of_low: spread(c.dist_high_of_low, n, c.k, start),
             dist_low_of_high: spread(c.dist_low_of_high, n, c.k, start),
         });
+        // nerv: its span's full rows (each row's divergences need only that row).
+        let pairwise = if needs_nerv.nerv.is_empty() {
+            None
+        } else {
+            Some(nerv_rows(high, low, &needs_nerv, self.options().block_rows, &ctl, span.clone())?)
+        };
         let ctx = Ctx {
             high,
             low,
@@ -180,7 +188,7 @@ impl Evaluator {
             knn_high: knn_high.as_deref(),
             knn_low: knn_low.as_ref(),
             cross: cross.as_ref(),
-            pairwise: None,
+            pairwise: pairwise.as_ref(),
             block_rows: self.options().block_rows,
             local: true,
             ctl: &ctl,
@@ -258,6 +266,8 @@ impl Evaluator {
                 backend: served.backend.into(),
                 adapter: adapter.clone(),
                 fallback_reason: served.fallback_reason.clone(),
+                metric_high: high.metric().to_string(),
+                input_high: high.input().into(),
             });
         }
         Ok(partials)
@@ -340,8 +350,7 @@ fn fused_output(parts: Vec<FusedLists>, rows: usize) -> PassOutput {
 /// A measure's local values on the block `rows`, each key's values with their pairwise sum.
 fn locals(r: &Resolved, out: &crate::measures::Output, low: &Points, rows: &Range<usize>) -> Result<Vec<PartialLocal>> {
     r.def
-        .local_keys
-        .iter()
+        .local_keys()
         .map(|key| {
             let all = out.local.iter().find(|(k, _)| k == key).map(|(_, v)| v);
             let all = all.ok_or_else(|| Error::Undefined {
@@ -392,6 +401,15 @@ fn fingerprint(high: &Points, low: &Points, labels: Option<&Labels>, specs: &[St
         h.u64(p.n() as u64);
         h.u64(p.dim() as u64);
         p.as_slice().iter().for_each(|v| h.u64(v.to_bits()));
+    }
+    // The original space's metric, and its distances when they were given.
+    h.text(&high.metric().to_string());
+    if let Some(d) = high.distances() {
+        let mut row = vec![0.0; d.n()];
+        for i in 0..d.n() {
+            d.row_from(i, 0, &mut row);
+            row.iter().for_each(|v| h.u64(v.to_bits()));
+        }
     }
     match labels {
         Some(l) => l.codes().iter().for_each(|&c| h.u64(u64::from(c) + 1)),

@@ -22,9 +22,10 @@ mod partial;
 /// The first resolved spec that is not [`SHARDABLE`], as [`Error::NotShardable`].
 fn check_shardable(resolved: &[Resolved]) -> Result<()> {
     match resolved.iter().find(|r| !SHARDABLE.contains(&r.def.id)) {
-        Some(r) => {
-            Err(Error::NotShardable { id: r.def.id.into(), shardable: "tnc, mrre, lcmc, nh, ca_tnc, coranking" })
-        }
+        Some(r) => Err(Error::NotShardable {
+            id: r.def.id.into(),
+            shardable: "tnc, mrre, lcmc, nh, ca_tnc, knn_overlap, nerv, coranking",
+        }),
         None => Ok(()),
     }
 }
@@ -35,13 +36,18 @@ use crate::error::{Error, Result};
 use crate::measures::Resolved;
 use crate::spec::Spec;
 
-pub use fold::fold;
+pub use fold::{fold, fold_named};
 pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork};
 
 /// The measures a shard computes: those whose values are means of per-row local values that
-/// need only their own row's neighbours and ranks, and `coranking`, whose per-row tallies are
-/// integers that add (the fold computes its curves and values from their sum).
-pub const SHARDABLE: &[&str] = &["tnc", "mrre", "lcmc", "nh", "ca_tnc", "coranking"];
+/// need only their own row's neighbours and ranks (value key i the mean of local key i; later
+/// local keys, as knn_overlap's counts, carry no value), and `coranking`, whose per-row tallies
+/// are integers that add (the fold computes its curves and values from their sum). nerv's
+/// per-point divergences need only their own row (its shard sweeps the block's full rows). The
+/// other all-pairs measures are not: their values are ratios of sums over all pairs or need each
+/// space's largest distance (sammon, cca_stress, residual_variance, ale), a global correlation
+/// (density_preservation) or global draws (triplet_accuracy, global_score).
+pub const SHARDABLE: &[&str] = &["tnc", "mrre", "lcmc", "nh", "ca_tnc", "knn_overlap", "nerv", "coranking"];
 
 /// Refuses, before any work, the first spec that is malformed or cannot be computed in row
 /// shards ([`Error::NotShardable`] naming it): the check [`crate::Evaluator::map_rows`] makes, for
@@ -82,17 +88,11 @@ pub fn is_block(n: usize, rows: &Range<usize>) -> bool {
 /// A shard plan: blocks of the summation tree covering `0..n` in order, each of at most
 /// `max_rows` rows where the tree allows (a leaf of up to 128 rows is never split).
 pub fn plan(n: usize, max_rows: usize) -> Vec<Range<usize>> {
-    fn go(node: Range<usize>, max: usize, out: &mut Vec<Range<usize>>) {
-        match halves(&node) {
-            Some((a, b)) if node.len() > max => {
-                go(a, max, out);
-                go(b, max, out);
-            }
-            _ => out.push(node),
-        }
-    }
     let mut out = Vec::new();
-    go(0..n, max_rows.max(1), &mut out);
+    let _ = plan_each(n, max_rows, &mut |b| {
+        out.push(b);
+        Ok::<(), std::convert::Infallible>(())
+    });
     out
 }
 
@@ -122,4 +122,28 @@ pub fn spans(n: usize, workers: usize) -> Vec<Vec<Range<usize>>> {
         out.push(span);
     }
     out
+}
+
+/// [`plan`]'s blocks handed to `visit` one at a time, in order, without holding them: memory
+/// O(log n) for any number of blocks (`faithful plan` streams them). Stops at `visit`'s first
+/// error.
+pub fn plan_each<E>(
+    n: usize,
+    max_rows: usize,
+    visit: &mut impl FnMut(Range<usize>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+    fn go<E>(
+        node: Range<usize>,
+        max: usize,
+        visit: &mut impl FnMut(Range<usize>) -> std::result::Result<(), E>,
+    ) -> std::result::Result<(), E> {
+        match halves(&node) {
+            Some((a, b)) if node.len() > max => {
+                go(a, max, visit)?;
+                go(b, max, visit)
+            }
+            _ => visit(node),
+        }
+    }
+    go(0..n, max_rows.max(1), visit)
 }

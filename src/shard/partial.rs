@@ -52,6 +52,21 @@ pub struct Partial {
     /// Why the backend differs from the one asked for, when it does (`auto`'s choice too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_reason: Option<String>,
+    /// The original space's metric (`euclidean`, `cosine`, `precomputed`, ...; in the
+    /// fingerprint too). Partials written before metrics existed are Euclidean.
+    #[serde(default = "euclidean")]
+    pub metric_high: String,
+    /// How the original space was given: `coordinates` or `distance matrix`.
+    #[serde(default = "coordinates")]
+    pub input_high: String,
+}
+
+fn euclidean() -> String {
+    "euclidean".into()
+}
+
+fn coordinates() -> String {
+    "coordinates".into()
 }
 
 /// The backend of a partial written before partials named theirs: only the CPU mapped then.
@@ -127,13 +142,158 @@ impl Partial {
         let bad = |reason: String| Error::BadPartial { what: what.into(), reason };
         let p: Partial =
             serde_json::from_str(text).map_err(|e| bad(format!("not a faithful partial ({})", short(&e))))?;
-        if p.format != PARTIAL_FORMAT {
-            return Err(bad(format!("format is {:?}, expected {PARTIAL_FORMAT:?}", p.format)));
+        p.check_header(what)
+    }
+}
+
+/// The fields of a partial: its JSON begins with one of them (checked before the rest is read).
+const FIELDS: [&str; 14] = [
+    "format",
+    "version",
+    "fingerprint",
+    "n",
+    "dim_high",
+    "dim_low",
+    "projection",
+    "specs",
+    "rows",
+    "scores",
+    "work",
+    "backend",
+    "adapter",
+    "fallback_reason",
+];
+
+impl Partial {
+    /// Reads a partial from a file in bounded memory: its first bytes are checked before
+    /// anything else is read; one streaming pass counts its values without keeping them, and a
+    /// partial with more than `budget` values is refused ([`Error::BadPartial`]) as soon as the
+    /// count passes it; only then does a second pass build it. So neither a file of a few
+    /// repeated digits (`0,0,0,…`: 4 bytes of values per byte of file) nor one that is not a
+    /// partial at all is held in memory. `reopen` gives the reader again for each pass;
+    /// `budget` is the count of values the partials may still hold, and this one's are taken
+    /// from it (a fold holds every partial at once).
+    pub fn from_reader<R: std::io::Read>(
+        mut reopen: impl FnMut() -> std::io::Result<R>,
+        what: &str,
+        budget: &mut u64,
+    ) -> Result<Partial> {
+        let bad = |reason: String| Error::BadPartial { what: what.into(), reason };
+        let io = |e: std::io::Error| bad(format!("cannot read it ({e})"));
+        let mut head = Vec::with_capacity(256);
+        std::io::Read::read_to_end(&mut std::io::Read::take(reopen().map_err(io)?, 256), &mut head).map_err(io)?;
+        if !begins_as_a_partial(&head) {
+            return Err(bad(
+                "not a faithful partial (it does not begin as one: a JSON object of a partial's fields)".into()
+            ));
         }
-        if p.version != PARTIAL_VERSION {
-            return Err(bad(format!("version {} is not {PARTIAL_VERSION}, the one this faithful reads", p.version)));
+        let values = count_values(std::io::BufReader::new(reopen().map_err(io)?), *budget)
+            .map_err(|e| bad(format!("not a faithful partial ({})", short(&e))))?
+            .ok_or_else(|| {
+                bad(format!(
+                    "holds more numbers than the {budget} the memory budget still allows for the partials (raise --memory-budget)"
+                ))
+            })?;
+        *budget -= values;
+        let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reopen().map_err(io)?));
+        let p: Partial = serde::Deserialize::deserialize(&mut de)
+            .and_then(|p| de.end().map(|()| p))
+            .map_err(|e| bad(format!("not a faithful partial ({})", short(&e))))?;
+        p.check_header(what)
+    }
+
+    /// The format and version check of a parsed partial.
+    fn check_header(self, what: &str) -> Result<Partial> {
+        let bad = |reason: String| Error::BadPartial { what: what.into(), reason };
+        if self.format != PARTIAL_FORMAT {
+            return Err(bad(format!("format is {:?}, expected {PARTIAL_FORMAT:?}", self.format)));
         }
-        Ok(p)
+        if self.version != PARTIAL_VERSION {
+            return Err(bad(format!("version {} is not {PARTIAL_VERSION}, the one this faithful reads", self.version)));
+        }
+        Ok(self)
+    }
+}
+
+/// Whether `head` (a file's first bytes) begins as a partial does: `{`, then the name of one
+/// of its fields in quotes (any field order, any whitespace: a partial rewritten by another
+/// JSON tool still reads), so that a file of anything else is refused before it is read.
+fn begins_as_a_partial(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let Some(rest) = text.trim_start().strip_prefix('{') else { return false };
+    let Some(rest) = rest.trim_start().strip_prefix('"') else { return false };
+    FIELDS.iter().any(|f| rest.strip_prefix(f).is_some_and(|r| r.starts_with('"')))
+}
+
+/// The values in a JSON document (numbers, strings, booleans, nulls), counted in one streaming
+/// pass that keeps none of them (the document's syntax is checked on the way); `Ok(None)` as
+/// soon as there are more than `limit`, without reading the rest.
+fn count_values(reader: impl std::io::Read, limit: u64) -> std::result::Result<Option<u64>, serde_json::Error> {
+    use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    /// The running count, its limit, and whether the limit stopped the pass.
+    struct Tally {
+        n: u64,
+        limit: u64,
+        over: bool,
+    }
+    struct Count<'a>(&'a mut Tally);
+    impl Count<'_> {
+        fn one<E: serde::de::Error>(self) -> std::result::Result<(), E> {
+            self.0.n += 1;
+            if self.0.n > self.0.limit {
+                self.0.over = true;
+                return Err(E::custom("over the limit"));
+            }
+            Ok(())
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Count<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Count<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> std::result::Result<(), E> {
+            self.one()
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> std::result::Result<(), E> {
+            self.one()
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<(), E> {
+            self.one()
+        }
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<(), E> {
+            self.one()
+        }
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<(), E> {
+            self.one()
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<(), E> {
+            self.one()
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+            while seq.next_element_seed(Count(&mut *self.0))?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+            while map.next_key::<IgnoredAny>()?.is_some() {
+                map.next_value_seed(Count(&mut *self.0))?;
+            }
+            Ok(())
+        }
+    }
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let mut tally = Tally { n: 0, limit, over: false };
+    let counted = Count(&mut tally).deserialize(&mut de).and_then(|()| de.end());
+    match counted {
+        Err(_) if tally.over => Ok(None),
+        Err(e) => Err(e),
+        Ok(()) => Ok(Some(tally.n)),
     }
 }
 

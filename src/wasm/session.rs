@@ -3,6 +3,7 @@
 //!
 //! ```js
 //! const s = await Session.create({ high: { data, rows, cols }, labels, backend: "webgpu" });
+//! // or: { high: { data, rows, cols }, metric: "cosine" }, or { high: { distances, rows } }
 //! const r = await s.measure({ low: { data: y, rows, cols: 2 }, specs: ["tnc:k=20"], local: true });
 //! const nn = await s.neighbours({ space: "high", k: 10 });   // Int32Array, n×k
 //! s.free();
@@ -20,7 +21,7 @@ use super::types::{
     MapBlocksRequest, MeasureRequest, NeighboursRequest, PromiseEvaluation, PromiseNeighbours, PromisePartials,
     SessionOptions,
 };
-use super::{Served, evaluation_js, fail, get, labels, matrix, specs};
+use super::{Served, evaluation_js, fail, get, labels, matrix, numerics, original, specs};
 use crate::control::{Cancel, Progress, ProgressFn};
 use crate::{Evaluator, Labels};
 
@@ -89,7 +90,7 @@ impl Session {
     /// falling back to the wasm CPU with the reason in every result's `run.fallback_reason`).
     pub async fn create(options: SessionOptions) -> Result<Session, JsValue> {
         let options: JsValue = options.into();
-        let high = matrix(&get(&options, "high")?, "high")?;
+        let high = original(&options)?;
         let labels = labels(&options)?;
         if let Some(l) = &labels {
             l.check_len(high.n()).map_err(fail)?;
@@ -133,6 +134,9 @@ impl Session {
             let low = matrix(&get(&request, "low")?, "low")?;
             let specs = specs(&request, inner.labels.is_some())?;
             let local = get(&request, "local")?.as_bool().unwrap_or(false);
+            // This call's numerics (the session's by default): the resident kNN list keeps the
+            // numerics it was built with and serves only calls that accept it.
+            let numerics = numerics(&request, inner.served.opts.numerics)?;
             let progress = get(&request, "onProgress")?.dyn_into::<Function>().ok().map(|f| {
                 let f = JsProgress(f);
                 // A method call captures the whole Send wrapper, not its Function field.
@@ -158,6 +162,7 @@ impl Session {
                 add.call2(&signal, &"abort".into(), on_abort.as_ref())?;
             }
             let mut eval = inner.eval.borrow_mut().take().ok_or_else(|| fail("the session was freed"))?;
+            eval.set_numerics(numerics);
             let opts = eval.options_mut();
             opts.local = local;
             opts.progress = progress;
@@ -215,8 +220,11 @@ impl Session {
         .unchecked_into()
     }
 
-    /// The exact k nearest neighbours (ties by index, self excluded) of the original space
-    /// (`space: "high"`) or of the projection `low` (`space: "low"`): an Int32Array, n×k row-major.
+    /// The k nearest neighbours (ties by index, self excluded) of the original space
+    /// (`space: "high"`) or of the projection `low` (`space: "low"`): an Int32Array, n×k
+    /// row-major, with what served it as properties: `numerics` ("exact": the reference's lists;
+    /// "fast": the GPU's f32 order, not certified), `backend` and `run` (the run report).
+    /// `numerics` in the request overrides the session's for this call.
     pub fn neighbours(&self, request: NeighboursRequest) -> PromiseNeighbours {
         let request: JsValue = request.into();
         self.queued(move |inner| async move {
@@ -225,10 +233,12 @@ impl Session {
                 return Err(fail(format!("k: expected a whole number >= 1, got {k}")));
             }
             let k = k as usize;
+            let numerics = numerics(&request, inner.served.opts.numerics)?;
             let space = get(&request, "space")?.as_string().unwrap_or_default();
             let graph = match space.as_str() {
                 "high" => {
-                    let eval = inner.eval.borrow_mut().take().ok_or_else(|| fail("the session was freed"))?;
+                    let mut eval = inner.eval.borrow_mut().take().ok_or_else(|| fail("the session was freed"))?;
+                    eval.set_numerics(numerics);
                     let graph = eval.knn_async(k).await;
                     *inner.eval.borrow_mut() = Some(eval);
                     graph
@@ -239,13 +249,22 @@ impl Session {
                     if low.n() != n {
                         return Err(fail(format!("low: {} rows, but the session has {n} points", low.n())));
                     }
-                    inner.served.evaluator(low).knn_async(k).await
+                    let mut eval = inner.served.evaluator(low);
+                    eval.set_numerics(numerics);
+                    eval.knn_async(k).await
                 }
                 other => return Err(fail(format!("space: expected \"high\" or \"low\", got \"{other}\""))),
             };
-            let (graph, _report) = graph.map_err(fail)?;
+            let (graph, mut report) = graph.map_err(fail)?;
+            inner.served.stamp_run(&mut report);
             let idx: Vec<i32> = graph.idx.iter().map(|&j| j as i32).collect();
-            Ok(Int32Array::from(idx.as_slice()).into())
+            let out = Int32Array::from(idx.as_slice());
+            // What served, on the array itself: a Fast list is never mistaken for the exact one.
+            let run = js_sys::JSON::parse(&serde_json::to_string(&report).map_err(fail)?)?;
+            js_sys::Reflect::set(&out, &"numerics".into(), &report.numerics.as_str().into())?;
+            js_sys::Reflect::set(&out, &"backend".into(), &report.backend.as_str().into())?;
+            js_sys::Reflect::set(&out, &"run".into(), &run)?;
+            Ok(out.into())
         })
         .unchecked_into()
     }

@@ -24,8 +24,12 @@ export interface Progress { phase: string; done: number; total: number; }
 export type Workers = number | "auto";
 /** Whether a session keeps the original space's rank table (its rows, on a pool: each worker its own): from the second call that needs it when it fits 256 MiB ("auto", default), from the first whatever its size within memory ("always"), or never. */
 export type ResidentRanksName = "auto" | "always" | "never";
-/** `Session.create`: the original space stays resident with its kNN and the GPU device. */
-export interface SessionOptions { high: Matrix; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; workers?: Workers; residentRanks?: ResidentRanksName; }
+/** The original space as an n×n distance matrix, row-major: finite, non-negative, zero diagonal, exactly symmetric. */
+export interface DistanceMatrix { distances: Numbers; rows: number; name?: string; }
+/** The original space's metric, scipy's `cdist` names (default "euclidean"); "minkowski:p=3" sets Minkowski's p. Projections are Euclidean. */
+export type MetricName = "euclidean" | "sqeuclidean" | "cosine" | "correlation" | "cityblock" | "chebyshev" | "minkowski" | `minkowski:p=${number}` | "precomputed";
+/** `Session.create`: the original space stays resident with its kNN and the GPU device. `high`: coordinates (under `metric`) or a distance matrix. */
+export interface SessionOptions { high: Matrix | DistanceMatrix; metric?: MetricName; labels?: LabelValues; backend?: BackendName; numerics?: NumericsName; workers?: Workers; residentRanks?: ResidentRanksName; }
 /** `Session.measure`: one projection of the session's points. `specs` as the CLI's `--measure` (default tnc, mrre, lcmc, and nh with labels). */
 export interface MeasureRequest {
   low: Matrix;
@@ -34,11 +38,15 @@ export interface MeasureRequest {
   /** Aborting rejects the call with an AbortError; the session stays usable. */
   signal?: AbortSignal;
   onProgress?: (progress: Progress) => void;
+  /** This call's numerics (default: the session's). A kNN list kept from a Fast call serves only Fast calls. */
+  numerics?: NumericsName;
 }
 /** `Session.mapBlocks` (the worker pool's share of a call): the shardable `specs` on consecutive blocks `[start, end]` of the shard plan (`shardSpans`). */
 export interface MapBlocksRequest { low: Matrix; specs: string[]; blocks: [number, number][]; }
 /** `Session.neighbours`: the exact k nearest neighbours (ties by index, self excluded) of the original space or of a projection `low`. */
-export interface NeighboursRequest { space: "high" | "low"; k: number; low?: Matrix; }
+export interface NeighboursRequest { space: "high" | "low"; k: number; low?: Matrix; /** This call's numerics (default: the session's). */ numerics?: NumericsName; }
+/** `Session.neighbours`' result: n×k indices, row-major, labelled with what served them ("fast": the GPU's f32 order, not certified exact). */
+export type Neighbours = Int32Array & { numerics: "exact" | "fast"; backend: "cpu" | "gpu"; run: RunReport };
 /** `evaluate`: one-shot evaluation of several projections (no resident state). */
 export interface EvaluateRequest {
   high: Matrix;
@@ -52,19 +60,36 @@ export interface EvaluateRequest {
 }
 /** `exampleData()`: the bundled UCI digits with its PCA and random projections, labels and the default specs. */
 export interface ExampleData { high: Matrix & { data: Float64Array; name: string }; lows: (Matrix & { data: Float64Array; name: string })[]; labels: Int32Array; specs: string[]; }
-/** A measure's scores on one projection: `values` in ZADU's key order, per-point `local` values when asked. */
+/**
+ * What a measure's per-point values mean: `mean` (they average to the value), `sum` (they sum to
+ * the value), `share` (they sum to 1), `partial_mean` (the points that have a value average to
+ * the value; the others are `null`), `count` (whole numbers), `score` (a per-point score on the
+ * value's scale that does not aggregate to it exactly), `log_ratio` (signed, 0 = alike in both
+ * spaces; points without one are `null`).
+ */
+export type LocalKind = "mean" | "sum" | "share" | "partial_mean" | "count" | "score" | "log_ratio";
+/**
+ * A measure's scores on one projection: `values` in ZADU's key order, per-point `local` values
+ * when asked (Float64Array; for `partial_mean` and `log_ratio`, an array with `null` for a point
+ * without a value), and what each local key means in `local_kinds`.
+ */
 export interface Score {
   id: string;
   params: { [name: string]: number | string };
   values: { [key: string]: number };
-  local?: { [key: string]: Float64Array };
+  local?: { [key: string]: Float64Array | (number | null)[] };
+  local_kinds?: { [key: string]: LocalKind };
   curves?: { [key: string]: number[] };
 }
 export interface ProjectionScores { name: string; scores: Score[]; }
 /** Which backend served each output. */
 export interface ServedOutput { output: string; backend: "cpu" | "gpu"; numerics: "exact" | "fast"; }
 /** The resources a run needed (neighbour counts, all-pairs statistics). */
-export interface Needs { knn_high: number; knn_low: number; cross: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean; }
+export interface Needs {
+  knn_high: number; knn_low: number; cross: number; cross_low: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean;
+  /** The full-row all-pairs sweep: Sammon, CCA weightings, the average local error, NeRV neighbourhoods. */
+  sammon: boolean; cca: { lambda: number; kernel: "exponential" | "step" }[]; ale: boolean[]; nerv: { perplexity: number; shared: boolean }[];
+}
 export interface BlockPlan { needs: Needs; knn_high_reused: boolean; block_rows: number; blocks: number; scratch_bytes_per_worker: number; resource_bytes: number; pairwise: { [key: string]: JsonValue } | null; high_ranks: HighRanksReport | null; low_index: LowIndexReport[]; }
 /** How a projection's neighbours and ranks were found: its exact spatial index (a k-d tree, dimension ≤ 3) or its full distance rows, and why. */
 export interface LowIndexReport { path: "kd_tree" | "rows"; reason: string; }
@@ -91,6 +116,8 @@ export interface RunReport {
   n: number;
   dim_high: number;
   dims_low: number[];
+  /** The original space's input and metric; the projections' metric (always "euclidean"). */
+  spaces: { high: { input: "coordinates" | "distance matrix" | "kNN graph"; metric: string; graph?: { [key: string]: JsonValue } }; low: { metric: "euclidean" } };
   served: ServedOutput[];
   plan: BlockPlan;
   work: { [key: string]: JsonValue };
@@ -108,11 +135,16 @@ export interface BenchRequest {
   backends?: ("cpu" | "webgpu")[]; kernels?: string[]; adapterLabel?: string;
   progress?: (done: number, total: number, what: string) => void;
 }
-/** A measure's parameter as `measures()` lists it. */
-/** `open`: a choice that also accepts other values (snc's `clustering_strategy`: `"<k>-means"`). */
-export interface MeasureParam { name: string; kind: "int" | "float" | "choice"; default: string; choices: string[]; open: boolean; }
-/** A measure as `measures()` lists it. */
-export interface MeasureInfo { id: string; zadu_id: string; params: MeasureParam[]; keys: string[]; local_keys: string[]; labels: boolean; about: string; }
+/**
+ * A measure's parameter as `measures()` lists it. `required`: no default, a spec must give it
+ * (`default` is then ""). `open`: a choice that also accepts other values (snc's
+ * `clustering_strategy`: `"<k>-means"`).
+ */
+export interface MeasureParam { name: string; kind: "int" | "float" | "choice"; default: string; required: boolean; choices: string[]; open: boolean; }
+/** A per-point output of a measure and what its values mean. */
+export interface LocalOutput { key: string; kind: LocalKind; }
+/** A measure as `measures()` (and `faithful measures --json`) lists it. */
+export interface MeasureInfo { id: string; zadu_id: string; params: MeasureParam[]; keys: string[]; local: LocalOutput[]; labels: boolean; min_classes: number; description: string; }
 "#;
 
 #[wasm_bindgen]
@@ -138,8 +170,8 @@ extern "C" {
     /// `Promise<Evaluation>` in TypeScript.
     #[wasm_bindgen(typescript_type = "Promise<Evaluation>")]
     pub type PromiseEvaluation;
-    /// `Promise<Int32Array>` in TypeScript.
-    #[wasm_bindgen(typescript_type = "Promise<Int32Array>")]
+    /// `Promise<Neighbours>` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Promise<Neighbours>")]
     pub type PromiseNeighbours;
     /// `Evaluation` in TypeScript.
     #[wasm_bindgen(typescript_type = "Evaluation")]

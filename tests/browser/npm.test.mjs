@@ -124,7 +124,8 @@ test('the package: ES module, exports, the crate version, types without any', ()
   assert.match(dts, /workers\?: Workers/);
   assert.match(dts, /export declare class WorkerCrashedError/);
   assert.match(dts, /measure\(request: MeasureRequest\): Promise<Evaluation>/);
-  assert.match(dts, /neighbours\(request: NeighboursRequest\): Promise<Int32Array>/);
+  assert.match(dts, /neighbours\(request: NeighboursRequest\): Promise<Neighbours>/);
+  assert.match(dts, /export type Neighbours = Int32Array & \{ numerics: "exact" \| "fast"/);
   assert.match(dts, /export function evaluate\(request: EvaluateRequest\): Promise<Evaluation>/);
   assert.match(readFileSync(path.join(dir, 'faithful.js'), 'utf8'), /new URL\('faithful_bg\.wasm', import\.meta\.url\)/);
 });
@@ -176,6 +177,66 @@ for (const backend of ['webgpu', 'cpu']) {
       rmSync(dir, { recursive: true, force: true });
     }
     console.log(`# ${backend}: two measures, the abort, evaluate and both neighbour graphs equal the native CLI`);
+  });
+}
+
+/** n points of an integer lattice in 4 dimensions with 1e-9 jitter (ties at f32 resolution), or uniform. */
+function numericsData(kind, n, seed) {
+  let state = seed;
+  const rand = () => (state = (state * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const matrix = (d, f) => ({ rows: n, cols: d, data: Array.from({ length: n * d }, (_, t) => f(Math.floor(t / d), t % d)) });
+  if (kind === 'inside') return { name: kind, high: matrix(6, () => rand()), low: matrix(2, () => rand()) };
+  return {
+    name: kind,
+    high: matrix(4, (i, c) => ((i >> (2 * c)) & 3) + 1e-9 * (rand() - 0.5)),
+    low: matrix(2, (i, c) => ((i * (c + 1)) % 5) + 1e-9 * (rand() - 0.5)),
+  };
+}
+
+for (const backend of ['webgpu', 'cpu']) {
+  test(`${backend}: Fast then Exact on one Session: whatever is labelled exact equals the native CPU reference`, async (t) => {
+    if (backend === 'webgpu' && !(await hasWebGpu(t))) return;
+    const sets = [numericsData('inside', 300, 7), numericsData('lattice_jitter_1e-9', 300, 3)];
+    const specs = ['tnc:k=10', 'mrre:k=10', 'lcmc:k=10'];
+    const { p, log } = await page();
+    let got;
+    try {
+      got = await p.evaluate(({ b, s, sp }) => window.numericsChecks(b, s, sp), { b: backend, s: sets, sp: specs });
+    } catch (e) {
+      throw new Error(`${e.message}\n${log.join('\n')}`);
+    }
+    await p.close();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'faithful-npm-numerics-'));
+    try {
+      for (const [i, d] of sets.entries()) {
+        const r = got[i];
+        const csv = (m, name) => {
+          const file = path.join(dir, `${d.name}-${name}.csv`);
+          writeFileSync(file, Array.from({ length: m.rows }, (_, j) => m.data.slice(j * m.cols, (j + 1) * m.cols).join(',')).join('\n') + '\n');
+          return file;
+        };
+        const [high, low] = [csv(d.high, 'high'), csv(d.low, 'low')];
+        const want = cli(['measure', '--json', '--backend', 'cpu', '--high', high, '--low', low, ...specs.flatMap((s) => ['--spec', s])]);
+        const wantKnn = cli(['knn', '--data', high, '--k', '10', '--json', '--backend', 'cpu']).indices.flat();
+        const values = (e) => e.projections[0].scores.map((s) => [s.id, s.values]);
+        for (const [label, e] of [['fast', r.fast], ['exact', r.exact]]) {
+          const fastOutputs = e.run.served.filter((s) => s.numerics === 'fast').map((s) => s.output);
+          assert.equal(e.run.numerics === 'fast', fastOutputs.length > 0, `${d.name} ${label}: run and outputs disagree`);
+          if (e.run.numerics === 'exact') assert.deepStrictEqual(values(e), values(want), `${d.name} ${label} measure: labelled exact, differs from the CPU reference`);
+        }
+        assert.equal(r.exact.run.numerics, 'exact', `${d.name}: the Exact call reused a Fast list`);
+        for (const [label, k] of [['fast', r.fastKnn], ['exact', r.exactKnn]]) {
+          assert.ok(k.isInt32, `${label}: not an Int32Array`);
+          assert.equal(k.numerics, k.runNumerics);
+          if (k.numerics === 'exact') assert.deepStrictEqual(k.values, wantKnn, `${d.name} ${label} neighbours: labelled exact, differ from faithful knn`);
+        }
+        assert.equal(r.exactKnn.numerics, 'exact');
+        if (backend === 'cpu') assert.equal(r.fastKnn.numerics, 'exact', 'the wasm CPU is always exact');
+        t.diagnostic(`${backend} ${d.name}: fast kNN ${r.fastKnn.numerics} (${r.fastKnn.backend}), fast measure ${r.fast.run.numerics}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 }
 

@@ -267,6 +267,51 @@ test('Across k: one coranking evaluation, R_NX on a log-K axis, its AUC in the l
   await page.close();
 });
 
+test('the picker lists the measures beyond ZADU, and the colour legend follows each local kind', async () => {
+  const { page, log } = await openPage('?example=default&autorun=1&backend=cpu');
+  assert.equal(await waitStatus(page, log, ['done', 'error']), 'done', log.join('\n'));
+  // The new measures are in the picker, grouped with the distance measures; cca_stress's
+  // lambda has no default and must be filled in.
+  for (const id of ['sammon', 'cca_stress', 'residual_variance', 'nerv', 'knn_overlap', 'ale', 'density_preservation', 'triplet_accuracy', 'global_score']) {
+    assert.equal(await page.locator(`#m-${id}`).count(), 1, `${id} is in the measure picker`);
+  }
+  assert.equal(await page.getAttribute('input[name="p-cca_stress-lambda"]', 'placeholder'), 'required');
+  // Evaluate Sammon (a sum per point) and kNN overlap (means and counts) with local values.
+  await page.locator('#measure-list input[type=checkbox]').evaluateAll((bs) => bs.forEach((b) => { b.checked = false; }));
+  await page.locator('details.mgroup').evaluateAll((ds) => ds.forEach((d) => { d.open = true; }));
+  await page.check('#m-sammon');
+  await page.check('#m-knn_overlap');
+  await page.check('#local');
+  await page.click('#run');
+  assert.equal(await waitStatus(page, log, ['done', 'error']), 'done', `${await page.textContent('#error')}\n${log.join('\n')}`);
+  const result = JSON.parse(await page.textContent('#results-json'));
+  const sammon = result.projections[0].scores.find((s) => s.id === 'sammon');
+  assert.deepEqual(sammon.local_kinds, { local_sammon_stress: 'sum' });
+  // The same bits as the native CLI.
+  const nat = JSON.parse(execFileSync(CLI, ['measure', '--json', '--local', '--backend', 'cpu', '--spec', 'sammon'], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  assert.equal(sammon.values.sammon_stress, nat.projections[0].scores[0].values.sammon_stress);
+  const options = await page.locator('#scatter-colour option').evaluateAll((os) => os.map((o) => o.value));
+  const pick = async (key) => {
+    await page.selectOption('#scatter-colour', options.find((v) => v.endsWith(`:${key}`)));
+    return page.textContent('#legend');
+  };
+  const sum = await pick('local_sammon_stress');
+  assert.match(sum, /sum/);
+  assert.match(sum, /part of the total/, `a sum is drawn as parts of a total, not on a 0–1 scale: ${sum}`);
+  assert.match(sum, /^local_sammon_stresssum0/, `a sum's scale starts at 0: ${sum}`);
+  const count = await pick('false_neighbours');
+  assert.match(count, /count/);
+  assert.match(count, /total \d+/, count);
+  const mean = await pick('local_knn_overlap');
+  assert.match(mean, /mean/);
+  mkdirSync(OUT, { recursive: true });
+  const shot = path.join(OUT, 'web-local-kinds.png');
+  await pick('local_sammon_stress');
+  await page.locator('#scatter').screenshot({ path: shot });
+  console.log(`# local kinds: legends ${JSON.stringify([sum, count, mean])}; screenshot ${shot}`);
+  await page.close();
+});
+
 test('bad files get clear messages', async () => {
   const { page, log } = await openPage('?backend=cpu');
   await waitStatus(page, log, ['ready']);

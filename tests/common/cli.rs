@@ -21,6 +21,10 @@ pub struct Limits {
     /// Largest file the process may write (RLIMIT_FSIZE), as a full disk would stop it; the
     /// write fails with EFBIG (SIGXFSZ is ignored so that it does not kill the process).
     pub file_size: Option<u64>,
+    /// Standard output closed in the child (`>&-`), not redirected.
+    pub close_stdout: bool,
+    /// Standard error closed in the child (`2>&-`).
+    pub close_stderr: bool,
 }
 
 /// Runs the binary with `args` (stdin closed) under `limits`.
@@ -44,6 +48,12 @@ pub fn run(args: &[OsString], limits: Limits, stdout: Stdio) -> Run {
                 if let Some(bytes) = limits.file_size {
                     libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
                     set(libc::RLIMIT_FSIZE, bytes)?;
+                }
+                if limits.close_stdout {
+                    libc::close(1);
+                }
+                if limits.close_stderr {
+                    libc::close(2);
                 }
                 Ok(())
             });

@@ -2,7 +2,7 @@
 //! evaluation) on the CPU reference and every GPU adapter, cold and warm, each GPU result checked
 //! against the CPU reference; a table on stdout and a JSON receipt.
 
-use std::io::{IsTerminal, Write as _};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use faithful::bench::kernels::{self, Backend, Case, Check, Kernel, Outcome};
@@ -12,6 +12,8 @@ use faithful::{Error, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use faithful::bench::receipt::{AdapterEntry, Receipt, Row, Settings};
+
+use crate::arg_errors::whole;
 
 /// Which backends to benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -66,16 +68,26 @@ impl From<KernelArg> for Kernel {
     }
 }
 
+/// The most points a row may have: neighbour indices are 32-bit.
+const MAX_N: u64 = u32::MAX as u64;
+/// The most dimensions: the GPU's certified domain ends at D = 2^22 (docs/exactness.md).
+const MAX_DIM: u64 = (1 << 22) - 1;
+/// The most warm runs per row.
+const MAX_REPEAT: u64 = 10_000;
+/// The most kernel runs one bench may make (rows × backends × (repeat + 1)).
+const MAX_RUNS: u64 = 1_000_000;
+
 #[derive(clap::Args)]
 pub struct Args {
-    /// Numbers of points, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1000,2000", value_parser = clap::value_parser!(u64).range(3..))]
+    /// Numbers of points, comma-separated (3 to 2^32 − 1).
+    #[arg(long, value_delimiter = ',', default_value = "1000,2000", allow_hyphen_values = true, value_parser = whole(3, MAX_N))]
     sizes: Vec<u64>,
-    /// Dimensions of the original space, comma-separated (the projection is its first 2 coordinates).
-    #[arg(long, value_delimiter = ',', default_value = "20", value_parser = clap::value_parser!(u64).range(2..))]
+    /// Dimensions of the original space, comma-separated (2 to 2^22 − 1; the projection is its
+    /// first 2 coordinates).
+    #[arg(long, value_delimiter = ',', default_value = "20", allow_hyphen_values = true, value_parser = whole(2, MAX_DIM))]
     dims: Vec<u64>,
     /// Neighbours for knn, ranks and the evaluation (1 <= k < n).
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 20, allow_hyphen_values = true, value_parser = whole(1, MAX_N))]
     k: u64,
     /// all: the CPU and every GPU adapter; cpu; gpu (every adapter, or exit 3 when there is none).
     #[arg(long, value_enum, default_value_t = Which::All)]
@@ -86,12 +98,17 @@ pub struct Args {
     /// Kernels to run, comma-separated (default: all).
     #[arg(long, value_enum, value_delimiter = ',')]
     kernels: Vec<KernelArg>,
-    /// Warm runs per row; the warm time is their median.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Warm runs per row (1 to 10000); the warm time is their median.
+    #[arg(long, default_value_t = 3, allow_hyphen_values = true, value_parser = whole(1, MAX_REPEAT))]
     repeat: u64,
     /// Seed of the blobs data.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_hyphen_values = true, value_parser = whole(0, u64::MAX))]
     seed: u64,
+    /// The most memory one row may plan for (its data, neighbour lists, scratch), e.g. 2G;
+    /// checked for every size and dimension before anything is allocated. Default: the
+    /// smaller of half the physical memory and the process's limits.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = crate::pair_args::parse_bytes)]
+    memory_budget: Option<u64>,
     /// GPU squared-distance kernel sets to run, comma-separated: tiled (the default), classic
     /// (the one-invocation-per-pair kernel), or both side by side.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "tiled")]
@@ -99,6 +116,8 @@ pub struct Args {
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+    #[command(flatten)]
+    metric: crate::space_args::MetricArgs,
 }
 
 /// The adapters to run: by name filter, one per name (`GpuRequest::adapter` selects by name, so
@@ -143,7 +162,7 @@ fn runs(
     repeat: u64,
     bar: Option<&ProgressBar>,
 ) -> Result<Vec<Outcome>> {
-    let mut out = Vec::with_capacity(repeat as usize + 1);
+    let mut out = Vec::new();
     for _ in 0..=repeat {
         out.push(kernels::run(kernel, backend, case)?);
         if let Some(b) = bar {
@@ -154,6 +173,7 @@ fn runs(
 }
 
 pub fn run(args: Args) -> Result<()> {
+    let metric = args.metric.metric()?;
     let kernel_list: Vec<Kernel> =
         if args.kernels.is_empty() { Kernel::ALL.to_vec() } else { args.kernels.iter().map(|&k| k.into()).collect() };
     let machine = machine::Machine::detect();
@@ -163,10 +183,10 @@ pub fn run(args: Args) -> Result<()> {
         let what = args.adapter.as_ref().map_or(String::new(), |a| format!(" whose name contains '{a}'"));
         return Err(GpuError::NoAdapter(format!("wgpu found no adapter{what} (see `faithful backends`)")).into());
     }
-    for &n in &args.sizes {
-        if args.k >= n {
-            return Err(Error::KOutOfRange { id: "bench".into(), k: args.k as i64, n: n as usize, rule: "1 <= k < n" });
-        }
+    check_sizes(&args, threads())?;
+    // The receipt's path is checked before the work, not after it.
+    if let Some(path) = &args.json {
+        crate::output::check_writable(path)?;
     }
     let cpu_label = machine.cpu_model.clone().unwrap_or_else(|| "cpu".into());
     // (label, adapter name for the request, peak, kernel set) per backend; the CPU first, so
@@ -180,13 +200,34 @@ pub fn run(args: Args) -> Result<()> {
             targets.push((a.report.name.clone(), Some(a.report.name.clone()), a.known_peak_tflops, set.into()));
         }
     }
-    let steps = (args.sizes.len() * args.dims.len() * kernel_list.len() * targets.len()) as u64 * (args.repeat + 1);
+    let steps = [args.sizes.len(), args.dims.len(), kernel_list.len(), targets.len()]
+        .into_iter()
+        .try_fold(args.repeat + 1, |acc, f| acc.checked_mul(f as u64))
+        .filter(|&s| s <= MAX_RUNS)
+        .ok_or_else(|| Error::BadParam {
+            id: "bench".into(),
+            param: "--repeat".into(),
+            value: args.repeat.to_string(),
+            reason: format!(
+                "{} sizes × {} dims × {} kernels × {} backends × (repeat + 1) runs is above the limit of {MAX_RUNS} runs",
+                args.sizes.len(),
+                args.dims.len(),
+                kernel_list.len(),
+                targets.len()
+            ),
+        })?;
     let bar = progress(steps);
     let k = args.k as usize;
     let mut rows = Vec::new();
     for &n in &args.sizes {
         for &dim in &args.dims {
-            let data = blobs(n as usize, dim as usize, args.seed);
+            let mut data = blobs(n as usize, dim as usize, args.seed);
+            if let Some(m) = metric {
+                data.high = data.high.with_metric(m)?;
+            }
+            // The GPU serves the certified metrics (Euclidean, cosine, correlation); the others
+            // are the CPU's, and their GPU rows say why.
+            let gpu_skip = faithful::gpu::domain::metric_unsupported(&data.high);
             let case = Case::new(&data, k);
             for &kernel in &kernel_list {
                 let mut reference: Option<Check> = None;
@@ -197,6 +238,16 @@ pub fn run(args: Args) -> Result<()> {
                     let gpu = adapter.is_some();
                     if let Some(b) = &bar {
                         b.set_message(format!("{} {} n={n} D={dim}", if gpu { "gpu" } else { "cpu" }, kernel.name()));
+                    }
+                    if let (true, Some(why)) = (gpu, &gpu_skip) {
+                        let mut row = Row::new("gpu", label, None, kernel, n as usize, dim as usize, data.low.dim(), k);
+                        row.parity = "skipped".into();
+                        row.error = Some(format!("{why}; the CPU reference serves it"));
+                        if let Some(b) = &bar {
+                            b.inc(args.repeat + 1);
+                        }
+                        rows.push(row);
+                        continue;
                     }
                     let mut backend = if gpu { Backend::gpu_with(adapter.clone(), *set) } else { Backend::Cpu };
                     let rss_reset = machine::reset_peak_rss();
@@ -250,18 +301,113 @@ pub fn run(args: Args) -> Result<()> {
         seed: args.seed,
         kernels: kernel_list.iter().map(|k| k.name()).collect(),
         distance_block_pairs: kernels::DISTANCE_BLOCK_PAIRS,
+        metric: metric.unwrap_or(faithful::Metric::Euclidean).to_string(),
     };
     let receipt = Receipt::new(machine, adapters, settings, rows);
-    crate::output::print(&receipt.table())?;
+    // The receipt first: a receipt that cannot be written fails the run before the table
+    // claims it.
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&receipt).expect("receipt serialises") + "\n";
         crate::output::write_file(path, |w| w.write_all(text.as_bytes()))?;
     }
-    if receipt.rows.iter().any(|r| r.parity == "differs" || r.parity == "error") {
-        let _ = writeln!(
-            std::io::stderr(),
-            "faithful bench: some GPU results differ from the CPU reference or failed (see the parity column)"
-        );
+    crate::output::print(&receipt.table())?;
+    let note = failure_note(&receipt.rows);
+    if let Some(note) = note {
+        crate::output::eprint(&format!("faithful bench: {note}\n"))?;
     }
     Ok(())
+}
+
+/// The note after a bench whose rows failed (the bench itself succeeded), naming the backend
+/// whose rows failed: a CPU row's error is never blamed on "GPU results".
+fn failure_note(rows: &[Row]) -> Option<&'static str> {
+    let bad =
+        |backend: &str| rows.iter().any(|r| r.backend == backend && (r.parity == "differs" || r.parity == "error"));
+    match (bad("cpu"), bad("gpu")) {
+        (false, false) => None,
+        (true, false) => Some("some CPU rows failed (see the parity column and the receipt's error field)"),
+        (false, true) => Some("some GPU results differ from the CPU reference or failed (see the parity column)"),
+        (true, true) => Some("some CPU rows failed and some GPU results differ or failed (see the parity column)"),
+    }
+}
+
+/// Rayon's worker threads (each holds a row's scratch).
+fn threads() -> u64 {
+    rayon::current_num_threads() as u64
+}
+
+/// Bytes one bench row of n points in `dim` dimensions may hold, over-estimated: the data (the
+/// blobs, their copies for the kernels), both spaces' neighbour lists and cross ranks, each
+/// worker's distance rows, the distance block; `None` when it overflows.
+fn row_bytes(n: u64, dim: u64, k: u64, threads: u64) -> Option<u64> {
+    let data = n.checked_mul(dim.checked_add(2)?)?.checked_mul(4 * 8)?;
+    // Neighbours (index and distance, 12 bytes) in both spaces, cross ranks (24 bytes), twice.
+    let lists = n.checked_mul(k)?.checked_mul(2 * (12 + 12 + 24))?;
+    let scratch = n.checked_mul(threads)?.checked_mul(40)?;
+    let block = (kernels::DISTANCE_BLOCK_PAIRS as u64) * 16;
+    data.checked_add(lists)?.checked_add(scratch)?.checked_add(block)
+}
+
+/// Every size against k and every (size, dimension) row against the memory budget, before
+/// anything is allocated.
+fn check_sizes(args: &Args, threads: u64) -> Result<()> {
+    let budget = args.memory_budget.unwrap_or_else(faithful::resources::default_memory_budget);
+    for &n in &args.sizes {
+        if args.k >= n {
+            return Err(Error::BadParam {
+                id: "bench".into(),
+                param: "--k".into(),
+                value: args.k.to_string(),
+                reason: format!("out of range: need 1 <= k < n (n={n})"),
+            });
+        }
+        for &dim in &args.dims {
+            let what = format!("a row of {n} points in {dim} dimensions (k={})", args.k);
+            match row_bytes(n, dim, args.k, threads) {
+                Some(bytes) if bytes <= budget => {}
+                Some(bytes) => {
+                    let (id, param, value) = ("bench".into(), "--sizes".into(), n.to_string());
+                    return Err(Error::ParamMemory { id, param, value, what, bytes, budget });
+                }
+                None => {
+                    return Err(Error::BadParam {
+                        id: "bench".into(),
+                        param: "--sizes".into(),
+                        value: n.to_string(),
+                        reason: format!("{what} needs more than 2^64 bytes"),
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(backend: &'static str, parity: &str) -> Row {
+        let mut r = Row::new(backend, "x", None, Kernel::Knn, 10, 2, 2, 3);
+        r.parity = parity.into();
+        r
+    }
+
+    #[test]
+    fn a_failed_cpu_row_is_not_blamed_on_the_gpu() {
+        assert_eq!(failure_note(&[row("cpu", "reference"), row("gpu", "identical")]), None);
+        let cpu = failure_note(&[row("cpu", "error")]).unwrap();
+        assert!(cpu.contains("CPU rows failed") && !cpu.contains("GPU"), "{cpu}");
+        let gpu = failure_note(&[row("cpu", "reference"), row("gpu", "differs")]).unwrap();
+        assert!(gpu.starts_with("some GPU results differ"), "{gpu}");
+        let both = failure_note(&[row("cpu", "error"), row("gpu", "error")]).unwrap();
+        assert!(both.contains("CPU rows failed") && both.contains("GPU results"), "{both}");
+    }
+
+    #[test]
+    fn row_bytes_never_overflows() {
+        assert_eq!(row_bytes(u64::MAX, u64::MAX, u64::MAX, 2), None);
+        assert_eq!(row_bytes(MAX_N, MAX_DIM, MAX_N, 1024), None);
+        assert!(row_bytes(1000, 20, 20, 2).is_some_and(|b| b > 1000 * 22 * 8));
+    }
 }

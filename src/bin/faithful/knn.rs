@@ -1,20 +1,28 @@
-//! `faithful knn`: the exact kNN graph, a product of its own for UMAP/t-SNE pipelines.
+//! `faithful knn`: the exact kNN graph (or, with `--numerics fast` on a GPU, its f32 order,
+//! labelled so), a product of its own for UMAP/t-SNE pipelines.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use faithful::{Error, Evaluator, Options, Result, data};
 
+use crate::arg_errors::whole_usize;
 use crate::backend_args::BackendArgs;
 use crate::output;
+use crate::space_args::{HighInputArgs, MetricArgs, read_high};
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Points, n×D (.npy float64/float32 or headerless .csv).
-    #[arg(long)]
-    data: PathBuf,
+    #[arg(long, group = "high_input", required_unless_present = "high_distances")]
+    data: Option<PathBuf>,
+    #[command(flatten)]
+    metric: MetricArgs,
+    /// The points as their n×n distance matrix (.npy), instead of --data.
+    #[arg(long, value_name = "PATH", group = "high_input", conflicts_with = "metric")]
+    high_distances: Option<PathBuf>,
     /// Neighbours per point (1 <= k < n).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(1, usize::MAX))]
     k: usize,
     /// Write the n×k int64 neighbour indices here (.npy).
     #[arg(long)]
@@ -26,15 +34,16 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// The most memory the neighbour lists may take (n·k·12 bytes), e.g. 2G; checked before
-    /// any work. Default: half the physical memory.
-    #[arg(long, value_name = "BYTES", value_parser = crate::pair_args::parse_bytes)]
+    /// any work. Default: half the physical memory, at most what the process's limits leave.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = crate::pair_args::parse_bytes)]
     memory_budget: Option<u64>,
     #[command(flatten)]
     backend: BackendArgs,
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let points = data::read_points(&args.data)?;
+    let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
+    let (points, path) = read_high(args.data.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
     let n = points.n();
     let eval = Evaluator::new(
         points,
@@ -45,7 +54,7 @@ pub fn run(args: Args) -> Result<()> {
         }),
     );
     let (nb, run) = eval.knn(args.k).map_err(|e| match e {
-        Error::KOutOfRange { .. } => e.in_file(&args.data),
+        Error::KOutOfRange { .. } => e.in_file(&path),
         other => other,
     })?;
     let k = nb.k;
@@ -66,8 +75,10 @@ pub fn run(args: Args) -> Result<()> {
         });
         output::print(&format!("{body}\n"))
     } else {
+        // The header says what the lists are: "exact" only for the reference's lists.
+        let what = if run.numerics == "fast" { "fast (the GPU's f32 order, not certified exact)" } else { "exact" };
         let mut text = format!(
-            "exact {k}-NN of {n} points: backend {} ({} numerics), {:.3} s\n",
+            "{what} {k}-NN of {n} points: backend {} ({} numerics), {:.3} s\n",
             run.backend, run.numerics, run.timings.total_s
         );
         for i in 0..n.min(5) {

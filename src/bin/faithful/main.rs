@@ -2,6 +2,8 @@
 //! through its wasm API (`faithful::wasm`), so on wasm32 this binary is an empty shell.
 
 #[cfg(not(target_arch = "wasm32"))]
+mod arg_errors;
+#[cfg(not(target_arch = "wasm32"))]
 mod backend_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod backends;
@@ -19,6 +21,8 @@ mod output;
 mod pair_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod shard;
+#[cfg(not(target_arch = "wasm32"))]
+mod space_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod table;
 

@@ -5,19 +5,25 @@ use std::path::PathBuf;
 use faithful::evaluate::default_specs;
 use faithful::{Error, Evaluator, LowIndex, Options, Points, Result, Spec, data, example};
 
+use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArgs;
 use crate::output;
-use crate::pair_args::{PairArgs, install_interrupt, progress_bar};
+use crate::pair_args::{PairArgs, progress_bar};
+use crate::space_args::{HighInputArgs, MetricArgs, read_high};
 use crate::table;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Original space, n×D (.npy float64/float32 or headerless .csv).
-    #[arg(long, requires = "low")]
+    #[arg(long, requires = "low", group = "high_input")]
     high: Option<PathBuf>,
     /// A projection, n×d; repeat for several.
-    #[arg(long, requires = "high")]
+    #[arg(long, requires = "high_input")]
     low: Vec<PathBuf>,
+    #[command(flatten)]
+    metric: MetricArgs,
+    #[command(flatten)]
+    inputs: HighInputArgs,
     /// One integer label per point (.npy or .csv).
     #[arg(long)]
     labels: Option<PathBuf>,
@@ -33,10 +39,10 @@ pub struct Args {
     json: bool,
     /// Worker threads, at most 1024 (default, or 0: all cores, as ripgrep's --threads 0).
     /// Results are identical for any count.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
     threads: Option<usize>,
     /// Rows per task. Results are identical for any size.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 32, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
     block_rows: u64,
     /// The exact spatial index for projections of dimension ≤ 3 (k-d tree): auto uses it
     /// where it serves, never computes full distance rows. Results are identical either way;
@@ -55,13 +61,12 @@ enum LowIndexArg {
     Never,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
     if let Some(t) = args.threads {
         faithful::evaluate::check_threads(t)?;
     }
-    let (high, lows, labels) = match &args.high {
-        Some(path) => {
-            let high = data::read_points(path)?;
+    let (high, lows, labels) = match read_high(args.high.as_deref(), &args.inputs, &args.metric)? {
+        Some((high, _)) => {
             let lows = args.low.iter().map(data::read_points).collect::<Result<Vec<Points>>>()?;
             let labels = args.labels.as_ref().map(data::read_labels).transpose()?;
             if let Some(l) = &labels {
@@ -94,8 +99,6 @@ pub fn run(args: Args) -> Result<()> {
         o
     });
     let mut opts = args.pairs.apply(opts);
-    let cancel = faithful::Cancel::new();
-    install_interrupt(cancel.clone());
     opts.cancel = Some(cancel);
     let bar = progress_bar();
     opts.progress = bar.as_ref().map(|(_, f)| f.clone());

@@ -14,11 +14,11 @@ pub struct PairArgs {
     /// Memory for sorting all pairs (srho, nm_stress), e.g. 512M or 2G (K/M/G/T are powers of
     /// 1024); beyond it, an external sort in --temp-dir. Also the most that a parameter may
     /// size (k's neighbour lists, cadi's n_triplets), checked before any work. Default: half
-    /// the physical memory.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    /// the physical memory, at most what the process's limits (ulimit -v, cgroup) leave.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     pub memory_budget: Option<u64>,
     /// Temporary space the external sort may use (checked before any work starts). Default: unlimited.
-    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     pub temp_budget: Option<u64>,
     /// Directory for the external sort's temporary workspace. Default: the system's temporary directory.
     #[arg(long, value_name = "PATH")]
@@ -47,21 +47,23 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         Some('T') => (&body[..body.len() - 1], 40),
         _ => (body, 0),
     };
-    let bad = || format!("'{text}' is not a size (examples: 1048576, 512M, 2G)");
+    let bad = || "not a size in bytes below 2^64 (examples: 1048576, 512M, 2G)".to_string();
     let v: u64 = digits.trim().parse().map_err(|_| bad())?;
     v.checked_mul(1u64 << shift).ok_or_else(bad)
 }
 
 /// A handler of Ctrl-C (SIGINT) and, through ctrlc's `termination` feature, SIGTERM and SIGHUP
-/// (`timeout`, systemd, a closed terminal): the first signal during an external sort asks the
-/// run to stop (it removes its workspace and the command exits with 130); otherwise, or on a
-/// second signal, live workspaces are removed and the process exits at once with 130. ctrlc
+/// (`timeout`, systemd, a closed terminal), for every command: the first signal during an
+/// external sort asks the run to stop (it removes its workspace and the command exits with
+/// 130); otherwise, or on a second signal, live workspaces and output files still being
+/// written are removed, one line is printed and the process exits at once with 130. ctrlc
 /// does not say which signal came, so every one exits with 130.
 pub fn install_interrupt(cancel: Cancel) {
     let _ = ctrlc::set_handler(move || {
         let again = cancel.request();
         if again || !workspace::any_active() {
             workspace::remove_all_active();
+            crate::output::remove_pending();
             // Never a panic here (a stderr that cannot be written, `2>/dev/full`): the exit must
             // happen whatever became of the message.
             let _ = writeln!(std::io::stderr(), "faithful: interrupted");

@@ -7,18 +7,25 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use faithful::gpu::GpuRequest;
-use faithful::shard::{Partial, plan};
+use faithful::shard::{Partial, plan_each};
 use faithful::{Error, Evaluator, Options, Points, Result, Spec, data};
 
+use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArg;
 use crate::output;
+use crate::space_args::{HighInputArgs, MetricArgs, read_high};
 use crate::table;
 
 #[derive(clap::Args)]
 pub struct ShardArgs {
     /// Original space, n×D (.npy float64/float32 or headerless .csv).
-    #[arg(long)]
-    high: PathBuf,
+    #[arg(long, group = "high_input", required_unless_present = "high_distances")]
+    high: Option<PathBuf>,
+    #[command(flatten)]
+    metric: MetricArgs,
+    /// The original space as its n×n distance matrix (.npy), instead of --high.
+    #[arg(long, value_name = "PATH", group = "high_input", conflicts_with = "metric")]
+    high_distances: Option<PathBuf>,
     /// The projection, n×d.
     #[arg(long)]
     low: PathBuf,
@@ -26,7 +33,7 @@ pub struct ShardArgs {
     #[arg(long)]
     labels: Option<PathBuf>,
     /// The block A:B (rows A to B − 1), one line of `faithful plan`.
-    #[arg(long, value_parser = parse_rows)]
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_rows)]
     rows: Range<usize>,
     /// A measure: ID[:P=V[,P=V]...]; repeat for several (tnc, mrre, lcmc, nh, ca_tnc).
     #[arg(long = "spec", value_name = "SPEC", required = true)]
@@ -35,7 +42,7 @@ pub struct ShardArgs {
     #[arg(long)]
     out: PathBuf,
     /// Worker threads, at most 1024 (default, or 0: all cores). The partial does not depend on it.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
     threads: Option<usize>,
     /// Which backend builds the block's neighbours and ranks: auto (GPU for a hardware adapter
     /// and a block of rows × n pairs large enough), cpu, gpu (a wgpu adapter, or exit 3). A
@@ -55,29 +62,37 @@ pub struct FoldArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// The most memory the partials and their fold may take, e.g. 2G; a partial that would
+    /// take more is refused before it is read whole. Default: the smaller of half the physical
+    /// memory and the process's limits.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = crate::pair_args::parse_bytes)]
+    memory_budget: Option<u64>,
 }
 
 #[derive(clap::Args)]
 pub struct PlanArgs {
-    /// Points.
-    #[arg(long)]
+    /// Points (2 to 2^32, the most a run holds).
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
     n: usize,
     /// Rows per block at most (blocks of up to 128 rows are never split).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
     max_rows: u64,
 }
 
 fn parse_rows(text: &str) -> std::result::Result<Range<usize>, String> {
-    let (a, b) = text.split_once(':').ok_or("rows are written A:B")?;
-    let num = |s: &str| s.trim().parse::<usize>().map_err(|_| format!("{s:?} is not a row number"));
-    Ok(num(a)?..num(b)?)
+    let expected = "expected A:B, rows A to B − 1 (a line of faithful plan)";
+    let (a, b) = text.split_once(':').ok_or(expected)?;
+    let num = whole_usize(0, usize::MAX);
+    let (a, b) = (num(a).map_err(|_| expected)?, num(b).map_err(|_| expected)?);
+    Ok(a..b)
 }
 
 pub fn shard(args: ShardArgs) -> Result<()> {
     if let Some(t) = args.threads {
         faithful::evaluate::check_threads(t)?;
     }
-    let high = data::read_points(&args.high)?;
+    let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
+    let (high, _) = read_high(args.high.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
     let low: Points = data::read_points(&args.low)?;
     let labels = args.labels.as_ref().map(data::read_labels).transpose()?;
     if let (Some(l), Some(path)) = (&labels, &args.labels) {
@@ -92,37 +107,59 @@ pub fn shard(args: ShardArgs) -> Result<()> {
     output::write_file(&args.out, |w| w.write_all(part.to_json().as_bytes()))
 }
 
+/// Bytes per number a fold may hold: the partial's value (8 bytes, up to twice while its list
+/// grows) and its copy in the folded result.
+const FOLD_BYTES_PER_VALUE: u64 = 3 * 8;
+
 pub fn fold(args: FoldArgs) -> Result<()> {
-    let parts = args.parts.iter().map(|p| read_partial(p)).collect::<Result<Vec<_>>>()?;
-    let result = faithful::fold(&parts)?;
+    let budget = args.memory_budget.unwrap_or_else(faithful::resources::default_memory_budget);
+    let mut values = budget / FOLD_BYTES_PER_VALUE;
+    let parts = args.parts.iter().map(|p| read_partial(p, &mut values)).collect::<Result<Vec<_>>>()?;
+    let names: Vec<String> = args.parts.iter().map(|p| faithful::quote::escaped(&p.display().to_string())).collect();
+    let result = faithful::shard::fold_named(&parts, &names)?;
+    drop(parts);
     if args.json {
-        output::print(&(serde_json::to_string(&result).expect("results serialise") + "\n"))
+        // Streamed: the folded local values are never one string in memory.
+        output::print_with(|w| {
+            serde_json::to_writer(&mut *w, &result).map_err(std::io::Error::other)?;
+            w.write_all(b"\n")
+        })
     } else {
         output::print(&table::results_table("(folded from partials)", &result))
     }
 }
 
+/// The most points a run can hold: neighbour indices are 32-bit.
+const MAX_POINTS: u64 = 1 << 32;
+
+/// Streams the plan's blocks to stdout as they are made (memory O(log n), whatever their
+/// number; `| head` stops it quietly).
 pub fn plan_blocks(args: PlanArgs) -> Result<()> {
     if args.n < 2 {
         return Err(Error::TooFewPoints { name: "--n".into(), n: args.n });
     }
-    let lines: String =
-        plan(args.n, args.max_rows as usize).iter().map(|b| format!("{}:{}\n", b.start, b.end)).collect();
-    output::print(&lines)
+    if args.n as u64 > MAX_POINTS {
+        return Err(Error::BadParam {
+            id: "plan".into(),
+            param: "--n".into(),
+            value: args.n.to_string(),
+            reason: "above 2^32 points, the most a run holds (neighbour indices are 32-bit)".into(),
+        });
+    }
+    let max_rows = usize::try_from(args.max_rows).unwrap_or(usize::MAX);
+    output::print_with(|w| plan_each(args.n, max_rows, &mut |b| writeln!(w, "{}:{}", b.start, b.end)))
 }
 
-/// Reads one partial: a regular file only (never a FIFO or device that could block), read to
-/// its size, JSON of the current version.
-fn read_partial(path: &Path) -> Result<Partial> {
-    let what = path.display().to_string();
-    let bad = |reason: String| Error::BadPartial { what: faithful::quote::escaped(&what), reason };
+/// Reads one partial: a regular file only (never a FIFO or device that could block), never
+/// past the size it had when opened, its first bytes checked before the rest is read and its
+/// numbers counted against `values` (what the memory budget still allows) before they are
+/// held ([`Partial::from_reader`]).
+fn read_partial(path: &Path, values: &mut u64) -> Result<Partial> {
+    let what = faithful::quote::escaped(&path.display().to_string());
+    let bad = |reason: String| Error::BadPartial { what: what.clone(), reason };
     let meta = std::fs::metadata(path).map_err(|e| bad(format!("cannot read it ({e})")))?;
     if !meta.is_file() {
         return Err(bad("not a regular file".into()));
     }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(meta.len()).read_to_string(&mut text))
-        .map_err(|e| bad(format!("cannot read it as text ({e})")))?;
-    Partial::from_json(&text, &faithful::quote::escaped(&what))
+    Partial::from_reader(|| std::fs::File::open(path).map(|f| f.take(meta.len())), &what, values)
 }

@@ -19,6 +19,8 @@
 //! | `group_sort`  | grouping a cache-sized bucket of records by key                             |
 //! | `bucketed`    | Spearman's ρ alone in memory: records laid out by chunk, ranked per bucket |
 //! | `sums`        | [`PairSums`] and the fixed merge tree                                       |
+//! | `row_terms`   | one full row's terms: Sammon, CCA, average local error, NeRV's bandwidths and divergences |
+//! | `row_sweep`   | the sweep over full rows for those measures (and the pair sums with them)  |
 //! | `pair_pass`   | the sweep over the rows that measures the pairs (sums, densities, records) |
 //! | `in_memory`   | the in-memory driver: the bucketed path or the full radix sort, then scans |
 //!
@@ -37,6 +39,8 @@ mod order_stats;
 mod pair_pass;
 mod pava;
 mod record;
+mod row_sweep;
+mod row_terms;
 mod scans;
 mod sums;
 mod tie_groups;
@@ -44,6 +48,8 @@ mod tie_groups;
 pub use extent::Extent;
 pub use in_memory::in_memory_bytes;
 pub use order_stats::{OrderPath, OrderStats, RankMoments};
+pub use row_sweep::{NervRows, RatioSums, RowSweep};
+pub use row_terms::{CcaJob, CcaKernel, NERV_FLOOR, NERV_MAX_ITERATIONS, NERV_TOLERANCE, NervJob};
 pub use sums::{PairSums, tree};
 
 // For the external driver and the planner.
@@ -52,4 +58,5 @@ pub(crate) use in_memory::{in_memory, order_records};
 pub(crate) use pair_pass::{DensityJob, PairJob, pair_pass};
 pub(crate) use pava::PavaStack;
 pub(crate) use record::{LOW, fill, final_payload, open_payload};
+pub(crate) use row_sweep::{SweepJob, row_sweep, row_sweep_rows};
 pub(crate) use scans::{Scan1, Scan2, stats};

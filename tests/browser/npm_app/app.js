@@ -37,6 +37,26 @@ window.checks = async (backend) => {
   return plain({ version: version(), measureIds: measures().map((m) => m.id), info, first, second, third, aborted, knnHigh, knnLow, once, high: ex.high, pca });
 };
 
+// Issue 24: one Session runs Fast and then Exact (the request's `numerics`) on each data set;
+// the test compares whatever is labelled exact with the native CLI's CPU reference.
+window.numericsChecks = async (backend, sets, specs) => {
+  const out = [];
+  for (const d of sets) {
+    const s = await Session.create({ high: d.high, backend, numerics: 'fast' });
+    const knn = async (numerics) => {
+      const nn = await s.neighbours({ space: 'high', k: 10, numerics });
+      return { numerics: nn.numerics, backend: nn.backend, runNumerics: nn.run.numerics, isInt32: nn instanceof Int32Array, values: Array.from(nn) };
+    };
+    const fastKnn = await knn(undefined);
+    const fast = await s.measure({ low: d.low, specs });
+    const exact = await s.measure({ low: d.low, specs, numerics: 'exact' });
+    const exactKnn = await knn('exact');
+    out.push({ name: d.name, backend: s.backend, fastKnn, exactKnn, fast, exact });
+    s.free();
+  }
+  return plain(out);
+};
+
 window.workerChecks = async (backend) => {
   const ex = exampleData();
   const w = new FaithfulWorker();

@@ -1,0 +1,94 @@
+//! The original space as the user holds it: `--metric`/`--minkowski-p` for coordinates,
+//! `--high-distances` for a distance matrix, `--high-knn` (SciPy CSR `.npz`) or
+//! `--high-knn-indices`/`--high-knn-distances` for a kNN graph.
+
+use std::path::{Path, PathBuf};
+
+use faithful::{Error, Metric, Points, Result, data};
+
+/// `--metric` and `--minkowski-p`: the same on every command.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct MetricArgs {
+    /// The original space's metric, scipy's cdist(X, X, metric) bit for bit: euclidean
+    /// (default), sqeuclidean, cosine, correlation, cityblock, chebyshev, minkowski (with
+    /// --minkowski-p). Projections are Euclidean.
+    #[arg(long, value_name = "METRIC")]
+    pub metric: Option<String>,
+    /// Minkowski's p for --metric minkowski: a number ≥ 1, or inf (default 2).
+    #[arg(long, value_name = "P")]
+    pub minkowski_p: Option<f64>,
+}
+
+impl MetricArgs {
+    /// The metric asked for, if any.
+    pub fn metric(&self) -> Result<Option<Metric>> {
+        let m = self.metric.as_deref().map(str::parse::<Metric>).transpose()?;
+        match (m, self.minkowski_p) {
+            (Some(Metric::Minkowski(_)), Some(p)) => Ok(Some(Metric::minkowski(p)?)),
+            (_, Some(p)) => Err(Error::BadMetric {
+                metric: m.map_or("euclidean".into(), |m| m.to_string()),
+                reason: format!("--minkowski-p {p} needs --metric minkowski"),
+            }),
+            (m, None) => Ok(m),
+        }
+    }
+
+    /// `points` under the metric asked for (the file named in a metric's error).
+    pub fn apply(&self, points: Points, path: &Path) -> Result<Points> {
+        match self.metric()? {
+            Some(m) if m != Metric::Euclidean => points.with_metric(m).map_err(|e| e.in_file(path)),
+            _ => Ok(points),
+        }
+    }
+}
+
+/// The original space's other inputs (one of them, or `--high`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct HighInputArgs {
+    /// The original space as its n×n distance matrix (.npy float64/float32): finite,
+    /// non-negative, zero diagonal, exactly symmetric; read in row blocks, never held whole.
+    #[arg(long, value_name = "PATH", group = "high_input", conflicts_with = "metric")]
+    pub high_distances: Option<PathBuf>,
+    /// The original space as its kNN graph: a SciPy CSR matrix (.npz, scipy.sparse.save_npz of
+    /// scanpy's .obsp['distances'] or kneighbors_graph(mode='distance')). Only the measures
+    /// that need each point's k original neighbours run from it.
+    #[arg(long, value_name = "PATH", group = "high_input", conflicts_with = "metric")]
+    pub high_knn: Option<PathBuf>,
+    /// The original space as its kNN graph: n×k neighbour indices (.npy integers, no self
+    /// column), with --high-knn-distances.
+    #[arg(long, value_name = "PATH", group = "high_input", requires = "high_knn_distances", conflicts_with = "metric")]
+    pub high_knn_indices: Option<PathBuf>,
+    /// The n×k distances of --high-knn-indices (.npy float64/float32).
+    #[arg(long, value_name = "PATH", requires = "high_knn_indices")]
+    pub high_knn_distances: Option<PathBuf>,
+}
+
+impl HighInputArgs {
+    /// The original space from whichever of these inputs was given; `None` when none was.
+    pub fn read(&self) -> Result<Option<(Points, PathBuf)>> {
+        if let Some(p) = &self.high_distances {
+            return Ok(Some((data::read_distances(p)?, p.clone())));
+        }
+        if let Some(p) = &self.high_knn {
+            return Ok(Some((data::read_knn_npz(p)?, p.clone())));
+        }
+        if let (Some(i), Some(d)) = (&self.high_knn_indices, &self.high_knn_distances) {
+            return Ok(Some((data::read_knn_arrays(i, d)?, i.clone())));
+        }
+        Ok(None)
+    }
+}
+
+/// The original space: `--high` under the metric, or one of the other inputs.
+pub fn read_high(
+    high: Option<&Path>,
+    inputs: &HighInputArgs,
+    metric: &MetricArgs,
+) -> Result<Option<(Points, PathBuf)>> {
+    if let Some(p) = high {
+        let points = data::read_points(p)?;
+        return Ok(Some((metric.apply(points, p)?, p.to_path_buf())));
+    }
+    metric.metric()?;
+    inputs.read()
+}

@@ -1,0 +1,266 @@
+//! [`row_sweep`]: one sweep over full distance rows for the all-pairs measures whose per-point
+//! values need a point's whole row (Sammon, CCA, the average local error, NeRV), which also
+//! gives the [`PairSums`] (stress, scale-normalised stress, Pearson, residual variance) from each
+//! row's pairs j > i when they are asked for together: one pass, as SickleJS's fused pass.
+//!
+//! Each row's results depend only on the row; the totals are NumPy's pairwise sums over the rows
+//! in index order and the pair sums merge by the fixed tree of [`tree`], so the results are the
+//! same bits for any thread count and block size. Memory: two distance rows (and for NeRV four
+//! more) of O(n) per worker, and O(n) results per measure.
+
+use std::ops::Range as Rows;
+
+use rayon::prelude::*;
+
+use super::super::scratch_pool::Pool;
+use super::extent::Extent;
+use super::row_terms::{
+    CcaJob, Kernel, NervJob, ale_row, cca_row, fit_beta, kl_both, neighbourhood, normalise, sammon_row, squares,
+};
+use super::sums::{PairSums, tree};
+use crate::control::Control;
+use crate::data::Points;
+use crate::error::Result;
+use crate::reference::distance_row;
+use crate::sum::pairwise_sum;
+
+/// What one [`row_sweep`] computes, for every projection.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SweepJob {
+    /// The [`PairSums`] of the pairs j > i.
+    pub sums: bool,
+    /// Sammon's sums.
+    pub sammon: bool,
+    /// CCA's sums, one per weighting.
+    pub cca: Vec<CcaJob>,
+    /// The average local error, with the largest distance of the original space and of each
+    /// projection (both > 0), of the distances (`false`) and/or their squares (`true`).
+    pub ale: Option<(f64, Vec<f64>, Vec<bool>)>,
+    /// NeRV's divergences, one per neighbourhood.
+    pub nerv: Vec<NervJob>,
+}
+
+/// A weighted ratio's sums: the numerator and denominator per row (full rows, each pair in both
+/// of its rows) and their totals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatioSums {
+    /// Σ over the rows of each row's numerator (every pair counted twice).
+    pub num: f64,
+    /// Σ over the rows of each row's denominator (every pair counted twice).
+    pub den: f64,
+    /// Each row's numerator.
+    pub rows: Vec<f64>,
+}
+
+/// NeRV's per-point divergences for one neighbourhood.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NervRows {
+    pub job: NervJob,
+    /// `KL(p_i ‖ q_i)` per point (recall).
+    pub recall: Vec<f64>,
+    /// `KL(q_i ‖ p_i)` per point (precision).
+    pub precision: Vec<f64>,
+}
+
+/// What the full-row sweep found for one projection.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowSweep {
+    /// The extent of the projection's pair distances.
+    pub low: Option<Extent>,
+    /// The pair sums, when asked for.
+    pub sums: Option<PairSums>,
+    /// Sammon's sums: Σ (d^X − d^Y)²/d^X over pairs with d^X > 0, and Σ d^X.
+    pub sammon: Option<RatioSums>,
+    /// Pairs i < j at original distance 0 (left out of Sammon's stress).
+    pub zero_high_pairs: u64,
+    /// CCA's sums per weighting, in the job's order.
+    pub cca: Vec<(CcaJob, RatioSums)>,
+    /// Per point, the average local error: `(squared, values)` per variant asked for.
+    pub ale: Vec<(bool, Vec<f64>)>,
+    /// NeRV per neighbourhood, in the job's order.
+    pub nerv: Vec<NervRows>,
+}
+
+/// One row's results for one projection.
+#[derive(Clone)]
+struct RowOut {
+    high: Extent,
+    low: Extent,
+    sums: PairSums,
+    zero_high: u64,
+    sammon: [f64; 2],
+    cca: Vec<[f64; 2]>,
+    ale: Vec<f64>,
+    nerv: Vec<[f64; 2]>,
+}
+
+/// Scratch of one worker: the two distance rows and NeRV's squared rows, kernels and
+/// neighbourhoods (X's, one per job, fitted once per row and kept for every projection).
+#[derive(Default)]
+struct Scratch {
+    dx: Vec<f64>,
+    dy: Vec<f64>,
+    x2: Vec<f64>,
+    y2: Vec<f64>,
+    kernel: Kernel,
+    px: Vec<Vec<f64>>,
+    q: Vec<f64>,
+    /// CCA's exponents and weights.
+    arg: Vec<f64>,
+    weight: Vec<f64>,
+}
+
+/// The sweep: for every row i, `d^X(i, ·)` once and `d^Y(i, ·)` per projection, and what `job`
+/// asks of them. Returns the original space's extent and one [`RowSweep`] per projection.
+pub(crate) fn row_sweep(
+    high: &Points,
+    lows: &[&Points],
+    job: &SweepJob,
+    block_rows: usize,
+    ctl: &Control,
+) -> Result<(Extent, Vec<RowSweep>)> {
+    row_sweep_rows(high, lows, job, block_rows, ctl, 0..high.n())
+}
+
+/// [`row_sweep`] over the rows `range` only (a shard's block): every per-point vector then
+/// holds those rows, in order, and the totals are theirs. Each row's values are the same bits
+/// as in a sweep over all rows.
+pub(crate) fn row_sweep_rows(
+    high: &Points,
+    lows: &[&Points],
+    job: &SweepJob,
+    block_rows: usize,
+    ctl: &Control,
+    range: Rows<usize>,
+) -> Result<(Extent, Vec<RowSweep>)> {
+    let n = high.n();
+    let end = range.end;
+    let blocks: Vec<Rows<usize>> =
+        range.step_by(block_rows.max(1)).map(|s| s..(s + block_rows.max(1)).min(end)).collect();
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let pool: Pool<Scratch> = Pool::new();
+    let per_block: Vec<Vec<Vec<RowOut>>> = blocks
+        .par_iter()
+        .map(|rows| {
+            pool.with(|s| {
+                ctl.check()?;
+                s.dx.resize(n, 0.0);
+                s.dy.resize(n, 0.0);
+                if !job.nerv.is_empty() {
+                    for v in [&mut s.x2, &mut s.y2, &mut s.q] {
+                        v.resize(n, 0.0);
+                    }
+                    s.px.resize_with(job.nerv.len(), Vec::new);
+                    s.px.iter_mut().for_each(|p| p.resize(n, 0.0));
+                }
+                let mut out = vec![Vec::with_capacity(rows.len()); lows.len()];
+                for i in rows.clone() {
+                    distance_row(high, i, &mut s.dx);
+                    if !job.nerv.is_empty() {
+                        squares(&s.dx, i, &mut s.x2);
+                    }
+                    // NeRV's original-space bandwidth and neighbourhood depend only on X's row and
+                    // the perplexity: once per row, whatever the number of projections.
+                    let mut betas_x = Vec::with_capacity(job.nerv.len());
+                    for (nj, px) in job.nerv.iter().zip(&mut s.px) {
+                        let (beta, total) = fit_beta(&s.x2, i, nj.perplexity, &mut s.kernel);
+                        normalise(&s.kernel.e, total, px);
+                        betas_x.push(beta);
+                    }
+                    for (p, low) in lows.iter().enumerate() {
+                        distance_row(low, i, &mut s.dy);
+                        out[p].push(row(s, i, p, job, &betas_x));
+                    }
+                }
+                let d = done.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed) + rows.len() as u64;
+                ctl.report("all-pairs sweep", d, n as u64);
+                Ok(out)
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut high_extent = Extent::EMPTY;
+    let mut results = Vec::with_capacity(lows.len());
+    for p in 0..lows.len() {
+        let rows: Vec<&RowOut> = per_block.iter().flat_map(|b| b[p].iter()).collect();
+        if p == 0 {
+            high_extent = rows.iter().fold(Extent::EMPTY, |e, r| e.join(r.high));
+        }
+        let ratio = |f: &dyn Fn(&RowOut) -> [f64; 2]| {
+            let num: Vec<f64> = rows.iter().map(|r| f(r)[0]).collect();
+            let den: Vec<f64> = rows.iter().map(|r| f(r)[1]).collect();
+            RatioSums { num: pairwise_sum(&num), den: pairwise_sum(&den), rows: num }
+        };
+        results.push(RowSweep {
+            low: Some(rows.iter().fold(Extent::EMPTY, |e, r| e.join(r.low))),
+            sums: job
+                .sums
+                .then(|| tree(&rows.iter().map(|r| r.sums).collect::<Vec<_>>(), PairSums::default(), &PairSums::merge)),
+            sammon: job.sammon.then(|| ratio(&|r| r.sammon)),
+            zero_high_pairs: rows.iter().map(|r| r.zero_high).sum(),
+            cca: job.cca.iter().enumerate().map(|(c, cj)| (*cj, ratio(&|r| r.cca[c]))).collect(),
+            ale: job.ale.as_ref().map_or(Vec::new(), |(_, _, variants)| {
+                variants
+                    .iter()
+                    .enumerate()
+                    .map(|(v, &sq)| (sq, rows.iter().map(|r| r.ale[v] / (n - 1) as f64).collect()))
+                    .collect()
+            }),
+            nerv: job
+                .nerv
+                .iter()
+                .enumerate()
+                .map(|(k, nj)| NervRows {
+                    job: *nj,
+                    recall: rows.iter().map(|r| r.nerv[k][0]).collect(),
+                    precision: rows.iter().map(|r| r.nerv[k][1]).collect(),
+                })
+                .collect(),
+        });
+    }
+    Ok((high_extent, results))
+}
+
+/// Row i's results for projection p, its two distance rows in the scratch.
+fn row(s: &mut Scratch, i: usize, p: usize, job: &SweepJob, betas_x: &[f64]) -> RowOut {
+    let (dx, dy) = (&s.dx[..], &s.dy[..]);
+    let (hx, hy) = (&dx[i + 1..], &dy[i + 1..]);
+    let mut r = RowOut {
+        high: Extent::of(hx),
+        low: Extent::of(hy),
+        zero_high: hx.iter().filter(|&&d| d == 0.0).count() as u64,
+        sums: PairSums::default(),
+        sammon: [0.0; 2],
+        cca: Vec::new(),
+        ale: Vec::new(),
+        nerv: Vec::new(),
+    };
+    if job.sums {
+        r.sums = PairSums::of_row(hx, hy);
+    }
+    if job.sammon {
+        r.sammon = sammon_row(dx, dy);
+    }
+    r.cca = job.cca.iter().map(|&c| cca_row(dx, dy, c, &mut s.arg, &mut s.weight)).collect();
+    if let Some((max_x, max_y, variants)) = &job.ale {
+        r.ale = variants.iter().map(|&sq| ale_row(dx, dy, *max_x, max_y[p], sq)).collect();
+    }
+    if !job.nerv.is_empty() {
+        squares(dy, i, &mut s.y2);
+    }
+    r.nerv = job
+        .nerv
+        .iter()
+        .zip(betas_x)
+        .zip(&s.px)
+        .map(|((nj, &beta_x), px)| {
+            if nj.shared {
+                neighbourhood(&s.y2, i, beta_x, &mut s.kernel, &mut s.q);
+            } else {
+                let (_, total) = fit_beta(&s.y2, i, nj.perplexity, &mut s.kernel);
+                normalise(&s.kernel.e, total, &mut s.q);
+            }
+            kl_both(px, &s.q, i)
+        })
+        .collect();
+    r
+}

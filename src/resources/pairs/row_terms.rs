@@ -1,0 +1,244 @@
+//! The per-row terms of the full-row sweep ([`super::row_sweep`]): Sammon's and CCA's weighted
+//! errors, the average local error and NeRV's divergences, each a function of one point's two
+//! full distance rows `dx = d^X(i, ·)`, `dy = d^Y(i, ·)` (length n, the point itself at 0).
+//!
+//! Every sum is NumPy's pairwise sum over the whole row in index order, the point's own entry
+//! adding an exact 0, so a row's terms are those of `np.sum(M[i])` on the dense matrices.
+
+use super::super::density::{exp_nonpositive, exp_nonpositive_flushed};
+use crate::sum::pairwise_sums;
+
+/// NeRV's bandwidth search: the entropy tolerance, in nats.
+pub const NERV_TOLERANCE: f64 = 1e-5;
+/// NeRV's bandwidth search: the most entropy evaluations per row.
+pub const NERV_MAX_ITERATIONS: usize = 200;
+/// NeRV's floor on probabilities inside the logarithms (SickleJS's guard against log 0).
+pub const NERV_FLOOR: f64 = 1e-12;
+
+/// CCA's weighting of a pair by its projected distance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CcaKernel {
+    /// `F(d) = exp(−d/λ)`.
+    Exponential,
+    /// `F(d) = 1` for `d ≤ λ`, else 0.
+    Step,
+}
+
+/// One CCA weighting: its width λ > 0 and kernel.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CcaJob {
+    pub lambda: f64,
+    pub kernel: CcaKernel,
+}
+
+/// One NeRV neighbourhood: the perplexity, and whether the projection's bandwidths are the
+/// original space's (`shared`, SickleJS's choice) or fitted to the perplexity in the projection.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct NervJob {
+    pub perplexity: f64,
+    pub shared: bool,
+}
+
+/// Sammon's row: `(Σ_{j: dx > 0} (dx − dy)²/dx, Σ_j dx)`.
+pub(super) fn sammon_row(dx: &[f64], dy: &[f64]) -> [f64; 2] {
+    pairwise_sums(dx.len(), &|j| {
+        let (a, b) = (dx[j], dy[j]);
+        let e = a - b;
+        [if a > 0.0 { e * e / a } else { 0.0 }, a]
+    })
+}
+
+/// CCA's row: `(Σ_j (dx − dy)² F(dy), Σ_j dx² F(dy))`; `w` is scratch for the weights (the
+/// exponential kernel's by the vectorised `exp_nonpositive`, as the densities').
+pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob, arg: &mut Vec<f64>, w: &mut Vec<f64>) -> [f64; 2] {
+    let (n, lambda) = (dx.len(), job.lambda);
+    w.resize(n, 0.0);
+    match job.kernel {
+        CcaKernel::Exponential => {
+            arg.resize(n, 0.0);
+            for (a, &b) in arg.iter_mut().zip(dy) {
+                *a = -b / lambda;
+            }
+            exp_nonpositive(arg, w);
+        }
+        CcaKernel::Step => {
+            for (f, &b) in w.iter_mut().zip(dy) {
+                *f = if b <= lambda { 1.0 } else { 0.0 };
+            }
+        }
+    }
+    let w = &w[..];
+    pairwise_sums(n, &|j| {
+        let (a, b, f) = (dx[j], dy[j], w[j]);
+        let e = a - b;
+        [e * e * f, a * a * f]
+    })
+}
+
+/// The average local error's row sum: `Σ_j |dx/max_x − dy/max_y|`, or with `squared` of the
+/// squares, `Σ_j |dx²/max_x² − dy²/max_y²|` (tf-projection-qm's, on squared distances).
+pub(super) fn ale_row(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
+    if squared {
+        let (mx, my) = (max_x * max_x, max_y * max_y);
+        return pairwise_sums(dx.len(), &|j| [(dx[j] * dx[j] / mx - dy[j] * dy[j] / my).abs()])[0];
+    }
+    pairwise_sums(dx.len(), &|j| [(dx[j] / max_x - dy[j] / max_y).abs()])[0]
+}
+
+/// Squares of a distance row into `out`, the point's own entry set to +∞ (it never counts).
+pub(super) fn squares(d: &[f64], i: usize, out: &mut [f64]) {
+    for (o, &v) in out.iter_mut().zip(d) {
+        *o = v * v;
+    }
+    out[i] = f64::INFINITY;
+}
+
+/// A NeRV row's scratch: the shifted squared row, the exponent arguments and the kernel values
+/// of the last evaluation.
+#[derive(Default)]
+pub(super) struct Kernel {
+    /// `d2_j − m` (0 for the point itself, whose kernel value is 0).
+    shifted: Vec<f64>,
+    arg: Vec<f64>,
+    /// `e_j` of the last [`kernel_sums`] (0 for the point itself).
+    pub e: Vec<f64>,
+}
+
+impl Kernel {
+    /// Takes the squared row `d2` (the point itself +∞), shifted by its smallest entry.
+    fn shift(&mut self, d2: &[f64]) {
+        let m = d2.iter().copied().fold(f64::INFINITY, f64::min);
+        self.shifted.clear();
+        self.shifted.extend(d2.iter().map(|&v| if v.is_infinite() { 0.0 } else { v - m }));
+        self.arg.resize(d2.len(), 0.0);
+        self.e.resize(d2.len(), 0.0);
+    }
+}
+
+/// The unnormalised Gaussian neighbourhood `e_j = exp(−β (d2_j − m))` (0 for the point itself,
+/// `skip`) into `k.e`, its total S and `W = Σ (d2_j − m) e_j`, over the row [`Kernel::shift`]
+/// took. Shifting by the smallest squared distance m changes nothing after normalisation and
+/// keeps S ≥ 1 (no underflow to an empty neighbourhood). The exponentials are the densities'
+/// vectorised `exp_nonpositive` (within 2 ulp of the correctly rounded value, the same bits on
+/// every platform), with values below e^−708 written as 0: next to S ≥ 1 they change no bit of
+/// S, nothing visible of W, and no probability above the 10⁻¹² floor.
+fn kernel_sums(k: &mut Kernel, beta: f64, skip: usize) -> [f64; 2] {
+    for (a, &v) in k.arg.iter_mut().zip(&k.shifted) {
+        *a = -beta * v;
+    }
+    k.arg[skip] = f64::NEG_INFINITY;
+    exp_nonpositive_flushed(&k.arg, &mut k.e);
+    let (e, sh) = (&k.e, &k.shifted);
+    pairwise_sums(e.len(), &|j| [e[j], sh[j] * e[j]])
+}
+
+/// The bandwidth `β = 1/(2σ²)` whose neighbourhood over the squared row `d2` (point `skip`'s,
+/// its own entry +∞) has entropy `ln(perplexity)`, by SickleJS's bisection: β starts at 1; the
+/// entropy `H = ln S + β W / S` is compared with the target; within [`NERV_TOLERANCE`] it stops,
+/// else β doubles (too much entropy, no upper bound yet) or halves (too little, no lower bound
+/// yet) or moves to the middle of its bounds; at most [`NERV_MAX_ITERATIONS`] evaluations. The
+/// result is the last β evaluated and its S; `k.e` holds that evaluation's kernel values, so the
+/// neighbourhood is `k.e[j] / S`.
+pub(super) fn fit_beta(d2: &[f64], skip: usize, perplexity: f64, k: &mut Kernel) -> (f64, f64) {
+    let target = perplexity.ln();
+    k.shift(d2);
+    let (mut beta, mut lo, mut hi) = (1.0f64, f64::NEG_INFINITY, f64::INFINITY);
+    let mut total;
+    let mut it = 0;
+    loop {
+        let [s, w] = kernel_sums(k, beta, skip);
+        total = s;
+        it += 1;
+        let h = s.ln() + beta * w / s;
+        let diff = h - target;
+        if diff.abs() <= NERV_TOLERANCE || it == NERV_MAX_ITERATIONS {
+            break;
+        }
+        let next = if diff > 0.0 {
+            lo = beta;
+            if hi == f64::INFINITY { beta * 2.0 } else { (beta + hi) / 2.0 }
+        } else {
+            hi = beta;
+            if lo == f64::NEG_INFINITY { beta / 2.0 } else { (beta + lo) / 2.0 }
+        };
+        // At the ends of f64's range the search cannot move: the neighbourhood is as narrow
+        // (or wide) as it can be.
+        if next == beta || !next.is_finite() || next == 0.0 {
+            break;
+        }
+        beta = next;
+    }
+    (beta, total)
+}
+
+/// The normalised neighbourhood of bandwidth `beta` over the squared row `d2` (point `skip`'s),
+/// into `out`.
+pub(super) fn neighbourhood(d2: &[f64], skip: usize, beta: f64, k: &mut Kernel, out: &mut [f64]) {
+    k.shift(d2);
+    let [s, _] = kernel_sums(k, beta, skip);
+    normalise(&k.e, s, out);
+}
+
+/// `out[j] = e[j] / s`.
+pub(super) fn normalise(e: &[f64], s: f64, out: &mut [f64]) {
+    for (o, &v) in out.iter_mut().zip(e) {
+        *o = v / s;
+    }
+}
+
+/// `(KL(p‖q), KL(q‖p))` over the row, each probability floored at [`NERV_FLOOR`]; the point's own
+/// entry (`skip`) adds nothing.
+pub(super) fn kl_both(p: &[f64], q: &[f64], skip: usize) -> [f64; 2] {
+    pairwise_sums(p.len(), &|j| {
+        if j == skip {
+            return [0.0, 0.0];
+        }
+        let (a, b) = (p[j].max(NERV_FLOOR), q[j].max(NERV_FLOOR));
+        [a * (a / b).ln(), b * (b / a).ln()]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fitted neighbourhood has the asked perplexity (2^H within the tolerance).
+    #[test]
+    fn the_bandwidth_gives_the_perplexity() {
+        let d: Vec<f64> = (0..200).map(|j| ((j * 37 % 101) as f64 * 0.13 + 0.01) * 3.0).collect();
+        let mut d2 = vec![0.0; d.len()];
+        squares(&d, 5, &mut d2);
+        for perplexity in [2.0, 10.0, 30.0, 150.0] {
+            let mut k = Kernel::default();
+            let (beta, total) = fit_beta(&d2, 5, perplexity, &mut k);
+            let mut p = vec![0.0; d.len()];
+            normalise(&k.e, total, &mut p);
+            let mut again = vec![0.0; d.len()];
+            neighbourhood(&d2, 5, beta, &mut k, &mut again);
+            assert_eq!(p, again, "the last evaluation is the bandwidth's neighbourhood");
+            let sum: f64 = p.iter().sum();
+            assert!((sum - 1.0).abs() < 1e-12, "{sum}");
+            let h: f64 = p.iter().filter(|&&v| v > 0.0).map(|&v| -v * v.ln()).sum();
+            assert!((h - perplexity.ln()).abs() < 2e-5, "perplexity {perplexity}: H {h}");
+            assert_eq!(p[5], 0.0);
+        }
+    }
+
+    /// Equal distances: every entropy is ln(n − 1); the search stops at a finite β with the
+    /// uniform neighbourhood, never a NaN.
+    #[test]
+    fn constant_rows_give_the_uniform_neighbourhood() {
+        let d = vec![2.0; 10];
+        let mut d2 = vec![0.0; 10];
+        squares(&d, 0, &mut d2);
+        let mut k = Kernel::default();
+        let (beta, _) = fit_beta(&d2, 0, 3.0, &mut k);
+        assert!(beta.is_finite() && beta > 0.0);
+        let mut p = vec![0.0; 10];
+        neighbourhood(&d2, 0, beta, &mut k, &mut p);
+        assert!(p[1..].iter().all(|&v| (v - 1.0 / 9.0).abs() < 1e-15));
+        let [a, b] = kl_both(&p, &p, 0);
+        assert_eq!((a, b), (0.0, 0.0));
+    }
+}
