@@ -283,12 +283,12 @@ fn cosine_row(points: &Points, i: usize, from: usize, out: &mut [f64]) {
     }
 }
 
-/// Rows per call of [`distance_rows`] in the row pass: a block of [`W`] points' coordinates
-/// (D·W values, in the L2 cache) serves this many rows before the next block is read.
+/// Rows per call of [`distance_rows`] in the row pass: a block of 32 points' coordinates
+/// (32·D values, in the L2 cache) serves this many rows before the next block is read.
 pub const ROW_TILE: usize = 16;
 
 /// [`distance_row`] for the rows `rows` at once: `out[(i − rows.start)·n + j] = d(i, j)`, the
-/// same bits. Euclidean (D > 2), cosine and correlation go block of [`W`] points by block, every
+/// same bits. Euclidean (D > 2), cosine and correlation go block of 32 points by block, every
 /// row against the block while its coordinates are in cache (a row at a time streams the whole
 /// n×D data once per row from memory); each sum is [`distance_row_from`]'s, in its order.
 /// Other metrics go row by row.
