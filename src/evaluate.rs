@@ -973,7 +973,7 @@ impl Evaluator {
                 knn_high_reused: reused.is_some(),
                 block_rows: work.block_rows,
                 blocks: work.blocks,
-                scratch_bytes_per_worker: n * (8 + 8 + 16),
+                scratch_bytes_per_worker: n * (8 + 8 + 16 + 8 * crate::reference::ROW_TILE),
                 resource_bytes,
                 pairwise,
                 high_ranks: served.high_ranks.clone(),

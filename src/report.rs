@@ -149,7 +149,8 @@ pub struct BlockPlan {
     pub knn_high_reused: bool,
     pub block_rows: usize,
     pub blocks: usize,
-    /// O(n) scratch per worker: two distance rows and the selection keys.
+    /// O(n) scratch per worker: two distance rows, the selection keys and a block of
+    /// `reference::ROW_TILE` original-space rows.
     pub scratch_bytes_per_worker: usize,
     /// O(n·k) resources held for the measures.
     pub resource_bytes: usize,

@@ -9,7 +9,7 @@ mod knn;
 mod rank;
 
 pub(crate) use buckets::BitBuckets;
-pub use distance::{distance_pair, distance_row, distance_row_from};
+pub use distance::{ROW_TILE, distance_pair, distance_row, distance_row_from, distance_rows};
 pub use key::{Key, key};
 pub use knn::select_knn;
 pub use rank::{RankScratch, count_by_placement, count_ranks};
