@@ -41,7 +41,7 @@ mod topo;
 mod triplet_accuracy;
 
 pub use def::{KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved};
-pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates};
+pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates, reads_high_pairs};
 
 use crate::control::Control;
 use crate::data::{Labels, Points};
