@@ -15,6 +15,7 @@ mod def;
 mod density_preservation;
 mod dsc;
 mod dtm;
+mod gce;
 mod gi;
 mod global_score;
 mod hypothesis_margin;

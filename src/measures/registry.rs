@@ -549,6 +549,21 @@ pub static REGISTRY: &[MeasureDef] = &[
         about: "Leave-one-out kNN classification accuracy (majority of k neighbours, ties to the smallest label) \
                 in the projection and the original space, and their ratio",
     },
+    MeasureDef {
+        id: "gce",
+        zadu_id: "gabriel_classification_error",
+        params: &[],
+        min_classes: 1,
+        k_rule: KRule::None,
+        keys: &["gabriel_classification_error"],
+        keyed_by: &[],
+        // A point with a single Gabriel neighbour has no value in DRquality (NaN): null.
+        local: &[LocalDef::new("local_gce", LocalKind::PartialMean)],
+        needs: |_| Needs::default(),
+        compute: super::gce::compute,
+        about: "Gabriel classification error (DRquality): each point's Gabriel neighbours in the 2-D projection, \
+                ranked by original distance, weighted by DRquality's harmonic decay where of another class; lower is better",
+    },
 ];
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
