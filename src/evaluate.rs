@@ -764,6 +764,7 @@ impl Evaluator {
                 block_rows: self.opts.block_rows,
                 local: self.opts.local,
                 ctl: &ctl,
+                memory_budget: budgets.memory_bytes(),
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {

@@ -308,6 +308,7 @@ fn ctx<'a>(
         block_rows: block_rows(),
         local: true,
         ctl,
+        memory_budget: faithful::resources::default_memory_budget(),
     }
 }
 

@@ -9,15 +9,19 @@ mod c_evm;
 mod ca_tnc;
 mod cadi;
 mod cca_stress;
+mod class_distances;
 pub mod coranking;
 mod def;
 mod density_preservation;
 mod dsc;
 mod dtm;
+mod gce;
 mod gi;
 mod global_score;
+mod hypothesis_margin;
 mod ivm;
 mod kl_div;
+mod knn_classification;
 mod knn_overlap;
 mod l_tnc;
 mod lcmc;
@@ -38,6 +42,7 @@ mod stress;
 mod support;
 mod tnc;
 mod topo;
+mod topology;
 mod triplet_accuracy;
 
 pub use def::{KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved};
@@ -64,6 +69,9 @@ pub struct Ctx<'a> {
     pub local: bool,
     /// Progress and cancellation for a measure's own pass (coranking).
     pub ctl: &'a Control,
+    /// The memory budget in bytes, for a measure whose memory depends on the data (topology's
+    /// H1 reduction counts what it grows against it).
+    pub memory_budget: u64,
 }
 
 impl Ctx<'_> {

@@ -113,6 +113,7 @@ impl Evaluator {
             block_rows: self.options().block_rows,
             local: true,
             ctl: &ctl,
+            memory_budget: crate::resources::default_memory_budget(),
         };
         let texts: Vec<String> = resolved.iter().map(spec_text).collect();
         let mut scores = Vec::with_capacity(resolved.len());
