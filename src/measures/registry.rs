@@ -609,7 +609,7 @@ pub fn reads_high_coordinates(r: &Resolved) -> bool {
 /// Whether the measure reads original distances of arbitrary pairs itself (not through the
 /// resources its [`Needs`] declare): a kNN graph cannot serve it.
 pub fn reads_high_pairs(r: &Resolved) -> bool {
-    matches!(r.def.id, "triplet_accuracy")
+    matches!(r.def.id, "triplet_accuracy" | "topology" | "gce")
 }
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).

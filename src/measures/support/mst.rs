@@ -1,4 +1,4 @@
-//! The exact Euclidean minimum spanning tree's edge lengths by Prim's algorithm on the
+//! The exact minimum spanning tree's edge lengths (Euclidean, or the original space's metric) by Prim's algorithm on the
 //! reference distances, in O(n·D) memory (no n×n matrix): the lengths of the tree are the death
 //! times of the Vietoris–Rips filtration's H0 classes.
 //!
@@ -13,8 +13,9 @@
 use rayon::prelude::*;
 
 use crate::control::Control;
-use crate::data::Points;
+use crate::data::{Metric, Points};
 use crate::error::Result;
+use crate::reference::distance_pair;
 
 /// Points per parallel task of one step.
 const CHUNK: usize = 2048;
@@ -26,6 +27,9 @@ pub(in crate::measures) fn mst_lengths(points: &Points, ctl: &Control, phase: &'
         return Ok(Vec::new());
     }
     // The points outside the tree, column-major and compacted: slot s holds point ids[s].
+    // Euclidean coordinates: vectorised over a column-major copy; otherwise pair by pair.
+    let euclidean = points.has_coordinates() && points.metric() == Metric::Euclidean;
+    let dim = if euclidean { dim } else { 0 };
     let mut cols: Vec<Vec<f64>> = (0..dim).map(|c| points.col(c)[1..].to_vec()).collect();
     let mut ids: Vec<usize> = (1..n).collect();
     let mut key: Vec<f64> = vec![f64::INFINITY; n - 1];
@@ -36,7 +40,7 @@ pub(in crate::measures) fn mst_lengths(points: &Points, ctl: &Control, phase: &'
             ctl.check()?;
             ctl.report(phase, lengths.len() as u64, (n - 1) as u64);
         }
-        let xi = points.row(joined);
+        let xi: &[f64] = if euclidean { points.row(joined) } else { &[] };
         let m = ids.len();
         // Each chunk: the new vertex's distances lower its slots' keys; then the chunk's nearest
         // slot (smallest key, then smallest point id).
@@ -46,23 +50,30 @@ pub(in crate::measures) fn mst_lengths(points: &Points, ctl: &Control, phase: &'
             .map(|(b, keys)| {
                 let start = b * CHUNK;
                 let mut acc = vec![0.0f64; keys.len()];
-                for (c, col) in cols.iter().enumerate() {
-                    let (col, xc) = (&col[start..start + keys.len()], xi[c]);
-                    if c == 0 {
-                        for (a, &v) in acc.iter_mut().zip(col) {
-                            let t = v - xc;
-                            *a = t * t;
+                if euclidean {
+                    for (c, col) in cols.iter().enumerate() {
+                        let (col, xc) = (&col[start..start + keys.len()], xi[c]);
+                        if c == 0 {
+                            for (a, &v) in acc.iter_mut().zip(col) {
+                                let t = v - xc;
+                                *a = t * t;
+                            }
+                        } else {
+                            for (a, &v) in acc.iter_mut().zip(col) {
+                                let t = v - xc;
+                                *a += t * t;
+                            }
                         }
-                    } else {
-                        for (a, &v) in acc.iter_mut().zip(col) {
-                            let t = v - xc;
-                            *a += t * t;
-                        }
+                    }
+                    acc.iter_mut().for_each(|a| *a = a.sqrt());
+                } else {
+                    // Another metric, or a distance matrix: the reference's own pair distance.
+                    for (s, a) in acc.iter_mut().enumerate() {
+                        *a = distance_pair(points, joined, ids[start + s]);
                     }
                 }
                 let mut best = (f64::INFINITY, usize::MAX, usize::MAX);
-                for (s, (k, a)) in keys.iter_mut().zip(acc).enumerate() {
-                    let d = a.sqrt();
+                for (s, (k, d)) in keys.iter_mut().zip(acc).enumerate() {
                     if d < *k {
                         *k = d;
                     }
@@ -95,7 +106,6 @@ pub(in crate::measures) fn mst_lengths(points: &Points, ctl: &Control, phase: &'
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::distance_pair;
 
     /// Kruskal on every pair (dense), the lengths ascending.
     fn kruskal(p: &Points) -> Vec<f64> {
@@ -133,14 +143,19 @@ mod tests {
             let rows: Vec<f64> =
                 (0..n * dim).map(|_| if lattice { (rnd() * 4.0).floor() } else { rnd() * 10.0 - 5.0 }).collect();
             let p = Points::from_vec("p", n, dim, rows).unwrap();
-            let got = mst_lengths(&p, &Control::default(), "test").unwrap();
-            let want = kruskal(&p);
-            assert_eq!(got.len(), n - 1);
-            assert_eq!(
-                got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                "n = {n}, dim = {dim}"
-            );
+            // Euclidean (the vectorised path), and another metric (the pair-by-pair path).
+            let others = [Metric::Cosine, Metric::Cityblock].map(|m| p.clone().with_metric(m));
+            for p in std::iter::once(p.clone()).chain(others.into_iter().flatten().filter(|_| n <= 400)) {
+                let got = mst_lengths(&p, &Control::default(), "test").unwrap();
+                let want = kruskal(&p);
+                assert_eq!(got.len(), n - 1);
+                assert_eq!(
+                    got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    "n = {n}, dim = {dim}, {:?}",
+                    p.metric()
+                );
+            }
         }
     }
 }
