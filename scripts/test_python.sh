@@ -4,7 +4,7 @@
 # scikit-learn and the faithful CLI. scripts/test.sh calls it after the Rust tests.
 #
 # Needs: python3 (>= 3.10) with venv (python3-venv on Debian; installed here when missing),
-# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas, anndata, zadu 0.5.4 (the
+# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas, anndata, matplotlib, zadu 0.5.4 (the
 # ZADU facade and backend are compared with ZADU itself) and dask[distributed] (faithful_dr.dask
 # on a LocalCluster).
 set -euo pipefail
@@ -31,7 +31,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 py="$venv/bin/python"
 "$py" -m pip install -q --upgrade pip
-"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata "dask[distributed]"
+"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata "dask[distributed]" matplotlib
 
 # The release profile, as a user's `pip install ./python`: it reuses the release build of
 # faithful's dependencies that scripts/test_browser.sh made for the CLI (the same features; a
