@@ -171,7 +171,11 @@ def test_report_is_the_clis_file(data, cli, tmp_path):
     assert left == []
     assert (tmp_path / "py.html").read_bytes() == out.read_bytes()
     # The module function writes a report too, and says what it left out.
-    left = faithful_dr.report(high, lows["a"], tmp_path / "small.html", k=6, max_bytes=150_000, backend="cpu")
-    assert any("kNN lists" in s for s in left)
+    # A limit one byte under the whole report's size: the kNN lists (the last in priority) go.
+    assert faithful_dr.report(high, lows["a"], tmp_path / "full.html", k=6, backend="cpu") == []
+    full = (tmp_path / "full.html").stat().st_size
+    left = faithful_dr.report(high, lows["a"], tmp_path / "small.html", k=6, max_bytes=full - 1, backend="cpu")
+    assert len(left) == 1 and "kNN lists" in left[0], left
+    assert (tmp_path / "small.html").stat().st_size < full
     assert "Left out of this report" in (tmp_path / "small.html").read_text()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
