@@ -185,7 +185,7 @@ impl Evaluator {
         coranking_per_octave: usize,
         labels: Option<&Bound<'py, PyAny>>,
         numerics_name: Option<&str>,
-    ) -> PyResult<(Evaluation, usize, Option<Bound<'py, numpy::PyArray2<i64>>>, Vec<Bound<'py, PyDict>>, String)> {
+    ) -> PyResult<ViewsOut<'py>> {
         let numerics = self.numerics(numerics_name)?;
         let specs = specs(spec_list)?;
         let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
@@ -281,6 +281,10 @@ impl Evaluator {
         Ok((r.html, r.left_out))
     }
 }
+
+/// What `Evaluator.views` returns to Python: the scores, k, the original space's kNN list, the
+/// projections' views and the CLI's JSON text.
+type ViewsOut<'py> = (Evaluation, usize, Option<Bound<'py, numpy::PyArray2<i64>>>, Vec<Bound<'py, PyDict>>, String);
 
 /// kNN indices, distances and the run report (JSON).
 type KnnArrays<'py> = (Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArray2<f64>>, String);

@@ -38,7 +38,7 @@ element!(i32, "i32");
 impl Arrays {
     /// Adds `values` as array `name`; returns the name (for the header).
     pub fn add<T: Element>(&mut self, name: &str, values: impl ExactSizeIterator<Item = T>) -> String {
-        while self.bytes.len() % 8 != 0 {
+        while !self.bytes.len().is_multiple_of(8) {
             self.bytes.push(0);
         }
         let offset = self.bytes.len();
