@@ -138,7 +138,9 @@ function draw(model) {
       if (wanted) throw new Error(`view '${kind}': ${why}`);
       continue;
     }
-    const m = mountView(list, model, kind, { projection, onChange: () => publish(m) });
+    // onChange can fire while the view mounts (before `m` is assigned): publish skips it then.
+    let m;
+    m = mountView(list, model, kind, { projection, onChange: () => publish(m) });
     mounted.push(m);
     if (kind === 'lens' || kind === 'compare') {
       const point = params.has('point') ? Number(params.get('point')) : defaultPoint(model, m.view.p ?? m.view.ps[0]);
