@@ -158,6 +158,16 @@ struct RankState {
     cross_calls: usize,
 }
 
+/// What a run's row pass built, kept for the views (`run_keeping`).
+pub(crate) struct Kept {
+    /// The original space's kNN list (built or reused), when the run needed one.
+    pub(crate) knn_high: Option<Arc<Neighbours>>,
+    /// Each projection's kNN list and cross ranks, when built.
+    pub(crate) lows: Vec<crate::resources::ProjectionResources>,
+    /// The run's progress and cancel.
+    pub(crate) ctl: Control,
+}
+
 /// Which backend built the resources, and how.
 pub(crate) struct Served {
     pub(crate) backend: &'static str,
@@ -583,7 +593,7 @@ impl Evaluator {
         self.run(lows, labels, specs, self.opts.numerics).await
     }
 
-    fn budgets(&self) -> Budgets {
+    pub(crate) fn budgets(&self) -> Budgets {
         let o = &self.opts;
         Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
@@ -643,11 +653,25 @@ impl Evaluator {
         specs: &[Spec],
         numerics: Numerics,
     ) -> Result<Evaluation> {
+        Ok(self.run_keeping(lows, labels, specs, numerics, Needs::default(), self.opts.local).await?.0)
+    }
+
+    /// [`Evaluator::run`] whose row pass also builds `extra` (the views' kNN lists and cross
+    /// ranks), returning the pass's resources with the scores; `local`: per-point values.
+    pub(crate) async fn run_keeping(
+        &self,
+        lows: &[&Points],
+        labels: Option<&Labels>,
+        specs: &[Spec],
+        numerics: Numerics,
+        extra: Needs,
+        local: bool,
+    ) -> Result<(Evaluation, Kept)> {
         let t0 = Instant::now();
         let resolved = self.validate(lows, labels, specs)?;
         let t_valid = t0.elapsed().as_secs_f64();
 
-        let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
+        let needs = resolved.iter().map(Resolved::needs).fold(extra, Needs::merge);
         let o = &self.opts;
         let budgets = self.budgets();
         let ctl = Control { progress: o.progress.clone(), cancel: o.cancel.clone() };
@@ -762,7 +786,7 @@ impl Evaluator {
                 cross: res.cross.as_ref(),
                 pairwise: Some(pw),
                 block_rows: self.opts.block_rows,
-                local: self.opts.local,
+                local,
                 ctl: &ctl,
                 memory_budget: budgets.memory_bytes(),
             };
@@ -770,7 +794,7 @@ impl Evaluator {
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let local = (self.opts.local && !r.def.local.is_empty()).then_some(out.local);
+                let local = (local && !r.def.local.is_empty()).then_some(out.local);
                 let (values, curves) = (out.values, out.curves);
                 scores.push(Score::new(r, values, local, curves));
             }
@@ -790,7 +814,12 @@ impl Evaluator {
         let run =
             self.report(lows, needs, reused.as_ref(), pass.stats, &served, resource_bytes, timings, pairwise_report);
         self.check_reads()?;
-        Ok(Evaluation { projections, run })
+        Ok((Evaluation { projections, run }, Kept { knn_high, lows: pass.lows, ctl }))
+    }
+
+    /// The all-pairs cache (the views' Shepard pass keeps the original space's extent there).
+    pub(crate) fn pairwise_cache(&self) -> &Mutex<PairwiseCache> {
+        &self.pairwise
     }
 
     /// The exact kNN graph of the original space (ties by index, self excluded), with the

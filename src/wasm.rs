@@ -24,9 +24,13 @@ use crate::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec, e
 
 mod session;
 mod types;
+mod views;
 
 pub use session::Session;
-pub use types::{BenchRequest, EvaluateRequest, ExampleData, MeasureList, PromiseEvaluation};
+pub use types::{
+    BenchRequest, EvaluateRequest, ExampleData, MeasureList, PromiseEvaluation, PromiseViews, ViewsRequest,
+};
+pub use views::views;
 
 #[wasm_bindgen(start)]
 fn start() {

@@ -35,9 +35,12 @@ const state = {
   curve: null,
 };
 
+// The Views tab (views/page.js) can draw the data loaded here.
+window.faithfulPageData = () => ({ high: state.high, lows: state.lows, labels: state.labels });
+
 function setStatus(s) {
-  // The Live tab (live.js) owns the status when the address opens it.
-  if (params.get('live') === '1') return;
+  // The Live tab (live.js) and the Views tab (views/page.js) own the status when the address opens them.
+  if (params.get('live') === '1' || params.has('view')) return;
   document.body.dataset.status = s;
 }
 
@@ -978,7 +981,7 @@ async function main() {
     if (params.get('autorun') === '1') await runBench();
     return;
   }
-  if (params.get('autorun') === '1') {
+  if (params.get('autorun') === '1' && !params.has('view')) {
     if (!state.high || !state.lows.length) {
       showError('autorun=1 needs data: add example=default to the address.');
       setStatus('error');
