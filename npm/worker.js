@@ -108,6 +108,11 @@ export class FaithfulWorker {
     return this.call({ op: 'measures' });
   }
 
+  /** The distortion views' data (the package's `views`): scores, kNN lists, cross ranks, tallies. */
+  views(request, transfer) {
+    return this.call({ op: 'views', request }, { transfer });
+  }
+
   /** The bundled example (its buffers are transferred). */
   exampleData() {
     return this.call({ op: 'exampleData' });

@@ -192,6 +192,16 @@ impl Served {
     }
 }
 
+/// What a run's row pass built, kept for the views (`run_keeping`).
+pub(crate) struct Kept {
+    /// The original space's kNN list (built or reused), when the run needed one.
+    pub(crate) knn_high: Option<Arc<Neighbours>>,
+    /// Each projection's kNN list and cross ranks, when built.
+    pub(crate) lows: Vec<crate::resources::ProjectionResources>,
+    /// The run's progress and cancel.
+    pub(crate) ctl: Control,
+}
+
 /// Which backend built the resources, and how.
 pub(crate) struct Served {
     pub(crate) backend: &'static str,
@@ -750,11 +760,25 @@ impl Evaluator {
         specs: &[Spec],
         numerics: Numerics,
     ) -> Result<Evaluation> {
+        Ok(self.run_keeping(lows, labels, specs, numerics, Needs::default(), self.opts.local).await?.0)
+    }
+
+    /// [`Evaluator::run`] whose row pass also builds `extra` (the views' kNN lists and cross
+    /// ranks), returning the pass's resources with the scores; `local`: per-point values.
+    pub(crate) async fn run_keeping(
+        &self,
+        lows: &[&Points],
+        labels: Option<&Labels>,
+        specs: &[Spec],
+        numerics: Numerics,
+        extra: Needs,
+        local: bool,
+    ) -> Result<(Evaluation, Kept)> {
         let t0 = Instant::now();
         let resolved = self.validate(lows, labels, specs)?;
         let t_valid = t0.elapsed().as_secs_f64();
 
-        let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
+        let needs = resolved.iter().map(Resolved::needs).fold(extra, Needs::merge);
         let (o, n) = (&self.opts, self.high.n());
         let budgets = self.budgets();
         let ctl = Control { progress: o.progress.clone(), cancel: o.cancel.clone() };
@@ -879,15 +903,16 @@ impl Evaluator {
                 cross: res.cross.as_ref(),
                 pairwise: Some(pw),
                 block_rows: self.opts.block_rows,
-                local: self.opts.local,
+                local,
                 ctl: &ctl,
                 coranking: pass.coranking.get(p),
+                memory_budget: budgets.memory_bytes(),
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let local = (self.opts.local && !r.def.local.is_empty()).then_some(out.local);
+                let local = (local && !r.def.local.is_empty()).then_some(out.local);
                 let (values, curves) = (out.values, out.curves);
                 scores.push(Score::new(r, values, local, curves));
             }
@@ -907,7 +932,12 @@ impl Evaluator {
         let work = (pass.stats, pass.low_index);
         let run = self.report(lows, needs, reused.as_ref(), work, &served, resource_bytes, timings, pairwise_report);
         self.check_reads()?;
-        Ok(Evaluation { projections, run })
+        Ok((Evaluation { projections, run }, Kept { knn_high, lows: pass.lows, ctl }))
+    }
+
+    /// The all-pairs cache (the views' Shepard pass keeps the original space's extent there).
+    pub(crate) fn pairwise_cache(&self) -> &Mutex<PairwiseCache> {
+        &self.pairwise
     }
 
     /// The exact kNN graph of the original space (ties by index, self excluded), with the
@@ -1091,7 +1121,7 @@ impl Evaluator {
                 knn_high_reused: reused.is_some(),
                 block_rows: work.block_rows,
                 blocks: work.blocks,
-                scratch_bytes_per_worker: n * (8 + 8 + 16),
+                scratch_bytes_per_worker: n * (8 + 8 + 16 + 8 * crate::reference::ROW_TILE),
                 resource_bytes,
                 pairwise,
                 high_ranks: served.high_ranks.clone(),

@@ -25,9 +25,14 @@ use crate::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec, e
 
 mod session;
 mod types;
+mod views;
 
 pub use session::Session;
-pub use types::{BenchRequest, EvaluateRequest, EvaluationValue, ExampleData, MeasureList, PromiseEvaluation};
+pub use types::{
+    BenchRequest, EvaluateRequest, EvaluationValue, ExampleData, MeasureList, PromiseEvaluation, PromiseViews,
+    ViewsRequest,
+};
+pub use views::views;
 
 #[wasm_bindgen(start)]
 fn start() {

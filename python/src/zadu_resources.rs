@@ -309,6 +309,7 @@ fn ctx<'a>(
         local: true,
         ctl,
         coranking: None,
+        memory_budget: faithful::resources::default_memory_budget(),
     }
 }
 

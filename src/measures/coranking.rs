@@ -17,7 +17,8 @@
 use super::{Ctx, Output, Resolved, tnc_factor};
 use crate::error::Result;
 use crate::resources::{
-    CoRankCounts, FusedLists, ListKs, coranking_from_lists, coranking_pass_fused, coranking_pass_rows,
+    CoRankCounts, FusedLists, ListKs, RankBins, coranking_from_lists, coranking_matrix_pass, coranking_pass_fused,
+    coranking_pass_rows,
 };
 use crate::sum::{Compensated, pairwise_sum, pairwise_sum_by};
 
@@ -108,6 +109,22 @@ pub fn counts_rows(
     // A point's own Q_NX(K) is its count over K.
     let own_auc = own_auc(high.n(), km);
     coranking_pass_rows(high, low, km, block_rows, ctl, &own_auc, rows)
+}
+
+/// [`counts_rows`] over every row, also tallying the co-ranking matrix in `bins` (the views'
+/// heatmap): the counts are those of the plain pass.
+pub fn counts_rows_binned(
+    high: &crate::Points,
+    low: &crate::Points,
+    km: usize,
+    block_rows: usize,
+    ctl: &crate::Control,
+    bins: &RankBins,
+) -> Result<(CoRankCounts, Vec<u64>)> {
+    let n = high.n();
+    let weight = log_weight(km);
+    let own_auc = |cum: &[u32]| log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight;
+    coranking_matrix_pass(high, low, km, block_rows, ctl, &own_auc, bins)
 }
 
 /// The measure's output from the counts of every row (a fixed function of the integers).

@@ -9,15 +9,19 @@ mod c_evm;
 mod ca_tnc;
 mod cadi;
 mod cca_stress;
+mod class_distances;
 pub mod coranking;
 mod def;
 mod density_preservation;
 mod dsc;
 mod dtm;
+mod gce;
 mod gi;
 mod global_score;
+mod hypothesis_margin;
 mod ivm;
 mod kl_div;
+mod knn_classification;
 mod knn_overlap;
 mod l_tnc;
 mod lcmc;
@@ -38,10 +42,11 @@ mod stress;
 mod support;
 mod tnc;
 mod topo;
+mod topology;
 mod triplet_accuracy;
 
 pub use def::{KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved};
-pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates};
+pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates, reads_high_pairs};
 
 use crate::control::Control;
 use crate::data::{Labels, Points};
@@ -67,6 +72,9 @@ pub struct Ctx<'a> {
     /// The co-ranking counts of a pass fused with the row pass, when one ran (coranking reads
     /// them instead of its own pass).
     pub coranking: Option<&'a CoRankCounts>,
+    /// The memory budget in bytes, for a measure whose memory depends on the data (topology's
+    /// H1 reduction counts what it grows against it).
+    pub memory_budget: u64,
 }
 
 impl Ctx<'_> {

@@ -131,7 +131,25 @@ pub fn coranking_pass_rows(
     span: std::ops::Range<usize>,
 ) -> Result<CoRankCounts> {
     let lists = ListKs { kh: 0, kl: 0, kc: 0 };
-    Ok(pass(high, low, k_max, lists, block_rows, ctl, row_summary, span)?.0)
+    Ok(pass(high, low, k_max, lists, block_rows, ctl, row_summary, span, None)?.0)
+}
+
+/// [`coranking_pass`] that also tallies the co-ranking matrix in the log bins `bins` of both
+/// ranks: `matrix[a * B + b] = #{(i, j) : ρ_ij in bin a, r_ij in bin b}` (B = `bins.len()`),
+/// every ordered pair i ≠ j once, so the matrix sums to n(n − 1). O(B²) memory per worker.
+pub fn coranking_matrix_pass(
+    high: &Points,
+    low: &Points,
+    k_max: usize,
+    block_rows: usize,
+    ctl: &Control,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+    bins: &RankBins,
+) -> Result<(CoRankCounts, Vec<u64>)> {
+    assert_eq!(bins.n, high.n(), "the bins are for this n");
+    let lists = ListKs { kh: 0, kl: 0, kc: 0 };
+    let (counts, _, matrix) = pass(high, low, k_max, lists, block_rows, ctl, row_summary, 0..high.n(), Some(bins))?;
+    Ok((counts, matrix.expect("the matrix was asked for")))
 }
 
 /// The list lengths a fused pass reads off its sorted rows: the original space's kNN (`kh`),
@@ -168,7 +186,8 @@ pub fn coranking_pass_fused(
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
     span: std::ops::Range<usize>,
 ) -> Result<(CoRankCounts, FusedLists)> {
-    pass(high, low, k_max, lists, block_rows, ctl, row_summary, span)
+    let (counts, fused, _) = pass(high, low, k_max, lists, block_rows, ctl, row_summary, span, None)?;
+    Ok((counts, fused))
 }
 
 /// One block's share of the fused lists, row-major.
@@ -194,7 +213,8 @@ fn pass(
     ctl: &Control,
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
     span: std::ops::Range<usize>,
-) -> Result<(CoRankCounts, FusedLists)> {
+    bins: Option<&RankBins>,
+) -> Result<(CoRankCounts, FusedLists, Option<Vec<u64>>)> {
     let n = high.n();
     assert!(!span.is_empty() && span.end <= n, "rows {span:?} out of range for n {n}");
     assert!(n >= 3 && (1..=n - 2).contains(&k_max), "k_max {k_max} out of range for n {n}");
@@ -211,7 +231,7 @@ fn pass(
     let outs = blocks
         .par_iter()
         .map(|rows| {
-            let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape));
+            let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape, bins));
             let m = rows.len();
             let mut summaries = Vec::with_capacity(m);
             let mut out = BlockLists {
@@ -243,7 +263,7 @@ fn pass(
             result.map(|()| (summaries, out))
         })
         .collect::<Result<Vec<_>>>()?;
-    let total = pool.into_inner().expect("tally pool").into_iter().reduce(Tally::merge).expect("n >= 3 rows ran");
+    let mut total = pool.into_inner().expect("tally pool").into_iter().reduce(Tally::merge).expect("n >= 3 rows ran");
     let rows = outs.iter().flat_map(|(s, _)| s.iter().copied()).collect();
     let cat_u = |f: fn(&BlockLists) -> &Vec<u32>| outs.iter().flat_map(|(_, o)| f(o).iter().copied()).collect();
     let cat_f = |f: fn(&BlockLists) -> &Vec<f64>| outs.iter().flat_map(|(_, o)| f(o).iter().copied()).collect();
@@ -266,7 +286,72 @@ fn pass(
             dist_low_of_high: cat_f(|o| &o.dist_lh),
         }),
     };
-    Ok((total.counts(rows), fused))
+    let matrix = total.matrix.take().map(|m| m.counts);
+    Ok((total.counts(rows), fused, matrix))
+}
+
+/// Log bins of the ranks 1 ..= n − 1 for the co-ranking matrix: each octave [2^m, 2^(m+1))
+/// split into `per_octave` bins at the integers `2^m + ⌊t · 2^m / per_octave⌋` (t = 0 …
+/// per_octave − 1; where an octave has fewer ranks than that, every rank is its own bin), up to n.
+/// Integer arithmetic only: the same edges on every platform.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankBins {
+    /// Points: the ranks binned are 1 ..= n − 1.
+    pub n: usize,
+    /// Bin t holds the ranks `edges[t] .. edges[t + 1]`: `edges[0] = 1`, the last is n.
+    pub edges: Vec<u32>,
+    /// The bin of each rank (index rank − 1).
+    of_rank: Vec<u16>,
+}
+
+/// The most bins per octave of [`RankBins`].
+pub const MAX_PER_OCTAVE: usize = 16;
+
+impl RankBins {
+    /// The bins for n points (n ≥ 2, n − 1 < 2^32), `per_octave` in `1 ..= MAX_PER_OCTAVE`.
+    pub fn new(n: usize, per_octave: usize) -> RankBins {
+        assert!(n >= 2 && (n as u64) <= u64::from(u32::MAX), "n {n} out of range");
+        assert!((1..=MAX_PER_OCTAVE).contains(&per_octave), "per_octave {per_octave} out of range");
+        let mut edges: Vec<u32> = Vec::new();
+        let mut base: u64 = 1;
+        'octaves: loop {
+            for t in 0..per_octave as u64 {
+                let e = base + t * base / per_octave as u64;
+                if e >= n as u64 {
+                    break 'octaves;
+                }
+                if edges.last() != Some(&(e as u32)) {
+                    edges.push(e as u32);
+                }
+            }
+            base *= 2;
+        }
+        edges.push(n as u32);
+        let mut of_rank = Vec::with_capacity(n - 1);
+        for (b, w) in edges.windows(2).enumerate() {
+            of_rank.extend(std::iter::repeat_n(b as u16, (w[1] - w[0]) as usize));
+        }
+        RankBins { n, edges, of_rank }
+    }
+    /// Number of bins.
+    pub fn len(&self) -> usize {
+        self.edges.len() - 1
+    }
+    /// Whether there are no bins (never: n ≥ 2 has one).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The bin of `rank` (1 ..= n − 1).
+    #[inline]
+    pub fn bin(&self, rank: usize) -> usize {
+        usize::from(self.of_rank[rank - 1])
+    }
+}
+
+/// A worker's co-ranking matrix in log bins.
+struct BinnedMatrix {
+    bins: RankBins,
+    counts: Vec<u64>,
 }
 
 /// The joint counts `#{j : ρ_ij ≤ K and r_ij ≤ K}` for K ≤ `k_max` from the original space's
@@ -377,10 +462,11 @@ struct Tally {
     cont_count: Vec<i64>,
     err_low: Vec<u64>,
     err_high: Vec<u64>,
+    matrix: Option<BinnedMatrix>,
 }
 
 impl Tally {
-    fn new(s: Shape) -> Self {
+    fn new(s: Shape, bins: Option<&RankBins>) -> Self {
         let (n, k, kt) = (s.n, s.k_max, s.k_tnc);
         Tally {
             s,
@@ -399,6 +485,7 @@ impl Tally {
             cont_count: vec![0; kt + 2],
             err_low: vec![0; k + 1],
             err_high: vec![0; k + 1],
+            matrix: bins.map(|b| BinnedMatrix { bins: b.clone(), counts: vec![0; b.len() * b.len()] }),
         }
     }
 
@@ -438,6 +525,10 @@ impl Tally {
                 span(&mut self.trust_sum, &mut self.trust_count, b, (a - 1).min(k_tnc), a);
             } else if a < b && a <= k_tnc {
                 span(&mut self.cont_sum, &mut self.cont_count, a, (b - 1).min(k_tnc), b);
+            }
+            if let Some(m) = &mut self.matrix {
+                let w = m.bins.len();
+                m.counts[m.bins.bin(a) * w + m.bins.bin(b)] += 1;
             }
         }
         let mut c = 0u32;
@@ -483,6 +574,9 @@ impl Tally {
         add(&mut self.cont_count, &o.cont_count);
         add(&mut self.err_low, &o.err_low);
         add(&mut self.err_high, &o.err_high);
+        if let (Some(a), Some(b)) = (&mut self.matrix, &o.matrix) {
+            add(&mut a.counts, &b.counts);
+        }
         self
     }
 
@@ -528,4 +622,60 @@ fn numerators(sum: &[i64], count: &[i64], k: usize) -> Vec<u128> {
             u128::try_from(s - kk as i128 * c).expect("every term other − K is positive")
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::distance_pair;
+
+    #[test]
+    fn rank_bins_are_log_spaced_integers_that_tile_the_ranks() {
+        let b = RankBins::new(1797, 4);
+        assert_eq!(&b.edges[..12], &[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16]);
+        assert_eq!(*b.edges.last().unwrap(), 1797);
+        assert!(b.edges.windows(2).all(|w| w[0] < w[1]));
+        for r in 1..1797 {
+            let t = b.bin(r);
+            assert!(b.edges[t] as usize <= r && r < b.edges[t + 1] as usize, "rank {r} in bin {t}");
+        }
+        assert_eq!(RankBins::new(2, 1).edges, vec![1, 2]);
+        assert_eq!(RankBins::new(9, 1).edges, vec![1, 2, 4, 8, 9]);
+    }
+
+    /// The binned matrix counts every ordered pair once, at its two ranks' bins, and the pass's
+    /// other tallies are those of the plain pass.
+    #[test]
+    fn the_binned_matrix_holds_every_pair_at_its_ranks() {
+        let n = 40;
+        let pts = |d: usize, s: u64| {
+            let v = (0..n * d).map(|t| (((t as u64 + 3) * s) % 11) as f64).collect();
+            Points::from_vec("p", n, d, v).unwrap()
+        };
+        let (high, low) = (pts(3, 7), pts(2, 5));
+        let rank = |p: &Points, i: usize, j: usize| {
+            let d = distance_pair(p, i, j);
+            1 + (0..n)
+                .filter(|&l| {
+                    l != i && {
+                        let e = distance_pair(p, i, l);
+                        e < d || (e == d && l < j)
+                    }
+                })
+                .count()
+        };
+        let bins = RankBins::new(n, 2);
+        let w = bins.len();
+        let mut want = vec![0u64; w * w];
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                want[bins.bin(rank(&high, i, j)) * w + bins.bin(rank(&low, i, j))] += 1;
+            }
+        }
+        let ctl = Control::default();
+        let (counts, matrix) = coranking_matrix_pass(&high, &low, n - 2, 3, &ctl, &|_| 0.0, &bins).unwrap();
+        assert_eq!(matrix, want);
+        assert_eq!(matrix.iter().sum::<u64>(), (n * (n - 1)) as u64);
+        assert_eq!(counts, coranking_pass(&high, &low, n - 2, 7, &ctl, &|_| 0.0).unwrap());
+    }
 }

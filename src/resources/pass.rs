@@ -23,8 +23,8 @@ use super::rank_table::RankTable;
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
 use crate::reference::{
-    INDEX_MAX_DIM, KdTree, Key, RankScratch, TreeScratch, count_by_placement, count_ranks, distance_pair,
-    distance_pairs, distance_row, select_knn,
+    INDEX_MAX_DIM, KdTree, Key, ROW_TILE, RankScratch, TreeScratch, count_by_placement, count_ranks, distance_pair,
+    distance_pairs, distance_row, distance_rows, select_knn,
 };
 
 /// The resources of one projection.
@@ -362,9 +362,18 @@ fn run_block(
         high_extent: (s.extents && s.need_dx).then_some(Extent::EMPTY),
         low_extents: vec![(s.extents && s.kl > 0).then_some(Extent::EMPTY); lows.len()],
     };
+    // The original space's rows ROW_TILE at a time: each block of points' coordinates is read
+    // from memory once for all of them (the same bits as a row at a time).
+    let mut tile = vec![0.0; if s.need_dx { ROW_TILE.min(m) * n } else { 0 }];
+    let rows_end = rows.end;
     for (r, i) in rows.enumerate() {
         if s.need_dx {
-            distance_row(high, i, &mut sc.dx);
+            let t = r % ROW_TILE;
+            if t == 0 {
+                let end = (i + ROW_TILE).min(rows_end);
+                distance_rows(high, i..end, &mut tile[..(end - i) * n]);
+            }
+            sc.dx.copy_from_slice(&tile[t * n..(t + 1) * n]);
             out.stats.distance_rows += 1;
             out.high_extent = out.high_extent.map(|e| e.join(Extent::of_row(&sc.dx, i)));
         }

@@ -193,6 +193,7 @@ impl Evaluator {
             local: true,
             ctl: &ctl,
             coranking: None,
+            memory_budget: crate::resources::default_memory_budget(),
         };
         let texts: Vec<String> = resolved.iter().map(spec_text).collect();
         // Each measure once over the span (its local values are per row); coranking's counts per

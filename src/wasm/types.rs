@@ -143,6 +143,31 @@ export interface BenchRequest {
 export interface MeasureParam { name: string; kind: "int" | "float" | "choice"; default: string; required: boolean; choices: string[]; open: boolean; }
 /** A per-point output of a measure and what its values mean. */
 export interface LocalOutput { key: string; kind: LocalKind; }
+/** `views`: the distortion views' data (`evaluate`'s request with per-point values on, and what to compute; 0 leaves a part out). */
+export interface ViewsRequest extends EvaluateRequest {
+  /** Neighbours per point of the lens and the reliability map (default 10). */
+  k?: number;
+  /** Bins per axis of the Shepard diagram (default 64, at most 1024). */
+  shepardBins?: number;
+  /** Bins per octave of K in the co-ranking matrix (default 4, at most 16). */
+  corankingPerOctave?: number;
+}
+/** One projection's kNN list at k and both spaces' cross ranks (1-based, ties by index), n×k row-major. */
+export interface ViewNeighbourhoods {
+  k: number;
+  knnLow: Int32Array;
+  /** The projection rank of each original neighbour: above k, a missing neighbour. */
+  rankLowOfHigh: Int32Array;
+  /** The original rank of each projection neighbour: above k, a false neighbour. */
+  rankHighOfLow: Int32Array;
+}
+/** Every pair i < j counted in a bins×bins grid of (d^X, d^Y) (`counts[a * bins + b]`, a on the original axis, 0 … maxHigh); the counts sum to `pairs` = n(n−1)/2. */
+export interface ViewShepard { bins: number; maxHigh: number; maxLow: number; pairs: number; counts: Float64Array; }
+/** The co-ranking matrix in log bins (bin t: ranks edges[t] … edges[t+1] − 1; `counts[a * B + b]`, a the original rank's bin), with R_NX(K) (index K − 1) and its log-K AUC. */
+export interface ViewCoRanking { edges: Int32Array; counts: Float64Array; rnx: Float64Array; aucRnx: number; }
+export interface ProjectionViews { name: string; neighbourhoods: ViewNeighbourhoods | null; shepard: ViewShepard | null; coranking: ViewCoRanking | null; }
+/** `views`' result: the scores (as `evaluate` returns them) and each projection's views; `knnHigh` is the original space's kNN at k, n×k. */
+export interface Views { evaluation: Evaluation; k: number; knnHigh: Int32Array | null; projections: ProjectionViews[]; }
 /** A measure as `measures()` (and `faithful measures --json`) lists it. */
 export interface MeasureInfo { id: string; zadu_id: string; params: MeasureParam[]; keys: string[]; local: LocalOutput[]; labels: boolean; min_classes: number; description: string; }
 "#;
@@ -182,6 +207,12 @@ extern "C" {
     /// `Promise<string[]>` in TypeScript.
     #[wasm_bindgen(typescript_type = "Promise<string[]>")]
     pub type PromisePartials;
+    /// `ViewsRequest` in TypeScript.
+    #[wasm_bindgen(typescript_type = "ViewsRequest")]
+    pub type ViewsRequest;
+    /// `Promise<Views>` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Promise<Views>")]
+    pub type PromiseViews;
     /// `MeasureInfo[]` in TypeScript.
     #[wasm_bindgen(typescript_type = "MeasureInfo[]")]
     pub type MeasureList;

@@ -115,3 +115,30 @@ pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
         output::print(&table::results_table(eval.high().name(), &result))
     }
 }
+
+/// The original space, projections and labels from the files, or the bundled digits example
+/// (its PCA and random projections, with labels) when no files are given.
+pub fn inputs(
+    high: Option<&PathBuf>,
+    low: &[PathBuf],
+    labels: Option<&PathBuf>,
+) -> Result<(Points, Vec<Points>, Option<faithful::Labels>)> {
+    match high {
+        Some(path) => {
+            let high = data::read_points(path)?;
+            let lows = low.iter().map(data::read_points).collect::<Result<Vec<Points>>>()?;
+            let read = labels.map(data::read_labels).transpose()?;
+            if let Some(l) = &read {
+                l.check_len(high.n()).map_err(|e| e.in_file(labels.cloned().unwrap_or_default()))?;
+            }
+            Ok((high, lows, read))
+        }
+        None => {
+            if labels.is_some() {
+                return Err(Error::LabelsWithoutData);
+            }
+            let ex = example::digits();
+            Ok((ex.high, ex.projections, Some(ex.labels)))
+        }
+    }
+}
