@@ -84,7 +84,9 @@ def main():
             for _ in range(args.repeat):
                 code, wall, rss, out, err = run_measured(me + ["--worker", "sklearn"])
                 if code != 0:
-                    best["sklearn"] = {"error": err.strip().splitlines()[-1:]}
+                    # A negative code is the signal that ended it (-9: killed, e.g. out of memory).
+                    best["sklearn"] = {"error": err.strip().splitlines()[-1:] or [f"exit code {code}"],
+                                       "peak_rss_mib": rss}
                     break
                 res = json.loads(out)
                 b = best.setdefault("sklearn", {**res, "peak_rss_mib": rss})

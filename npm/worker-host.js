@@ -4,6 +4,7 @@
 //                                            neighbours: {indices, numerics, backend, run})
 //   {id, op: 'evaluate', request, json}    → {id, ok, value} (json: the CLI's JSON text)
 //   {id, op: 'measures'|'exampleData'}     → {id, ok, value}
+//   {id, op: 'views', request}             → {id, ok, value} (the views' data, buffers transferred)
 //   {id, op: 'bench', request}             → {id, ok, value: the receipt's JSON text}, with
 //                                            {id, progress: {done, total, what}} while it runs
 //   {id, op: 'free', session}              → {id, ok}
@@ -12,7 +13,7 @@
 // where fatal = a wasm trap (the module is unusable: the client starts a fresh worker).
 import init, * as wasm from './faithful.js';
 
-const { Session, bench, evaluate, evaluateJson, exampleData, measures, version } = wasm;
+const { Session, bench, evaluate, evaluateJson, exampleData, measures, version, views } = wasm;
 
 const ready = init();
 const sessions = new Map();
@@ -63,6 +64,8 @@ async function handle({ id, op, session: sid, request, options, json }) {
       return json ? evaluateJson(request) : evaluate(request);
     case 'measures':
       return measures();
+    case 'views':
+      return views(request);
     case 'exampleData':
       return exampleData();
     case 'bench': {

@@ -10,13 +10,10 @@
 // A wasm trap in the worker rejects the pending calls with a WorkerCrashedError and starts a
 // fresh worker; a session then re-creates itself there from its options on its next call.
 
-/** The worker trapped (a wasm runtime error) or failed to start; the call did not complete. */
-export class WorkerCrashedError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = 'WorkerCrashedError';
-  }
-}
+// One error type for the worker client and the worker pool (pool.js).
+import { WorkerCrashedError } from './pool.js';
+
+export { WorkerCrashedError };
 
 function abortError(signal) {
   return signal.reason ?? new DOMException('the call was aborted', 'AbortError');
@@ -109,6 +106,11 @@ export class FaithfulWorker {
 
   measures() {
     return this.call({ op: 'measures' });
+  }
+
+  /** The distortion views' data (the package's `views`): scores, kNN lists, cross ranks, tallies. */
+  views(request, transfer) {
+    return this.call({ op: 'views', request }, { transfer });
   }
 
   /** The bundled example (its buffers are transferred). */

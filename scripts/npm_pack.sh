@@ -4,8 +4,9 @@
 #   scripts/npm_pack.sh DIR      →  DIR/faithful-dr-<crate version>.tgz (its path on stdout)
 #
 # The package: the wasm-bindgen --target web build (web/build.sh: faithful.js, faithful.d.ts with
-# the types written in src/wasm/types.rs, faithful_bg.wasm), the Node entry (npm/node.js), the
-# worker client (npm/worker.js, npm/worker-host.js, npm/worker.d.ts), README and package.json
+# the types written in src/wasm/types.rs, faithful_bg.wasm), the entry (npm/index.js, index.d.ts:
+# Session and evaluate with `workers`, the pool in npm/pool.js and npm/pool-host.js), the Node entry
+# (npm/node.js), the worker client (npm/worker.js, npm/worker-host.js, npm/worker.d.ts), README and package.json
 # (version = the crate's). init() finds the .wasm through import.meta.url, so neither a plain
 # ES-module app nor a bundler needs a copy step.
 set -euo pipefail
@@ -24,7 +25,7 @@ web/build.sh "$stage"
 rm -f "$stage/.gitignore" "$stage/package.json"
 # wasm-bindgen types the raw wasm exports (InitOutput) with `any`; the package's types have none.
 sed -E -i '/^ *(readonly|export const) [A-Za-z0-9_]+: \(/ s/\bany\b/unknown/g' "$stage/faithful.d.ts" "$stage/faithful_bg.wasm.d.ts"
-cp npm/node.js npm/README.md "$stage/" # web/build.sh copied the worker client
+cp npm/node.js npm/README.md "$stage/" # web/build.sh copied the entry, the pool and the worker client
 
 version=$(cargo metadata --no-deps --format-version 1 --locked | node -e '
   let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () =>
@@ -35,15 +36,15 @@ VERSION="$version" node -e '
     version: process.env.VERSION,
     description: "Exact distortion measures of dimensionality reductions (trustworthiness, continuity, MRRE, LCMC, ...) on WebGPU and the wasm CPU",
     type: "module",
-    main: "./faithful.js",
-    types: "./faithful.d.ts",
+    main: "./index.js",
+    types: "./index.d.ts",
     exports: {
-      ".": { types: "./faithful.d.ts", node: "./node.js", import: "./faithful.js", default: "./faithful.js" },
+      ".": { types: "./index.d.ts", node: "./node.js", import: "./index.js", default: "./index.js" },
       "./worker": { types: "./worker.d.ts", import: "./worker.js", default: "./worker.js" },
       "./faithful_bg.wasm": "./faithful_bg.wasm",
       "./package.json": "./package.json",
     },
-    files: ["faithful.js", "faithful.d.ts", "faithful_bg.wasm", "faithful_bg.wasm.d.ts", "node.js", "worker.js", "worker-host.js", "worker.d.ts", "README.md"],
+    files: ["index.js", "index.d.ts", "faithful.js", "faithful.d.ts", "faithful_bg.wasm", "faithful_bg.wasm.d.ts", "node.js", "pool.js", "pool-host.js", "worker.js", "worker-host.js", "worker.d.ts", "README.md"],
     sideEffects: false,
     keywords: ["dimensionality-reduction", "t-sne", "umap", "trustworthiness", "webgpu", "wasm"],
   };

@@ -4,7 +4,9 @@
 # playwright-core) in headless Debian Chromium: the bundled example on WebGPU (SwiftShader) and
 # on the wasm CPU, both bit-identical to `faithful measure --local --json --backend cpu`, bad-file
 # messages, and a screenshot in out/web-screenshot.png; then the npm package faithful-dr
-# (scripts/npm_pack.sh) installed into a throw-away app (tests/browser/npm.test.mjs).
+# (scripts/npm_pack.sh) installed into a throw-away app (tests/browser/npm.test.mjs); then every
+# distortion view (?view=...) on both backends and a `faithful report` opened from file://
+# against the CLI (tests/browser/views.test.mjs, screenshots in out/views/).
 #
 # Installs what it needs: chromium (apt), node/npm (apt, if missing), the npm packages pinned by
 # tests/browser/package-lock.json (never a browser download), the wasm target and wasm-bindgen-cli.
@@ -89,4 +91,4 @@ tarball=$(FAITHFUL_WASM_FEATURES=test-trap scripts/npm_pack.sh "$npm_dir")
 
 FAITHFUL_URL="http://127.0.0.1:$port" FAITHFUL_CLI="$cli" FAITHFUL_OUT="$root/out" CHROMIUM="$CHROMIUM" \
     FAITHFUL_NPM_TARBALL="$tarball" \
-    node --test --test-reporter=spec --test-concurrency=1 tests/browser/web.test.mjs tests/browser/npm.test.mjs
+    node --test --test-reporter=spec --test-concurrency=1 tests/browser/web.test.mjs tests/browser/npm.test.mjs tests/browser/views.test.mjs

@@ -4,9 +4,10 @@
 # scikit-learn and the faithful CLI. scripts/test.sh calls it after the Rust tests.
 #
 # Needs: python3 (>= 3.10) with venv (python3-venv on Debian; installed here when missing),
-# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas, anndata, zadu 0.5.4 (the
-# ZADU facade and backend are compared with ZADU itself), dask[distributed] (faithful_dr.dask
-# on a LocalCluster), scipy (the metric tests' cdist) and scanpy (sc.pp.neighbors graphs).
+# cargo, and PyPI for maturin, numpy, pytest, scikit-learn, pandas, anndata, matplotlib (the
+# plots), zadu 0.5.4 (the ZADU facade and backend are compared with ZADU itself),
+# dask[distributed] (faithful_dr.dask on a LocalCluster), scipy (the metric tests' cdist) and
+# scanpy (sc.pp.neighbors graphs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -32,7 +33,7 @@ fi
 py="$venv/bin/python"
 "$py" -m pip install -q --upgrade pip
 # scanpy (about 1 min of wheels: numba, umap-learn, ...) for the kNN-graph round trip of test_tl.py.
-"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata "dask[distributed]" scipy scanpy
+"$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata "dask[distributed]" scipy scanpy matplotlib
 
 # The release profile, as a user's `pip install ./python`: it reuses the release build of
 # faithful's dependencies that scripts/test_browser.sh made for the CLI (the same features; a

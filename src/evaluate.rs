@@ -20,8 +20,8 @@ use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
 use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
 use crate::resources::{
-    HighRanksReport, Needs, Neighbours, OrderPlan, PassOutput, RankTable, Resident, ResidentRanks, TablePlan,
-    plan_rank_table, row_pass_resident,
+    HighRanksReport, ListKs, LowIndex, LowIndexReport, Needs, Neighbours, OrderPlan, PassOutput, ProjectionResources,
+    RankTable, Resident, ResidentRanks, TablePlan, plan_rank_table, row_pass_resident,
 };
 use crate::spec::Spec;
 
@@ -64,6 +64,10 @@ pub struct Options {
     /// budget) so that later calls look trustworthiness's ranks up instead of recomputing the
     /// original space's rows; `run.plan.high_ranks` says which served and why.
     pub resident_ranks: ResidentRanks,
+    /// Whether a projection of dimension ≤ 3 is served by the exact spatial index (a k-d tree:
+    /// its kNN and ranks without its full distance rows; the same bits) or by full rows;
+    /// `run.plan.low_index` says which served and why.
+    pub low_index: LowIndex,
 }
 
 impl Default for Options {
@@ -83,6 +87,7 @@ impl Default for Options {
             progress: None,
             cancel: None,
             resident_ranks: ResidentRanks::Auto,
+            low_index: LowIndex::Auto,
         }
     }
 }
@@ -129,6 +134,8 @@ pub struct Evaluator {
     gpu: Mutex<Option<Result<Arc<Gpu>, GpuError>>>,
     pairwise: Mutex<PairwiseCache>,
     ranks: Mutex<RankState>,
+    /// The resident state of the span of rows this evaluator maps (a worker's share).
+    pub(crate) span: Mutex<SpanState>,
 }
 
 /// The original space's kNN list kept across calls, with what built it. A call reuses it only
@@ -156,6 +163,43 @@ impl CachedKnn {
 struct RankState {
     table: Option<Arc<RankTable>>,
     cross_calls: usize,
+}
+
+/// What an evaluator that maps one span of rows again and again keeps of the original space
+/// for those rows only (`Evaluator::map_blocks_async`): their kNN lists (placed at their rows
+/// of an n-row list) and their rows of the rank table, so that a pool of workers splits the
+/// resident state instead of copying it.
+#[derive(Default)]
+pub(crate) struct SpanState {
+    pub(crate) rows: Range<usize>,
+    pub(crate) knn: Option<Arc<Neighbours>>,
+    pub(crate) table: Option<Arc<RankTable>>,
+    pub(crate) cross_calls: usize,
+}
+
+impl Served {
+    /// The CPU reference served, exactly (`reason`: why, when another was asked for).
+    pub(crate) fn cpu(reason: Option<String>) -> Served {
+        Served {
+            backend: "cpu",
+            numerics: Numerics::Exact,
+            fallback_reason: reason,
+            #[cfg(feature = "gpu")]
+            gpu: None,
+            pairwise_gpu: false,
+            high_ranks: None,
+        }
+    }
+}
+
+/// What a run's row pass built, kept for the views (`run_keeping`).
+pub(crate) struct Kept {
+    /// The original space's kNN list (built or reused), when the run needed one.
+    pub(crate) knn_high: Option<Arc<Neighbours>>,
+    /// Each projection's kNN list and cross ranks, when built.
+    pub(crate) lows: Vec<crate::resources::ProjectionResources>,
+    /// The run's progress and cancel.
+    pub(crate) ctl: Control,
 }
 
 /// Which backend built the resources, and how.
@@ -318,6 +362,12 @@ impl EvaluatorBuilder {
         self.opts.resident_ranks = policy;
         self
     }
+    /// Whether projections of dimension ≤ 3 use the exact spatial index (default
+    /// [`LowIndex::Auto`]); the results are the same bits either way.
+    pub fn low_index(mut self, choice: LowIndex) -> Self {
+        self.opts.low_index = choice;
+        self
+    }
     /// The evaluator.
     pub fn build(self) -> Evaluator {
         Evaluator::new(self.high, self.opts)
@@ -353,6 +403,7 @@ impl Evaluator {
             gpu: Mutex::new(None),
             pairwise: Mutex::default(),
             ranks: Mutex::default(),
+            span: Mutex::default(),
         }
     }
 
@@ -368,6 +419,7 @@ impl Evaluator {
             gpu: Mutex::new(Some(Ok(gpu))),
             pairwise: Mutex::default(),
             ranks: Mutex::default(),
+            span: Mutex::default(),
         }
     }
 
@@ -393,12 +445,17 @@ impl Evaluator {
         needs: Needs,
         rows: Range<usize>,
         numerics: Numerics,
+        fuse: Option<(usize, &Control)>,
     ) -> Result<(PassOutput, Served)> {
-        let cpu = |reason: Option<String>| {
-            let (ranks, high_ranks) = self.resident_table(table);
+        let cpu = |reason: Option<String>| -> Result<(PassOutput, Served)> {
+            let (ranks, high_ranks) = self.resident_table(table, &rows);
             let resident = Resident { knn: cached, ranks: ranks.as_deref() };
-            let pass = row_pass_resident(&self.high, resident, lows, needs.clone(), self.opts.block_rows, rows.clone());
-            (
+            let (o, needs) = (&self.opts, needs.clone());
+            let pass = match fuse {
+                Some((km, ctl)) => self.fused_pass(cached, lows, &needs, km, ctl)?,
+                None => row_pass_resident(&self.high, resident, lows, needs, o.block_rows, o.low_index, rows.clone()),
+            };
+            Ok((
                 pass,
                 Served {
                     backend: "cpu",
@@ -409,7 +466,7 @@ impl Evaluator {
                     pairwise_gpu: false,
                     high_ranks,
                 },
-            )
+            ))
         };
         #[cfg(feature = "gpu")]
         let selected = match (self.opts.backend, crate::gpu::domain::metric_unsupported(&self.high)) {
@@ -434,7 +491,7 @@ impl Evaluator {
                     ),
                     (r, Numerics::Exact) => r,
                 };
-                Ok(cpu(reason))
+                cpu(reason)
             }
             #[cfg(feature = "gpu")]
             Selected::Gpu(gpu) => {
@@ -482,25 +539,85 @@ impl Evaluator {
                     }
                 }
                 match last.expect("an error ended the attempts") {
-                    e @ GpuError::Domain(_) => Ok(cpu(Some(format!("{e}; the CPU reference served")))),
-                    e => Ok(cpu(Some(format!("GPU failed ({e}); the CPU reference served")))),
+                    e @ GpuError::Domain(_) => cpu(Some(format!("{e}; the CPU reference served"))),
+                    e => cpu(Some(format!("GPU failed ({e}); the CPU reference served"))),
                 }
             }
         }
     }
 
-    /// The rank table that `plan` asks for (built now if it says so) and its report.
-    fn resident_table(&self, plan: Option<&TablePlan>) -> (Option<Arc<RankTable>>, Option<HighRanksReport>) {
+    /// The row pass fused with the co-ranking pass at `km` (all rows): per projection, one pass
+    /// that sorts both rows of every point once gives the co-ranking counts and, read off the
+    /// same orders, the kNN lists and cross ranks of `needs` (the same bits as the row pass).
+    fn fused_pass(
+        &self,
+        cached: Option<&Neighbours>,
+        lows: &[&Points],
+        needs: &Needs,
+        km: usize,
+        ctl: &Control,
+    ) -> Result<PassOutput> {
+        let n = self.high.n();
+        let ks = needs.pass_ks(lows.len());
+        let own_high = ks.kh > 0 && ks.usable(cached).is_none();
+        let block_rows = self.opts.block_rows.max(1);
+        let mut out = PassOutput {
+            high: None,
+            lows: Vec::with_capacity(lows.len()),
+            stats: crate::resources::PassStats { block_rows, blocks: n.div_ceil(block_rows), ..Default::default() },
+            extents: Default::default(),
+            low_index: Vec::new(),
+            coranking: Vec::with_capacity(lows.len()),
+        };
+        for (p, low) in lows.iter().enumerate() {
+            // Projection-only cross ranks come with both directions (the fused pass ranks every j).
+            let lists = ListKs { kh: if p == 0 && own_high { ks.kh } else { 0 }, kl: ks.kl, kc: ks.kc.max(ks.kcl) };
+            let (counts, f) = crate::measures::coranking::fused(&self.high, low, km, lists, block_rows, ctl, 0..n)?;
+            if p == 0 {
+                out.high = f.high;
+            }
+            out.lows.push(ProjectionResources { knn: f.low, cross: f.cross });
+            out.coranking.push(counts);
+            out.stats.distance_rows += 2 * n as u64;
+            out.stats.rows_fused += n as u64;
+            if ks.kl > 0 {
+                out.low_index.push(LowIndexReport {
+                    path: "rows",
+                    reason: "fused with the co-ranking pass: its full sorted rows give the lists too".into(),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The rank table that `plan` asks for (built now if it says so: all rows for a whole run,
+    /// kept for later runs; the span's rows for a span, kept for later calls on it) and its
+    /// report.
+    fn resident_table(
+        &self,
+        plan: Option<&TablePlan>,
+        rows: &Range<usize>,
+    ) -> (Option<Arc<RankTable>>, Option<HighRanksReport>) {
         match plan {
             None => (None, None),
             Some(TablePlan::Use(t, r)) => (Some(t.clone()), Some(r.clone())),
-            Some(TablePlan::Build(r)) => {
+            Some(TablePlan::Build(r)) if *rows == (0..self.high.n()) => {
                 let t = Arc::new(RankTable::build(&self.high, self.opts.block_rows));
                 self.ranks.lock().expect("ranks lock").table = Some(t.clone());
                 (Some(t), Some(r.clone()))
             }
+            Some(TablePlan::Build(r)) => {
+                let t = Arc::new(RankTable::build_rows(&self.high, rows.clone(), self.opts.block_rows));
+                self.span.lock().expect("span lock").table = Some(t.clone());
+                (Some(t), Some(r.clone()))
+            }
             Some(TablePlan::Recompute(r)) => (None, Some(r.clone())),
         }
+    }
+
+    /// The original space's whole rank table, when an earlier call built it.
+    pub(crate) fn full_table(&self) -> Option<Arc<RankTable>> {
+        self.ranks.lock().expect("ranks lock").table.clone()
     }
 
     /// The original space.
@@ -583,7 +700,7 @@ impl Evaluator {
         self.run(lows, labels, specs, self.opts.numerics).await
     }
 
-    fn budgets(&self) -> Budgets {
+    pub(crate) fn budgets(&self) -> Budgets {
         let o = &self.opts;
         Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
@@ -643,12 +760,26 @@ impl Evaluator {
         specs: &[Spec],
         numerics: Numerics,
     ) -> Result<Evaluation> {
+        Ok(self.run_keeping(lows, labels, specs, numerics, Needs::default(), self.opts.local).await?.0)
+    }
+
+    /// [`Evaluator::run`] whose row pass also builds `extra` (the views' kNN lists and cross
+    /// ranks), returning the pass's resources with the scores; `local`: per-point values.
+    pub(crate) async fn run_keeping(
+        &self,
+        lows: &[&Points],
+        labels: Option<&Labels>,
+        specs: &[Spec],
+        numerics: Numerics,
+        extra: Needs,
+        local: bool,
+    ) -> Result<(Evaluation, Kept)> {
         let t0 = Instant::now();
         let resolved = self.validate(lows, labels, specs)?;
         let t_valid = t0.elapsed().as_secs_f64();
 
-        let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
-        let o = &self.opts;
+        let needs = resolved.iter().map(Resolved::needs).fold(extra, Needs::merge);
+        let (o, n) = (&self.opts, self.high.n());
         let budgets = self.budgets();
         let ctl = Control { progress: o.progress.clone(), cancel: o.cancel.clone() };
         let order_plan = plan_order(self.high.n(), &needs, &budgets)?;
@@ -661,8 +792,10 @@ impl Evaluator {
         // Exact call, whatever backend serves this call).
         let cached = self.knn_high.lock().expect("cache lock").clone().filter(|c| c.accepted_by(numerics));
         let reused = cached.as_ref().is_some_and(|c| c.list.k >= needs.knn_high.max(needs.cross));
+        // coranking asked with neighbourhood measures: one pass serves them all (on the CPU).
+        let fuse = fuse_km(&resolved, &needs, &self.high);
         #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
-        let table = (needs.cross > 0).then(|| {
+        let table = (needs.cross > 0 && fuse.is_none()).then(|| {
             let state = self.ranks.lock().expect("ranks lock");
             let order_bytes = match &order_plan {
                 Some(OrderPlan::InMemory { bytes }) => *bytes,
@@ -670,10 +803,18 @@ impl Evaluator {
             };
             let other = needs.list_bytes(self.high.n(), lows.len()).saturating_add(order_bytes);
             let (policy, budget) = (self.opts.resident_ranks, budgets.memory_bytes());
-            plan_rank_table(self.high.n(), policy, state.table.clone(), state.cross_calls, other, budget)
+            plan_rank_table(n, n, policy, state.table.clone(), state.cross_calls, other, budget)
         });
         let (pass, mut served) = self
-            .build(cached.as_ref().map(|c| &*c.list), table.as_ref(), lows, needs.clone(), 0..self.high.n(), numerics)
+            .build(
+                cached.as_ref().map(|c| &*c.list),
+                table.as_ref(),
+                lows,
+                needs.clone(),
+                0..n,
+                numerics,
+                fuse.map(|km| (km, &ctl)),
+            )
             .await?;
         if needs.cross > 0 {
             self.ranks.lock().expect("ranks lock").cross_calls += 1;
@@ -752,7 +893,7 @@ impl Evaluator {
         let t_res = t0.elapsed().as_secs_f64();
 
         let mut projections = Vec::with_capacity(lows.len());
-        for ((low, res), pw) in lows.iter().zip(&pass.lows).zip(&pairwise) {
+        for (p, ((low, res), pw)) in lows.iter().zip(&pass.lows).zip(&pairwise).enumerate() {
             let ctx = Ctx {
                 high: &self.high,
                 low,
@@ -762,14 +903,16 @@ impl Evaluator {
                 cross: res.cross.as_ref(),
                 pairwise: Some(pw),
                 block_rows: self.opts.block_rows,
-                local: self.opts.local,
+                local,
                 ctl: &ctl,
+                coranking: pass.coranking.get(p),
+                memory_budget: budgets.memory_bytes(),
             };
             let mut scores = Vec::with_capacity(resolved.len());
             for r in &resolved {
                 let out =
                     (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
-                let local = (self.opts.local && !r.def.local.is_empty()).then_some(out.local);
+                let local = (local && !r.def.local.is_empty()).then_some(out.local);
                 let (values, curves) = (out.values, out.curves);
                 scores.push(Score::new(r, values, local, curves));
             }
@@ -786,10 +929,15 @@ impl Evaluator {
         let timings =
             Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
         let pairwise_report = any_pairwise.then_some(pairwise_report);
-        let run =
-            self.report(lows, needs, reused.as_ref(), pass.stats, &served, resource_bytes, timings, pairwise_report);
+        let work = (pass.stats, pass.low_index);
+        let run = self.report(lows, needs, reused.as_ref(), work, &served, resource_bytes, timings, pairwise_report);
         self.check_reads()?;
-        Ok(Evaluation { projections, run })
+        Ok((Evaluation { projections, run }, Kept { knn_high, lows: pass.lows, ctl }))
+    }
+
+    /// The all-pairs cache (the views' Shepard pass keeps the original space's extent there).
+    pub(crate) fn pairwise_cache(&self) -> &Mutex<PairwiseCache> {
+        &self.pairwise
     }
 
     /// The exact kNN graph of the original space (ties by index, self excluded), with the
@@ -895,13 +1043,13 @@ impl Evaluator {
             });
         }
         let t0 = Instant::now();
-        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, numerics).await?;
+        let (pass, served) = self.build(None, None, &[], needs.clone(), 0..n, numerics, None).await?;
         self.check_reads()?;
         let nb = Arc::new(pass.high.expect("the pass builds the requested kNN"));
         self.keep_knn(&nb, &served);
         let t = t0.elapsed().as_secs_f64();
         let timings = Timings { validate_s: 0.0, resources_s: t, measures_s: 0.0, total_s: t };
-        let run = self.report(&[], needs, None, pass.stats, &served, nb.bytes(), timings, None);
+        let run = self.report(&[], needs, None, (pass.stats, Vec::new()), &served, nb.bytes(), timings, None);
         Ok((nb, run))
     }
 
@@ -911,7 +1059,7 @@ impl Evaluator {
         lows: &[&Points],
         needs: Needs,
         reused: Option<&CachedKnn>,
-        work: crate::resources::PassStats,
+        (work, low_index): (crate::resources::PassStats, Vec<LowIndexReport>),
         served: &Served,
         resource_bytes: usize,
         timings: Timings,
@@ -973,10 +1121,11 @@ impl Evaluator {
                 knn_high_reused: reused.is_some(),
                 block_rows: work.block_rows,
                 blocks: work.blocks,
-                scratch_bytes_per_worker: n * (8 + 8 + 16),
+                scratch_bytes_per_worker: n * (8 + 8 + 16 + 8 * crate::reference::ROW_TILE),
                 resource_bytes,
                 pairwise,
                 high_ranks: served.high_ranks.clone(),
+                low_index,
             },
             work,
             timings,
@@ -1066,6 +1215,17 @@ fn by_key<T>(r: &Resolved, declared: &[String], mut got: Vec<(String, T)>) -> Re
         ordered.push(got.swap_remove(at));
     }
     Ok(ordered)
+}
+
+/// The k_max of the first coranking spec when the row pass can be fused with its pass: other
+/// measures need neighbour lists or cross ranks (which the co-ranking pass's sorted rows give
+/// too) and no densities (whose extents the row pass finds).
+pub(crate) fn fuse_km(resolved: &[Resolved], needs: &Needs, high: &Points) -> Option<usize> {
+    let lists = needs.knn_high > 0 || needs.knn_low > 0 || needs.cross > 0 || needs.cross_low > 0;
+    let first = resolved.iter().find(|r| r.def.id == "coranking")?;
+    // A kNN graph has no rows to sort: its co-ranking and lists come from the graph.
+    let rows = high.knn_graph().is_none();
+    (lists && rows && needs.density_sigmas.is_empty()).then(|| crate::measures::coranking::k_max(first, high.n()))
 }
 
 /// Appends `reason` to a run's fallback reasons ("; "-separated).

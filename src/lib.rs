@@ -18,7 +18,9 @@
 //! The entry points: [`Evaluator`] (built with [`Evaluator::builder`]) scores projections
 //! ([`Points`], read from files with [`read_points`]) against one original space with the
 //! measures of [`Spec`]s ([`measures`] lists them), returning [`Score`]s and a [`RunReport`];
-//! [`Evaluator::knn`] returns the exact kNN graph ([`Neighbours`]); [`Cancel`] and
+//! [`Evaluator::knn`] returns the exact kNN graph ([`Neighbours`]); [`Evaluator::views`] the
+//! exact data of the distortion views ([`Views`]: kNN lists and cross ranks, the binned Shepard
+//! diagram, the co-ranking matrix); [`Cancel`] and
 //! [`Progress`] stop and follow long runs; `gpu_adapters` lists the GPU adapters (with the
 //! `gpu` feature) and `EvaluatorBuilder::gpu_adapter` evaluates on one. Cargo features: `gpu` (the wgpu backend), `cli`
 //! (the `faithful` command line), `example-data` (the bundled digits, `example_digits`);
@@ -45,6 +47,8 @@ pub mod example;
 #[doc(hidden)]
 #[cfg(feature = "gpu")]
 pub mod gpu;
+#[cfg(feature = "report")]
+mod html_report;
 #[doc(hidden)]
 pub mod measures;
 mod memory_limit;
@@ -62,6 +66,7 @@ mod spec;
 pub mod splitmix;
 #[doc(hidden)]
 pub mod sum;
+mod views;
 #[doc(hidden)]
 #[cfg(all(target_arch = "wasm32", feature = "gpu", feature = "example-data"))]
 pub mod wasm;
@@ -90,9 +95,13 @@ pub use example::{Example, digits as example_digits};
 pub use gpu::AdapterInfo;
 #[cfg(all(feature = "gpu", not(target_arch = "wasm32")))]
 pub use gpu::gpu_adapters;
+#[cfg(feature = "report")]
+pub use html_report::{HtmlReport, ReportOptions};
 pub use measures::LocalKind;
 pub use report::{Evaluation, ProjectionScores, RunReport, Score};
-pub use resources::{Neighbours, ResidentRanks};
+pub use resources::ShepardHistogram;
+pub use resources::{LowIndex, Neighbours, ResidentRanks};
 pub use shard::{Partial, fold};
 pub use space::{HighSpaceReport, LowSpaceReport, SpacesReport};
 pub use spec::{ParamValue, Spec};
+pub use views::{CoRankingMatrix, Neighbourhoods, ProjectionViews, Views, ViewsRequest};

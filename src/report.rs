@@ -54,7 +54,7 @@ impl Score {
         let local_kinds = local
             .iter()
             .flatten()
-            .filter_map(|(key, _)| r.def.local_kind(key).map(|kind| (key.clone(), kind)))
+            .filter_map(|(key, v)| r.def.local_kind(key).map(|kind| (key.clone(), narrowed(kind, v))))
             .collect();
         Score { id: r.def.id.into(), params: r.params.clone(), values, local, local_kinds, curves }
     }
@@ -73,6 +73,15 @@ impl Score {
     /// The curve under `key`.
     pub fn curve(&self, key: &str) -> Option<&[f64]> {
         self.curves.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_slice())
+    }
+}
+
+/// The kind a result reports: a `partial_mean` output in which every point has a value is a
+/// plain `mean` (its values average to the value), so a reader need not look for nulls.
+fn narrowed(kind: LocalKind, values: &[f64]) -> LocalKind {
+    match kind {
+        LocalKind::PartialMean if !values.iter().any(|v| v.is_nan()) => LocalKind::Mean,
+        other => other,
     }
 }
 
@@ -149,7 +158,8 @@ pub struct BlockPlan {
     pub knn_high_reused: bool,
     pub block_rows: usize,
     pub blocks: usize,
-    /// O(n) scratch per worker: two distance rows and the selection keys.
+    /// O(n) scratch per worker: two distance rows, the selection keys and a block of
+    /// `reference::ROW_TILE` original-space rows.
     pub scratch_bytes_per_worker: usize,
     /// O(n·k) resources held for the measures.
     pub resource_bytes: usize,
@@ -158,6 +168,10 @@ pub struct BlockPlan {
     /// Where the original space's cross ranks came from (its resident rank table, or its rows
     /// recomputed) and why; `None` when no measure needed cross ranks.
     pub high_ranks: Option<crate::resources::HighRanksReport>,
+    /// How each projection's neighbours and ranks were found: its exact spatial index
+    /// (`kd_tree`) or its full distance rows (`rows`), and why; empty when no projection's
+    /// neighbours were needed.
+    pub low_index: Vec<crate::resources::LowIndexReport>,
 }
 
 /// Wall-clock phases, in seconds.

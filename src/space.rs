@@ -4,7 +4,7 @@
 
 use crate::data::{GraphReport, Metric, Points};
 use crate::error::{Error, Result};
-use crate::measures::{Resolved, reads_high_coordinates};
+use crate::measures::{Resolved, reads_high_coordinates, reads_high_pairs};
 use crate::resources::Needs;
 
 /// How each space's distances were computed, for the run report.
@@ -111,14 +111,14 @@ pub(crate) fn check(high: &Points, lows: &[&Points], resolved: &[Resolved]) -> R
                 cross_low: needs.cross_low,
                 ..Needs::default()
             };
-            if needs != graph_only {
+            if needs != graph_only || reads_high_pairs(r) {
                 let what = if needs.cross > 0 {
                     "the original ranks of arbitrary pairs (trustworthiness ranks the projection's neighbours in the original space)"
                 } else {
                     "every original distance"
                 };
                 return Err(needs_input(&format!(
-                    "{what}: give --high (coordinates) or --high-distances; a kNN graph serves the measures that need only each point's k original neighbours (continuity, mrre_missing, lcmc, nh, nd, snc, and coranking's Q_NX, R_NX and LCMC up to the graph's k)"
+                    "{what}: give --high (coordinates) or --high-distances; a kNN graph serves the measures that need only each point's k original neighbours (continuity, mrre_missing, lcmc, nh, nd, snc, knn_overlap, density_preservation, and coranking's Q_NX, R_NX and LCMC up to the graph's k)"
                 )));
             }
             if k_needed > g.k() {

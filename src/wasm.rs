@@ -10,7 +10,8 @@
 //! Results are objects in the CLI's JSON schema with per-point values as Float64Array
 //! (`evaluateJson` returns the CLI's JSON text). The TypeScript types are in src/wasm/types.rs.
 //! `backend`: "webgpu" (default; falls back to the wasm CPU reference, and says why, when there
-//! is no WebGPU), "cpu", or "auto". `numerics`: "exact" (default) or "fast".
+//! is no WebGPU), "cpu", or "auto". `numerics`: "exact" (default) or "fast". `residentRanks`:
+//! "auto" (default), "always" or "never" (the original space's rank table, `ResidentRanks`).
 
 use std::sync::Arc;
 
@@ -24,9 +25,14 @@ use crate::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec, e
 
 mod session;
 mod types;
+mod views;
 
 pub use session::Session;
-pub use types::{BenchRequest, EvaluateRequest, ExampleData, MeasureList, PromiseEvaluation};
+pub use types::{
+    BenchRequest, EvaluateRequest, EvaluationValue, ExampleData, MeasureList, PromiseEvaluation, PromiseViews,
+    ViewsRequest,
+};
+pub use views::views;
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -145,7 +151,17 @@ impl Served {
             return Err(fail(format!("backend: expected \"webgpu\", \"cpu\" or \"auto\", got \"{requested}\"")));
         }
         let numerics = numerics(request, Numerics::Exact)?;
-        let mut opts = Options { numerics, backend: BackendChoice::Cpu, ..Options::default() };
+        let resident_ranks = match get(request, "residentRanks")?.as_string().as_deref() {
+            None | Some("auto") => crate::ResidentRanks::Auto,
+            Some("always") => crate::ResidentRanks::Always,
+            Some("never") => crate::ResidentRanks::Never,
+            Some(other) => {
+                return Err(fail(format!(
+                    "residentRanks: expected \"auto\", \"always\" or \"never\", got \"{other}\""
+                )));
+            }
+        };
+        let mut opts = Options { numerics, backend: BackendChoice::Cpu, resident_ranks, ..Options::default() };
         let (mut gpu, mut fallback) = (None, None);
         if requested != "cpu" {
             // Node and older browsers have no navigator.gpu; wgpu would fail less clearly.
@@ -339,4 +355,48 @@ pub fn measures() -> MeasureList {
 #[wasm_bindgen(js_name = measuresJson)]
 pub fn measures_json() -> String {
     crate::catalog::measures_json()
+}
+
+/// The worker pool's plan (npm/pool.js): at most `workers` spans of `n` rows, each an array of
+/// consecutive blocks `[start, end]` of the shard plan (`faithful::shard::spans`).
+#[wasm_bindgen(js_name = shardSpans, unchecked_return_type = "[number, number][][]")]
+pub fn shard_spans(n: usize, workers: usize) -> JsValue {
+    let spans = Array::new();
+    for span in crate::shard::spans(n, workers) {
+        let blocks = Array::new();
+        for b in span {
+            blocks.push(&Array::of2(&(b.start as f64).into(), &(b.end as f64).into()));
+        }
+        spans.push(&blocks);
+    }
+    spans.into()
+}
+
+/// The measures a worker pool maps over row blocks and folds (`faithful::shard::SHARDABLE`);
+/// the pool runs the others on one worker.
+#[wasm_bindgen(js_name = shardableMeasures)]
+pub fn shardable_measures() -> Vec<String> {
+    crate::shard::SHARDABLE.iter().map(|s| s.to_string()).collect()
+}
+
+/// Folds the partials (their JSON texts, from `Session.mapBlocks`) of every block of one run
+/// into its result, the same bits as one `Session.measure` (`faithful::fold`); per-point values
+/// only when `local`.
+#[wasm_bindgen(js_name = foldPartials)]
+pub fn fold_partials(partials: Vec<String>, local: bool) -> Result<EvaluationValue, JsValue> {
+    let parts = partials
+        .iter()
+        .enumerate()
+        .map(|(i, text)| crate::Partial::from_json(text, &format!("partial {i}")))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(fail)?;
+    let mut result = crate::fold(&parts).map_err(fail)?;
+    if !local {
+        for p in &mut result.projections {
+            for s in &mut p.scores {
+                s.local = None;
+            }
+        }
+    }
+    Ok(evaluation_js(&result)?.unchecked_into())
 }

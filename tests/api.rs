@@ -94,8 +94,8 @@ fn every_measure_returns_exactly_the_keys_it_declares() {
         seen.insert(m.id());
     }
     assert_eq!(seen.len(), faithful::measures::REGISTRY.len());
-    // ivm's 3 measures and c_evm's 4 beyond one run each.
-    assert_eq!(runs, seen.len() + 2 + 3);
+    // ivm's 5 measures and c_evm's 4 beyond one run each.
+    assert_eq!(runs, seen.len() + 4 + 3);
 }
 
 /// The specs to run for measure `m` and the keys each must return: one spec (k = 5 where the

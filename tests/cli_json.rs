@@ -627,6 +627,30 @@ fn json_results_do_not_depend_on_threads_or_blocks() {
     }
 }
 
+/// `--low-index auto` (the projection's k-d tree) and `--low-index never` (full rows) print the
+/// same bits, on a generic projection and on a tie-heavy lattice with duplicates, and the run
+/// report says which path served.
+#[test]
+fn json_low_index_paths_give_the_same_bits_and_say_which_served() {
+    let f = files();
+    let dir = tempfile::tempdir().unwrap();
+    let lattice: Vec<Vec<f64>> = (0..60).map(|i| vec![(i % 5) as f64, ((i / 3) % 4) as f64]).collect();
+    let lattice = write_csv(dir.path(), "lattice.csv", &lattice);
+    for low in [&f.low, &lattice] {
+        let specs = ["--spec", "tnc:k=5", "--spec", "mrre:k=5", "--spec", "lcmc:k=5"];
+        let run = |path: &str| {
+            let mut extra = vec!["--json", "--local", "--low-index", path];
+            extra.extend(specs);
+            parse_json(&run_ok(&measure_args(&f.high, &[low], &extra)).stdout).0
+        };
+        let (auto, never) = (run("auto"), run("never"));
+        assert_eq!(auto["projections"], never["projections"], "{low:?}");
+        assert_eq!(auto["run"]["plan"]["low_index"][0]["path"], "kd_tree", "{low:?}: {}", auto["run"]["plan"]);
+        assert_eq!(never["run"]["plan"]["low_index"][0]["path"], "rows", "{low:?}");
+        assert_eq!(auto["run"]["work"]["low_rows_indexed"], 60, "{low:?}");
+    }
+}
+
 #[test]
 fn json_error_leaves_stdout_empty() {
     let f = files();

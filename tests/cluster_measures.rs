@@ -208,7 +208,7 @@ fn bad_input_gives_typed_errors() {
     assert!(matches!(value(&eval, &low, Some(&labels), "cadi:n_triplets=-1"), Err(Error::BadParam { .. })));
     assert!(matches!(value(&eval, &low, Some(&labels), "cadi:random_seed=-2"), Err(Error::BadParam { .. })));
     assert!(matches!(value(&eval, &low, Some(&labels), "l_tnc:cvm=shift"), Err(Error::BadParam { .. })));
-    assert!(matches!(value(&eval, &low, Some(&labels), "ivm:measure=dunn"), Err(Error::BadParam { .. })));
+    assert!(matches!(value(&eval, &low, Some(&labels), "ivm:measure=xie_beni"), Err(Error::BadParam { .. })));
     assert!(matches!(value(&eval, &low, Some(&labels), "c_evm:clustering=dbscan"), Err(Error::BadParam { .. })));
     assert!(matches!(value(&eval, &low, Some(&labels), "dsc:k=5"), Err(Error::UnknownParam { .. })));
     // ch_btw is undefined when a pair's points all coincide in one space.

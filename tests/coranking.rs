@@ -314,3 +314,119 @@ fn opts(threads: Option<usize>, block_rows: Option<usize>) -> Options {
     }
     o
 }
+
+/// Asked together, coranking and the neighbourhood measures share one pass (the row pass fused
+/// with the co-ranking pass: the kNN lists and cross ranks read off its sorted rows): every
+/// score and local value is the same bits as each asked alone, over two projections and a
+/// second call (the original kNN cached); the report says so.
+#[test]
+fn the_fused_pass_gives_each_measure_its_own_bits() {
+    for (name, high, low) in cases() {
+        let n = high.n();
+        let k = 5.min((n - 1) / 2);
+        let other = points("other", n, 2, |i, c| ((i * (c + 3)) % 7) as f64 * 0.5);
+        let labels = faithful::Labels::new((0..n as i64).map(|i| i % 3).collect());
+        let spec = |s: String| s.parse::<Spec>().unwrap();
+        let corank = spec(format!("coranking:k_max={}", (3 * k).min(n - 2)));
+        let rest: Vec<Spec> =
+            ["tnc", "mrre", "lcmc", "nh", "ca_tnc"].iter().map(|m| spec(format!("{m}:k={k}"))).collect();
+        let together: Vec<Spec> = std::iter::once(corank.clone()).chain(rest.iter().cloned()).collect();
+        let fused = Evaluator::new(high.clone(), opts(None, Some(7)));
+        let alone = Evaluator::new(high.clone(), opts(None, Some(7)));
+        for call in 0..2 {
+            let got = fused.measure_many(&[&low, &other], Some(&labels), &together).unwrap();
+            assert_eq!(got.run.work.rows_fused, 2 * n as u64, "{name} call {call}");
+            assert!(
+                got.run.plan.low_index.iter().all(|r| r.reason.contains("fused")),
+                "{name}: {:?}",
+                got.run.plan.low_index
+            );
+            for (p, l) in [&low, &other].into_iter().enumerate() {
+                let want_c = alone.measure(l, Some(&labels), std::slice::from_ref(&corank)).unwrap();
+                let want_r = alone.measure(l, Some(&labels), &rest).unwrap();
+                let want: Vec<Score> = want_c.into_iter().chain(want_r).collect();
+                let got = &got.projections[p].scores;
+                assert_eq!(got.len(), want.len());
+                for (g, w) in got.iter().zip(&want) {
+                    let vb = |s: &Score| s.values.iter().map(|(k, v)| (k.clone(), v.to_bits())).collect::<Vec<_>>();
+                    assert_eq!(vb(g), vb(w), "{name} call {call} projection {p}: {}", g.id);
+                    let lb =
+                        |s: &Score| s.local.iter().flatten().map(|(k, v)| (k.clone(), bits(v))).collect::<Vec<_>>();
+                    assert_eq!(lb(g), lb(w), "{name} call {call} projection {p}: {} local", g.id);
+                    let cb = |s: &Score| s.curves.iter().map(|(k, v)| (k.clone(), bits(v))).collect::<Vec<_>>();
+                    assert_eq!(cb(g), cb(w), "{name} call {call} projection {p}: {} curves", g.id);
+                }
+            }
+        }
+    }
+}
+
+/// The fused pass reads the original space under its metric, or a given distance matrix: the
+/// same bits as the passes apart (the projection-only cross ranks of continuity too); a kNN
+/// graph has no rows to sort, so with one the passes stay apart and give the same bits.
+#[test]
+fn the_fused_pass_follows_the_metric_and_the_input() {
+    use faithful::{DistanceMatrix, KnnGraph, Metric};
+    let n = 150;
+    let coords = points("h", n, 5, |i, c| ((i * (c + 3) + i / 7) % 11) as f64 * 0.25 + 0.5);
+    let low = points("l", n, 2, |i, c| ((i * (2 * c + 5)) % 13) as f64);
+    let spec = |s: &str| s.parse::<Spec>().unwrap();
+    let corank = spec("coranking:k_max=20");
+    let rest = vec![spec("tnc:k=6"), spec("mrre:k=6"), spec("continuity:k=9"), spec("nh:k=4")];
+    let together: Vec<Spec> = std::iter::once(corank.clone()).chain(rest.iter().cloned()).collect();
+    let labels = faithful::Labels::new((0..n as i64).map(|i| i % 3).collect());
+    let cosine = coords.clone().with_metric(Metric::Cosine).unwrap();
+    let mut dist = vec![0.0; n * n];
+    for (i, row) in dist.chunks_mut(n).enumerate() {
+        faithful::reference::distance_row(&cosine, i, row);
+        row[i] = 0.0;
+    }
+    let matrix = Points::from_distances("d", DistanceMatrix::from_vec("d", n, dist).unwrap());
+    let cityblock = coords.clone().with_metric(Metric::Cityblock).unwrap();
+    let vb = |s: &Score| s.values.iter().map(|(k, v)| (k.clone(), v.to_bits())).collect::<Vec<_>>();
+    let lb = |s: &Score| s.local.iter().flatten().map(|(k, v)| (k.clone(), bits(v))).collect::<Vec<_>>();
+    let cb = |s: &Score| s.curves.iter().map(|(k, v)| (k.clone(), bits(v))).collect::<Vec<_>>();
+    let mut by_input = Vec::new();
+    for (name, high) in [("cosine", cosine), ("distance matrix", matrix), ("cityblock", cityblock)] {
+        let got = Evaluator::new(high.clone(), opts(None, Some(16))).measure_many(&[&low], Some(&labels), &together);
+        let got = got.unwrap();
+        assert_eq!(got.run.work.rows_fused, n as u64, "{name}");
+        let alone = Evaluator::new(high, opts(None, Some(16)));
+        let want_c = alone.measure(&low, Some(&labels), std::slice::from_ref(&corank)).unwrap();
+        let want_r = alone.measure(&low, Some(&labels), &rest).unwrap();
+        let want: Vec<Score> = want_c.into_iter().chain(want_r).collect();
+        let got = &got.projections[0].scores;
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!((vb(g), lb(g), cb(g)), (vb(w), lb(w), cb(w)), "{name}: {}", g.id);
+        }
+        by_input.push(got.iter().map(|s| (vb(s), lb(s), cb(s))).collect::<Vec<_>>());
+    }
+    // The matrix holds the cosine distances: the same scores as the coordinates under cosine.
+    assert_eq!(by_input[0], by_input[1]);
+    assert_ne!(by_input[0], by_input[2], "the metric changes the scores");
+
+    // From the cosine order's kNN graph: coranking and continuity, never fused.
+    let k = 20;
+    let mut keys = Vec::new();
+    let (mut idx, mut gd) = (Vec::new(), Vec::new());
+    let cosine = coords.with_metric(Metric::Cosine).unwrap();
+    let mut row = vec![0.0; n];
+    for i in 0..n {
+        faithful::reference::distance_row(&cosine, i, &mut row);
+        let (mut wi, mut wd) = (vec![0; k], vec![0.0; k]);
+        faithful::reference::select_knn(&row, i, k, &mut keys, &mut wi, &mut wd);
+        idx.extend(wi.iter().map(|&j| j as i64));
+        gd.extend(wd);
+    }
+    let graph = || Points::from_knn_graph("g", KnnGraph::from_arrays("g", n, k, &idx, &gd).unwrap());
+    let specs = [corank.clone(), spec("continuity:k=9")];
+    let got = Evaluator::new(graph(), opts(None, Some(16))).measure_many(&[&low], None, &specs).unwrap();
+    assert_eq!(got.run.work.rows_fused, 0, "a kNN graph has no rows to fuse");
+    let alone = Evaluator::new(graph(), opts(None, Some(16)));
+    let want: Vec<Score> =
+        specs.iter().flat_map(|s| alone.measure(&low, None, std::slice::from_ref(s)).unwrap()).collect();
+    for (g, w) in got.projections[0].scores.iter().zip(&want) {
+        assert_eq!((vb(g), lb(g), cb(g)), (vb(w), lb(w), cb(w)), "kNN graph: {}", g.id);
+    }
+}

@@ -327,3 +327,87 @@ fn new_measures_on_hostile_inputs_give_a_value_or_a_typed_error() {
     }
     assert!(defined > 20, "{defined} defined results");
 }
+
+/// Issue 27's class separation and topology measures on the smallest and most degenerate inputs,
+/// with labels: n = 2 and 3, every point identical, a collinear projection (the Gabriel graph's
+/// and the gap index's hard case), a single class, a class with one member. Each gives finite
+/// values (nulls only in a kind that allows them) or a typed error naming the measure, never a NaN.
+#[test]
+fn class_and_topology_measures_on_hostile_inputs() {
+    let specs = [
+        "ivm:measure=dunn",
+        "ivm:measure=average_between_within",
+        "hypothesis_margin",
+        "knn_classification:k=1",
+        "topology:dim=0",
+        "topology:dim=1",
+        "gce",
+    ];
+    let cases: Vec<(&str, Points, Points, Vec<i64>)> = vec![
+        ("n=2", points("h", 2, 3, |i, c| (i + c) as f64), points("l", 2, 2, |i, c| (i * c) as f64), vec![0, 1]),
+        (
+            "n=3",
+            points("h", 3, 3, |i, c| (i * i + c) as f64),
+            points("l", 3, 2, |i, c| (i + 2 * c) as f64),
+            vec![0, 1, 0],
+        ),
+        (
+            "identical",
+            points("h", 12, 3, |_, _| 1.5),
+            points("l", 12, 2, |_, _| -2.0),
+            (0..12).map(|i| i % 3).collect(),
+        ),
+        (
+            "collinear projection",
+            points("h", 12, 3, |i, c| ((i * 5 + c) % 7) as f64),
+            points("l", 12, 2, |i, c| (i * (c + 1)) as f64),
+            (0..12).map(|i| i % 2).collect(),
+        ),
+        (
+            "single class",
+            points("h", 12, 3, |i, c| ((i * 5 + c) % 7) as f64),
+            points("l", 12, 2, |i, c| ((i * 3 + c * 5) % 11) as f64),
+            vec![4; 12],
+        ),
+        (
+            "a class of one",
+            points("h", 12, 3, |i, c| ((i * 5 + c) % 7) as f64),
+            points("l", 12, 2, |i, c| ((i * 3 + c * 5) % 11) as f64),
+            (0..12).map(|i| i64::from(i > 0) + (i % 2) as i64 * i64::from(i > 0)).collect(),
+        ),
+    ];
+    let (mut defined, mut refused) = (0, 0);
+    for (what, high, low, labels) in &cases {
+        let labels = Labels::new(labels.clone());
+        let eval = Evaluator::builder(high.clone()).local(true).build();
+        for text in specs {
+            let spec: Spec = text.parse().unwrap();
+            match eval.measure(low, Some(&labels), &[spec]) {
+                Ok(scores) => {
+                    defined += 1;
+                    for s in &scores {
+                        assert!(s.values.iter().all(|(_, v)| v.is_finite()), "{text} on {what}: {:?}", s.values);
+                        for (k, l) in s.local.iter().flatten() {
+                            let nullable = s.local_kind(k).is_some_and(|k| k.allows_missing());
+                            assert!(
+                                l.iter().all(|v| v.is_finite() || (nullable && v.is_nan())),
+                                "{text} on {what}: {k} {l:?}"
+                            );
+                        }
+                        for (k, c) in &s.curves {
+                            assert!(c.iter().all(|v| v.is_finite()), "{text} on {what}: curve {k}");
+                        }
+                    }
+                }
+                Err(e) => {
+                    refused += 1;
+                    let id = text.split(':').next().unwrap();
+                    let msg = e.to_string();
+                    assert!(msg.contains(id), "{text} on {what}: {msg}");
+                    assert!(!msg.contains("NaN") && !msg.contains("panic"), "{text} on {what}: {msg}");
+                }
+            }
+        }
+    }
+    assert!(defined > 15 && refused > 5, "{defined} defined, {refused} refused");
+}

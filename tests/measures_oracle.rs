@@ -232,3 +232,57 @@ fn local_values_keep_the_promise_of_their_kind() {
         assert!(seen.contains(&kind), "{kind:?} was checked");
     }
 }
+
+/// The class separation measures of issue 27 (ivm's dunn and average_between_within,
+/// hypothesis_margin, knn_classification) against a dense NumPy / scikit-learn oracle
+/// (`generate_classes.py` → `classes.json`) on the four datasets, each with a labeling from the
+/// data and a random one with a class of one point: accuracies, votes and Dunn's ratio of two
+/// exact distances identical; sums within 1e-12 relative; nulls where a point has no near hit.
+#[test]
+fn class_measures_match_the_dense_numpy_oracle() {
+    let text = std::fs::read_to_string(fixtures().join("classes.json")).unwrap();
+    let all: Value = serde_json::from_str(&text).unwrap();
+    let exact = |key: &str| key.starts_with("knn_accuracy") || key == "local_knn_accuracy_low" || key == "dunn";
+    let (mut checked, mut nulls) = (0usize, 0usize);
+    for r in all["results"].as_array().unwrap() {
+        let name = r["dataset"].as_str().unwrap();
+        let (high, low) = dataset(name);
+        let labels_file = fixtures().join(name).join(format!("{}.npy", r["labels"].as_str().unwrap()));
+        let labels = faithful::read_labels(labels_file).unwrap();
+        let text = r["spec"].as_str().unwrap();
+        let eval = Evaluator::builder(high.clone()).local(true).block_rows(32).build();
+        let ev = eval.measure_many(&[&low], Some(&labels), &[text.parse().unwrap()]).unwrap();
+        let score = &ev.projections[0].scores[0];
+        let what = format!("{name} {} {text}", r["labels"]);
+        for (key, want) in r["values"].as_object().unwrap() {
+            let (want, got) = (want.as_f64().unwrap(), score.value(key).unwrap_or_else(|| panic!("{what}: no {key}")));
+            if exact(key) {
+                assert_eq!(got.to_bits(), want.to_bits(), "{what} {key}: {got} vs {want}");
+            } else {
+                assert_close(&format!("{what} {key}"), got, want, 1e-300);
+            }
+            checked += 1;
+        }
+        for (key, want) in r["local"].as_object().unwrap() {
+            let got = score.local(key).unwrap_or_else(|| panic!("{what}: no local {key}"));
+            let want = want.as_array().unwrap();
+            assert_eq!(got.len(), want.len());
+            let has_null = want.iter().any(Value::is_null);
+            // A partial_mean without nulls is reported as a mean.
+            let kind = score.local_kind(key).unwrap();
+            assert!(kind == LocalKind::Mean || (has_null && kind == LocalKind::PartialMean), "{what} {key}: {kind:?}");
+            for (i, (g, w)) in got.iter().zip(want).enumerate() {
+                match w.as_f64() {
+                    None => {
+                        assert!(g.is_nan(), "{what} {key}[{i}]: {g}, oracle null");
+                        nulls += 1;
+                    }
+                    Some(w) if exact(key) => assert_eq!(g.to_bits(), w.to_bits(), "{what} {key}[{i}]"),
+                    Some(w) => assert_close(&format!("{what} {key}[{i}]"), *g, w, 1e-300),
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 9000 && nulls >= 4, "{checked} values checked, {nulls} nulls");
+}

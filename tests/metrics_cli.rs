@@ -279,6 +279,14 @@ fn a_knn_graph_serves_the_neighbour_measures_and_refuses_the_others_by_name() {
         full["projections"][0]["scores"][0]["curves"]["qnx"]
     );
     refuse("proc:k=5", &["proc: needs the original coordinates"]);
+    // Issue 26's neighbour measures run from the graph, the full run's bits; a measure that
+    // reads arbitrary original pairs itself is refused by name, never run on what is not there.
+    for spec in ["knn_overlap:k=5", "density_preservation:k=5"] {
+        let g = with(&[&"--high-knn", &graph], &[spec]);
+        let full = with(&[&"--high", &hd], &[spec]);
+        assert_eq!(values(&g, 0), values(&full, 0), "{spec}");
+    }
+    refuse("triplet_accuracy", &["triplet_accuracy: needs every original distance"]);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{Oracle, Rng, corpus, points, with_duplicates};
-use faithful::resources::{Needs, RankTable, Resident, row_pass, row_pass_resident};
+use faithful::resources::{LowIndex, Needs, RankTable, Resident, row_pass, row_pass_resident};
 use faithful::{Evaluation, Evaluator, Labels, Points, ResidentRanks, Spec};
 
 fn bits(v: &[f64]) -> Vec<u64> {
@@ -39,7 +39,9 @@ fn the_pass_with_the_table_gives_the_same_lists_ranks_and_distances() {
             let knn = plain.high.clone().unwrap();
             for block_rows in [1, 7, 64] {
                 let resident = Resident { knn: Some(&knn), ranks: Some(&table) };
-                let got = row_pass_resident(&high, resident, &[&low], Needs::cross(k), block_rows, 0..n);
+                // Full projection rows (tests/low_index.rs checks the projection's index with the table).
+                let got =
+                    row_pass_resident(&high, resident, &[&low], Needs::cross(k), block_rows, LowIndex::Never, 0..n);
                 let tag = format!("{name} k={k} block_rows={block_rows}");
                 let (a, b) = (&plain.lows[0], &got.lows[0]);
                 let (ka, kb) = (a.knn.as_ref().unwrap(), b.knn.as_ref().unwrap());
@@ -144,4 +146,39 @@ fn a_table_over_the_memory_budget_falls_back_and_says_why() {
     // A run with no cross ranks says nothing about them.
     let e = tight.measure_many(&[&low], Some(&labels), &["nh:k=5".parse().unwrap()]).unwrap();
     assert!(e.run.plan.high_ranks.is_none());
+}
+
+/// The table path's original distances follow the original space's metric or its given
+/// distance matrix (the pair-at-a-time reads dispatch as the rows do): the same lists, ranks and
+/// distances bit for bit as the plain pass.
+#[test]
+fn the_table_path_reads_distances_under_the_metric() {
+    use faithful::{DistanceMatrix, Metric};
+    let n = 120;
+    let coords = points("h", n, 4, |i, c| ((i * (c + 2) + i / 5) % 9) as f64 * 0.5 + 0.25);
+    let low = points("l", n, 2, |i, c| ((i * (c + 3)) % 11) as f64);
+    let mut spaces = Vec::new();
+    for m in [Metric::Cosine, Metric::Cityblock, Metric::Chebyshev] {
+        spaces.push((format!("{m}"), coords.clone().with_metric(m).unwrap()));
+    }
+    let mut d = vec![0.0; n * n];
+    for (i, row) in d.chunks_mut(n).enumerate() {
+        faithful::reference::distance_row(&spaces[0].1, i, row);
+        row[i] = 0.0;
+    }
+    spaces.push(("distance matrix".into(), Points::from_distances("d", DistanceMatrix::from_vec("d", n, d).unwrap())));
+    for (name, high) in &spaces {
+        let k = 9;
+        let table = RankTable::build(high, 8);
+        let plain = row_pass(high, None, &[&low], Needs::cross(k), 16);
+        let knn = plain.high.clone().unwrap();
+        let resident = Resident { knn: Some(&knn), ranks: Some(&table) };
+        let got = row_pass_resident(high, resident, &[&low], Needs::cross(k), 16, LowIndex::Auto, 0..n);
+        assert_eq!(got.stats.ranks_from_table, (n * k) as u64, "{name}");
+        let (ca, cb) = (plain.lows[0].cross.as_ref().unwrap(), got.lows[0].cross.as_ref().unwrap());
+        assert_eq!(ca.rank_high_of_low, cb.rank_high_of_low, "{name}: original ranks");
+        assert_eq!(bits(&ca.dist_high_of_low), bits(&cb.dist_high_of_low), "{name}: original distances");
+        assert_eq!(ca.rank_low_of_high, cb.rank_low_of_high, "{name}: projection ranks");
+        assert_eq!(bits(&ca.dist_low_of_high), bits(&cb.dist_low_of_high), "{name}: projection distances");
+    }
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::Rng;
-use faithful::shard::{Partial, halves, is_block, plan};
+use faithful::shard::{Partial, halves, is_block, plan, spans};
 use faithful::{Error, Evaluator, Labels, Options, Points, Score, Spec, fold};
 use proptest::prelude::*;
 use std::ops::Range;
@@ -351,4 +351,82 @@ fn a_shard_is_the_same_bytes_every_time() {
     assert_eq!(once(1, 32), first);
     assert_eq!(once(2, 5), first);
     assert_eq!(once(2, 1000), first);
+}
+
+#[test]
+fn pool_spans_tile_the_plan_in_balanced_runs_of_blocks() {
+    for n in [2usize, 129, 700, 5000, 20_000] {
+        for w in 1..=9 {
+            let spans = spans(n, w);
+            assert!(!spans.is_empty() && spans.len() <= w, "n={n} w={w}");
+            let blocks: Vec<Range<usize>> = spans.iter().flatten().cloned().collect();
+            assert_eq!(blocks.first().unwrap().start, 0);
+            assert_eq!(blocks.last().unwrap().end, n);
+            for b in blocks.windows(2) {
+                assert_eq!(b[0].end, b[1].start, "n={n} w={w}");
+            }
+            assert!(blocks.iter().all(|b| is_block(n, b)), "n={n} w={w}");
+            // Balanced: each span within a block (≤ n/(4w) rows or a 128-row leaf) of its share.
+            if n >= 5000 {
+                let slack = (n / (4 * w)).max(128);
+                for s in &spans {
+                    let rows = s.last().unwrap().end - s[0].start;
+                    assert!(rows.abs_diff(n / w) <= slack, "n={n} w={w}: a span of {rows} rows");
+                }
+                assert_eq!(spans.len(), w, "n={n} w={w}");
+            }
+        }
+    }
+}
+
+/// A worker's span mapped at once (one partial per block) folds to one measure, on the first
+/// call and on later calls that reuse the span's resident kNN and rank-table rows; the spans
+/// of any pool size fold to the same bits.
+#[test]
+fn spans_mapped_at_once_fold_to_one_measure_with_resident_rows() {
+    let n = 900;
+    // No coranking here: with it each block runs the fused pass (tested in the fold tests above).
+    let r = tied(n, (4, 3), 3, 3, 8, common::neighbourhood_specs(6, n, "lcmc:k=3"));
+    let want = eval(&r.high, 1, 32).measure(&r.low, Some(&r.labels), &r.specs).unwrap();
+    // A projection that keeps neighbourhoods (X's first two coordinates, jittered): its index
+    // counts the missing neighbours' ranks without full rows.
+    let mut jit = Rng(99);
+    let second = common::points("low2", n, 2, |i, c| r.high.row(i)[c] + 0.01 * jit.uniform());
+    let want2 = eval(&r.high, 1, 32).measure(&second, Some(&r.labels), &r.specs).unwrap();
+    for w in [1, 2, 3, 7] {
+        let workers: Vec<Evaluator> = spans(n, w).iter().map(|_| eval(&r.high, 1, 16)).collect();
+        for (call, (low, want)) in [(&r.low, &want), (&second, &want2), (&second, &want2)].into_iter().enumerate() {
+            let parts: Vec<Partial> = spans(n, w)
+                .iter()
+                .zip(&workers)
+                .flat_map(|(blocks, e)| {
+                    pollster::block_on(e.map_blocks_async(low, Some(&r.labels), blocks, &r.specs)).unwrap()
+                })
+                .collect();
+            let folded = fold(&parts).unwrap();
+            assert_same_bits(&folded.projections[0].scores, want);
+            // The fold reports the spans' index and table tallies too: every projection row's kNN
+            // came from the index, and the third call's original ranks from the table rows.
+            let work = &folded.run.work;
+            assert_eq!(work.low_rows_indexed, n as u64, "w={w} call {call}");
+            if call == 2 {
+                assert!(work.ranks_from_table > 0, "w={w}: {work:?}");
+            }
+            // The first call computes the original space's rows of every span; the third looks
+            // its ranks up in the span's rank-table rows (built by the second), and the generic
+            // projection's index computes almost no rows either.
+            let rows: u64 = parts.iter().map(|p| p.work.distance_rows).sum();
+            match call {
+                0 => assert!(rows >= n as u64, "w={w}: {rows} distance rows"),
+                2 => assert!(rows < n as u64 / 2, "w={w}: {rows} distance rows"),
+                _ => {}
+            }
+        }
+    }
+    // Blocks that do not follow each other are refused.
+    let e = eval(&r.high, 1, 16);
+    let p = plan(n, 200);
+    let err = pollster::block_on(e.map_blocks_async(&r.low, Some(&r.labels), &[p[0].clone(), p[2].clone()], &r.specs))
+        .unwrap_err();
+    assert!(matches!(err, Error::BadRows { .. }) && err.to_string().contains("follow each other"), "{err}");
 }

@@ -228,6 +228,107 @@ fn web_abort_controller() -> JsValue {
     Reflect::construct(&ctor, &Array::new()).unwrap().into()
 }
 
+/// The projection's spatial index in wasm: whole row passes with the index equal full rows on
+/// tie-heavy 1-, 2- and 3-D projections, and the tree's kNN and rank counts equal the reference
+/// row by row at n = 10⁵ (sampled rows), as in the native tests/low_index.rs.
+#[wasm_bindgen_test]
+fn the_spatial_index_is_the_reference_in_wasm() {
+    use faithful::Points;
+    use faithful::reference::{KdTree, RankScratch, TreeScratch, count_ranks, distance_row, select_knn};
+    use faithful::resources::{LowIndex, Needs, Resident, row_pass_resident};
+    let pts = |n: usize, d: usize, f: &dyn Fn(usize, usize) -> f64| {
+        Points::from_vec("p", n, d, (0..n * d).map(|t| f(t / d, t % d)).collect()).unwrap()
+    };
+    let n = 400;
+    let high = pts(n, 5, &|i, c| ((i * (c + 2) + i / 5) % 4) as f64);
+    for d in 1..=3 {
+        let lows = [
+            pts(n, d, &|i, c| ((i * (c + 1)) % 5) as f64),
+            pts(n, d, &|i, c| ((i * (c + 1)) % 5) as f64 + 1e-9 * ((i * 7919 % 13) as f64 - 6.0)),
+            pts(n, d, &|i, c| ((i % 11) * (c + 1)) as f64 * 0.5),
+            pts(n, d, &|_, _| 3.0),
+        ];
+        for low in &lows {
+            for k in [1, 9, 50] {
+                let run = |li| row_pass_resident(&high, Resident::default(), &[low], Needs::cross(k), 16, li, 0..n);
+                let (rows, index) = (run(LowIndex::Never), run(LowIndex::Auto));
+                assert_eq!(rows.lows[0].knn, index.lows[0].knn, "d={d} k={k}");
+                assert_eq!(rows.lows[0].cross, index.lows[0].cross, "d={d} k={k}");
+                assert_eq!(index.low_index[0].path, "kd_tree");
+            }
+        }
+    }
+    let n = 100_000;
+    let low = pts(n, 2, &|i, c| ((i * (2 * c + 3) + i / 13) % 97) as f64 + if i % 3 == 0 { 1e-9 } else { 0.0 });
+    let tree = KdTree::build(&low).unwrap();
+    let (mut s, mut row, mut keys) = (TreeScratch::default(), vec![0.0; n], Vec::new());
+    let k = 25;
+    for i in (0..n).step_by(9973) {
+        distance_row(&low, i, &mut row);
+        let (mut wi, mut wd, mut gi, mut gd) = (vec![0; k], vec![0.0; k], vec![0; k], vec![0.0; k]);
+        select_knn(&row, i, k, &mut keys, &mut wi, &mut wd);
+        tree.knn(&low, i, k, &mut s, &mut gi, &mut gd);
+        assert_eq!(gi, wi, "row {i}");
+        assert!(gd.iter().zip(&wd).all(|(a, b)| a.to_bits() == b.to_bits()), "row {i}");
+        let queries: Vec<u32> = (0..n as u32).filter(|&j| j as usize != i).step_by(2501).collect();
+        let (mut want, mut got) = (vec![0; queries.len()], vec![0; queries.len()]);
+        count_ranks(&row, i, &queries, &mut want, &mut RankScratch::default());
+        assert!(tree.count_ranks(&low, i, &queries, &mut got, &mut s, usize::MAX));
+        assert_eq!(got, want, "row {i}");
+    }
+}
+
+/// The worker pool's two halves in one instance: a session's `mapBlocks` over the spans of
+/// any pool size, folded by `foldPartials`, equals its `measure`, twice (the second from the
+/// spans' resident rows).
+#[wasm_bindgen_test]
+async fn map_blocks_over_pool_spans_folds_to_measure() {
+    use faithful::wasm::{fold_partials, shard_spans};
+    let ex: JsValue = example_data().unwrap().into();
+    let opts = Object::new();
+    Reflect::set(&opts, &"high".into(), &field(&ex, &["high"])).unwrap();
+    Reflect::set(&opts, &"labels".into(), &field(&ex, &["labels"])).unwrap();
+    Reflect::set(&opts, &"backend".into(), &"cpu".into()).unwrap();
+    let specs = Array::new();
+    for s in ["tnc:k=7", "mrre:k=7", "lcmc:k=7", "nh:k=7", "coranking:k_max=30"] {
+        specs.push(&s.into());
+    }
+    let lows = Array::from(&field(&ex, &["lows"]));
+    let await_js = |p: JsValue| wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(p));
+    let whole = Session::create(opts.clone().unchecked_into()).await.unwrap();
+    for workers in [2, 3, 7] {
+        let sessions: Vec<Session> = {
+            let mut v = Vec::new();
+            for _ in 0..workers {
+                v.push(Session::create(opts.clone().unchecked_into()).await.unwrap());
+            }
+            v
+        };
+        for p in [0u32, 1] {
+            let req = Object::new();
+            Reflect::set(&req, &"low".into(), &lows.get(p)).unwrap();
+            Reflect::set(&req, &"specs".into(), &specs).unwrap();
+            Reflect::set(&req, &"local".into(), &true.into()).unwrap();
+            let want = await_js(whole.measure(req.clone().unchecked_into()).into()).await.unwrap();
+            let spans = Array::from(&shard_spans(1797, workers));
+            assert_eq!(spans.length() as usize, workers);
+            let mut parts = Vec::new();
+            for (t, s) in sessions.iter().enumerate() {
+                Reflect::set(&req, &"blocks".into(), &spans.get(t as u32)).unwrap();
+                let got = await_js(s.map_blocks(req.clone().unchecked_into()).into()).await.unwrap();
+                parts.extend(Array::from(&got).iter().map(|t| t.as_string().unwrap()));
+            }
+            let folded: JsValue = fold_partials(parts, true).unwrap().into();
+            let text = |v: &JsValue| {
+                let scores = field(v, &["projections", "0", "scores"]);
+                js_sys::JSON::stringify(&scores).unwrap().as_string().unwrap()
+            };
+            // Float64Array locals stringify as objects of their values: every bit compared.
+            assert_eq!(text(&folded), text(&want), "{workers} workers, projection {p}");
+        }
+    }
+}
+
 /// `{ data, rows, cols }` as the browser API takes it.
 fn matrix_js(data: &[f64], rows: usize, cols: usize) -> JsValue {
     let m = Object::new();

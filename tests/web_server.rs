@@ -132,6 +132,9 @@ fn serves_only_regular_files_under_web_to_its_own_host() {
     assert!(body.contains("<title>ok</title>"));
     assert!(head.contains("x-content-type-options: nosniff"), "{head}");
     assert!(head.contains("cache-control: no-store"), "{head}");
+    // Cross-origin isolated: the worker pool may share memory (SharedArrayBuffer).
+    assert!(head.contains("cross-origin-opener-policy: same-origin"), "{head}");
+    assert!(head.contains("cross-origin-embedder-policy: require-corp"), "{head}");
     let (st, head, _) = get(p, "/app.js", Some(&me));
     assert_eq!(st, 200);
     assert!(head.contains("content-type: text/javascript"), "{head}");

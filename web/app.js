@@ -35,9 +35,12 @@ const state = {
   curve: null,
 };
 
+// The Views tab (views/page.js) can draw the data loaded here.
+window.faithfulPageData = () => ({ high: state.high, lows: state.lows, labels: state.labels });
+
 function setStatus(s) {
-  // The Live tab (live.js) owns the status when the address opens it.
-  if (params.get('live') === '1') return;
+  // The Live tab (live.js) and the Views tab (views/page.js) own the status when the address opens them.
+  if (params.get('live') === '1' || params.has('view')) return;
   document.body.dataset.status = s;
 }
 
@@ -300,11 +303,21 @@ const DEFAULTS = ['tnc', 'mrre', 'lcmc', 'nh'];
 // Measures over all pairs (their per-point values, when any, are parts of a total or costs).
 const ALL_PAIRS = ['stress', 'sn_stress', 'nm_stress', 'pr', 'srho', 'kl_div', 'dtm', 'sammon', 'cca_stress', 'residual_variance', 'nerv', 'ale', 'triplet_accuracy', 'global_score'];
 
+// Issue 27's groups: are the classes still apart, did the projection tear or glue loops, is the
+// scatterplot itself clumpy or stringy.
+const CLASS_SEPARATION = ['ivm', 'hypothesis_margin', 'knn_classification', 'gce'];
+const TOPOLOGY = ['topology'];
+const SCATTERPLOT = ['scagnostics'];
+
 function renderMeasures() {
+  const own = (m) => CLASS_SEPARATION.includes(m.id) || TOPOLOGY.includes(m.id) || SCATTERPLOT.includes(m.id);
   const groups = [
-    ['Neighbourhood measures (per-point values)', state.measures.filter((m) => m.local.length > 0 && !m.labels && !ALL_PAIRS.includes(m.id)), true],
-    ['Distance and embedding-cost measures', state.measures.filter((m) => ALL_PAIRS.includes(m.id) || (m.local.length === 0 && !m.labels)), false],
-    ['Label and cluster measures', state.measures.filter((m) => m.labels), false],
+    ['Neighbourhood measures (per-point values)', state.measures.filter((m) => !own(m) && m.local.length > 0 && !m.labels && !ALL_PAIRS.includes(m.id)), true],
+    ['Distance and embedding-cost measures', state.measures.filter((m) => !own(m) && (ALL_PAIRS.includes(m.id) || (m.local.length === 0 && !m.labels))), false],
+    ['Class separation', state.measures.filter((m) => CLASS_SEPARATION.includes(m.id)), false],
+    ['Label and cluster measures', state.measures.filter((m) => !own(m) && m.labels), false],
+    ['Topology (persistent homology)', state.measures.filter((m) => TOPOLOGY.includes(m.id)), false],
+    ['Scatterplot diagnostics', state.measures.filter((m) => SCATTERPLOT.includes(m.id)), false],
   ];
   const list = $('measure-list');
   list.innerHTML = '';
@@ -968,7 +981,7 @@ async function main() {
     if (params.get('autorun') === '1') await runBench();
     return;
   }
-  if (params.get('autorun') === '1') {
+  if (params.get('autorun') === '1' && !params.has('view')) {
     if (!state.high || !state.lows.length) {
       showError('autorun=1 needs data: add example=default to the address.');
       setStatus('error');

@@ -1,13 +1,20 @@
 // The Live tab: umap-js (npm, web/node_modules) optimises the bundled digits on the main thread;
-// every few epochs a resident Session of the faithful-dr package, in its worker client
-// (pkg/worker.js), scores the current embedding: T&C at k, local trustworthiness colouring the
-// scatterplot, scores plotted against the epoch, evaluations per second and the serving backend.
+// a resident Session of the faithful-dr package scores the current embedding off the main
+// thread — in its worker client (pkg/worker.js) for one worker, on its worker pool
+// (pkg/index.js, Session.create({ workers })) for more: T&C at k, local trustworthiness colouring
+// the scatterplot, scores plotted against the epoch, evaluations per second, the serving backend
+// and the workers. UMAP keeps optimising while a score is computed ("keep up"): a new score
+// starts, at least `every` epochs after the last, as soon as the previous one is back, so the
+// page scores every epoch when the scorer is fast enough and skips epochs when it is not; with
+// keep-up off each score waits (exactly every `every` epochs).
 //
-// Automation: ?live=1[&autorun=1][&epochs=N][&every=M][&k=K][&backend=webgpu|cpu] opens the tab
-// (and runs it); when the run ends <body data-status> is "done" (or "error", "cancelled") and
-// #live-json holds the evaluations: [{epoch, trustworthiness, continuity, ms, backend}].
+// Automation: ?live=1[&autorun=1][&epochs=N][&every=M][&k=K][&backend=webgpu|cpu][&workers=W|auto]
+// [&keepup=0|1] opens the tab (and runs it); when the run ends <body data-status> is "done" (or
+// "error", "cancelled") and #live-json holds the evaluations: [{epoch, trustworthiness,
+// continuity, ms, backend, workers}].
 
-import init, { exampleData } from './pkg/faithful.js';
+import init, { Session, exampleData } from './pkg/index.js';
+import { workerCount } from './pkg/pool.js';
 import { FaithfulWorker } from './pkg/worker.js';
 import { drawScatter, drawCurve } from './plots.js';
 
@@ -79,6 +86,30 @@ function draw(embedding, local, records, k) {
   ], { xLabel: 'epoch', yLabel: `T & C (k = ${k})` });
 }
 
+/** A scorer on `workers` workers: the worker client's session for one, the pool for more. */
+async function scorer(high, labels, backend, workers) {
+  if (workers <= 1) {
+    const worker = new FaithfulWorker();
+    const session = await worker.createSession({ high, labels, backend });
+    return {
+      session,
+      workers: 1,
+      measure: (low, k, signal) => session.measure({ low, specs: [`tnc:k=${k}`], local: true, signal }, [low.data.buffer]),
+      free: () => {
+        session.free();
+        worker.terminate();
+      },
+    };
+  }
+  const session = await Session.create({ high, labels, backend, workers });
+  return {
+    session,
+    workers: session.workers,
+    measure: (low, k, signal) => session.measure({ low, specs: [`tnc:k=${k}`], local: true, signal }),
+    free: () => session.free(),
+  };
+}
+
 async function run() {
   $('live-error').hidden = true;
   $('live-run').disabled = true;
@@ -87,43 +118,68 @@ async function run() {
   controller = new AbortController();
   const { signal } = controller;
   const records = [];
-  let worker = null;
-  let session = null;
+  let s = null;
   try {
     const epochs = int('live-epochs', 'Epochs');
     const every = int('live-every', 'Score every');
     const k = int('live-k', 'k');
     const backend = $('live-backend').value;
+    const keepUp = $('live-keepup').checked;
     const UMAP = await loadUmap();
     await init();
+    const asked = $('live-workers').value;
+    const workers = await workerCount(asked === 'auto' ? 'auto' : Number(asked));
     const ex = exampleData();
     const { rows: n, cols } = ex.high;
     const X = Array.from({ length: n }, (_, i) => Array.from(ex.high.data.subarray(i * cols, (i + 1) * cols)));
-    worker = new FaithfulWorker();
-    session = await worker.createSession({ high: ex.high, labels: ex.labels, backend });
-    const served = session.backend === 'gpu' ? 'WebGPU' : 'CPU (wasm)';
+    s = await scorer(ex.high, ex.labels, backend, workers);
+    const served = `${s.session.backend === 'gpu' ? 'WebGPU' : 'CPU (wasm)'} on ${s.workers} worker${s.workers > 1 ? 's' : ''}`;
     const umap = new UMAP({ nComponents: 2, nNeighbors: 15, nEpochs: epochs, random: seeded(42) });
     const total = umap.initializeFit(X);
     const t0 = performance.now();
     let scoringMs = 0;
-    for (let epoch = 0; epoch < total; ) {
-      for (let j = 0; j < every && epoch < total; j++) epoch = umap.step();
+    let last = 0; // the last epoch scored, or being scored
+    let inFlight = null;
+    let failed = null;
+    const score = (epoch) => {
       const embedding = umap.getEmbedding();
       const low = { data: Float64Array.from(embedding.flat()), rows: n, cols: 2, name: `epoch ${epoch}` };
       const t = performance.now();
-      const r = await session.measure({ low, specs: [`tnc:k=${k}`], local: true, signal }, [low.data.buffer]);
-      const ms = performance.now() - t;
-      scoringMs += ms;
-      const tnc = r.projections[0].scores[0];
-      records.push({ epoch, trustworthiness: tnc.values.trustworthiness, continuity: tnc.values.continuity, ms, backend: r.run.backend });
-      draw(embedding, tnc.local.local_trustworthiness, records, k);
-      const perS = (records.length / scoringMs) * 1000;
-      $('live-info').textContent = `epoch ${epoch}/${total} · served by ${served} · ${perS.toFixed(2)} evaluations/s`;
-      $('live-status').textContent = `epoch ${epoch}: T ${tnc.values.trustworthiness.toFixed(4)}, C ${tnc.values.continuity.toFixed(4)} (${ms.toFixed(0)} ms)`;
-      $('live-json').textContent = JSON.stringify(records);
-      // Let the page paint between rounds.
+      last = epoch;
+      return s.measure(low, k, signal).then((r) => {
+        const ms = performance.now() - t;
+        scoringMs += ms;
+        const tnc = r.projections[0].scores[0];
+        records.push({ epoch, trustworthiness: tnc.values.trustworthiness, continuity: tnc.values.continuity, ms, backend: r.run.backend, workers: r.run.workers ?? s.workers });
+        draw(embedding, tnc.local.local_trustworthiness, records, k);
+        const perS = (records.length / scoringMs) * 1000;
+        $('live-info').textContent = `epoch ${epoch}/${total} · served by ${served} · ${perS.toFixed(2)} evaluations/s`;
+        $('live-status').textContent = `epoch ${epoch}: T ${tnc.values.trustworthiness.toFixed(4)}, C ${tnc.values.continuity.toFixed(4)} (${ms.toFixed(0)} ms)`;
+        $('live-json').textContent = JSON.stringify(records);
+      });
+    };
+    for (let epoch = 0; epoch < total; ) {
+      epoch = umap.step();
+      if (epoch - last >= every || (epoch === total && last !== total)) {
+        // Without keep-up, and for the last epoch, the previous score comes back first.
+        if (!keepUp || epoch === total) await inFlight;
+        if (!inFlight && !failed) {
+          inFlight = score(epoch).then(
+            () => (inFlight = null),
+            (e) => {
+              failed = e;
+              inFlight = null;
+            },
+          );
+          if (!keepUp) await inFlight;
+        }
+      }
+      if (failed) throw failed;
+      // Let the page paint, and the scores come back, between epochs.
       await new Promise((resolve) => setTimeout(resolve, 0));
     }
+    await inFlight;
+    if (failed) throw failed;
     $('live-status').textContent += ` · ${records.length} evaluations in ${((performance.now() - t0) / 1000).toFixed(1)} s`;
     setStatus('done');
   } catch (e) {
@@ -136,8 +192,7 @@ async function run() {
       setStatus('error');
     }
   } finally {
-    session?.free();
-    worker?.terminate();
+    s?.free();
     controller = null;
     $('live-run').disabled = false;
     $('live-cancel').hidden = true;
@@ -153,6 +208,8 @@ for (const [key, id] of [['epochs', 'live-epochs'], ['every', 'live-every'], ['k
 }
 if (live) {
   if (params.get('backend') === 'cpu' || params.get('backend') === 'webgpu') $('live-backend').value = params.get('backend');
+  if (params.get('workers')) $('live-workers').value = params.get('workers');
+  if (params.get('keepup')) $('live-keepup').checked = params.get('keepup') === '1';
   show(true);
   setStatus('ready');
   if (params.get('autorun') === '1') run();

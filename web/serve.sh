@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the wasm package (web/build.sh) and serves the page at http://127.0.0.1:PORT/
-# (default 8000) until stopped with Ctrl-C.
+# (default 8000) until stopped with Ctrl-C. web/server.py sends the COOP/COEP headers, so the page
+# is cross-origin isolated and the Live tab's worker pool shares memory with its workers.
 #
 #   web/serve.sh [PORT]
 #   then open http://127.0.0.1:8000/  or  http://127.0.0.1:8000/?example=default&autorun=1

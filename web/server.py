@@ -10,7 +10,9 @@ A good local citizen: only regular files inside web/ are served (a symlink may p
 web/, never out of it; a directory serves its index.html, never a listing); a request whose
 Host header is not this server's loopback address (127.0.0.1, localhost or [::1], with the
 port) is refused, so a web page elsewhere cannot reach it through DNS rebinding; a NUL or an
-undecodable escape in the path is a 400; every response says X-Content-Type-Options: nosniff.
+undecodable escape in the path is a 400; every response says X-Content-Type-Options: nosniff,
+and Cross-Origin-Opener-Policy / Cross-Origin-Embedder-Policy, so the page is cross-origin
+isolated (the worker pool shares memory with its workers).
 Start-up errors (port in use, unwritable port file) are one line on stderr and exit 1.
 
 Bounded: a connection that has not finished within --timeout seconds (default 10; idle, or
@@ -74,6 +76,10 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     def end_headers(self):
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
+        # Cross-origin isolated (everything is same-origin): the worker pool shares the
+        # original space with its workers through a SharedArrayBuffer instead of copying it.
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         super().end_headers()
 
     def log_message(self, fmt, *args):

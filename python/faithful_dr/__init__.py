@@ -6,14 +6,16 @@
 `shard_plan`, `Evaluator.map_rows` and `fold` split a run into row blocks (faithful_dr.dask
 runs them on a Dask cluster). `faithful_dr.peers` has drop-ins with the signatures of PaCMAP's,
 TriMap's and tf-projection-qm's evaluation functions; `measures()` lists every measure with its
-parameters, keys and per-point kinds.
+parameters, keys and per-point kinds. `Evaluator.views` returns the distortion views' exact data
+(kNN lists and cross ranks, the binned Shepard diagram, the co-ranking matrix), which
+`faithful_dr.plot` draws with Matplotlib; `report` writes `faithful report`'s self-contained HTML.
 """
 
 import json as _json
 
 from ._native import __version__
 from ._native import example
-from .evaluator import Evaluator, KnnGraph, Result, Score, knn
+from .evaluator import Evaluator, KnnGraph, ProjectionViews, Result, Score, Views, knn, report
 from .shard import fold, shard_plan
 from . import peers
 from .sklearn import continuity, trustworthiness
@@ -29,6 +31,7 @@ def measures():
 
 
 __all__ = [
-    "Evaluator", "KnnGraph", "Result", "Score", "example", "knn", "measures", "peers", "trustworthiness", "continuity",
+    "Evaluator", "KnnGraph", "ProjectionViews", "Result", "Score", "Views", "example", "knn", "measures", "peers", "report",
+    "trustworthiness", "continuity",
     "shard_plan", "fold", "__version__",
 ]

@@ -97,6 +97,34 @@ class Result:
         final newline."""
         return self._native.to_json()
 
+    def _repr_html_(self):
+        """The scores as an HTML table (a column per projection) and, when a ``coranking`` score
+        is there, its R_NX(K) curves on a log-K axis (inline SVG): Jupyter shows a `Result` so."""
+        from html import escape
+
+        names = list(self.projections)
+        first = self.projections[names[0]] if names else []
+        rows = []
+        for s, score in enumerate(first):
+            params = ", ".join(f"{k}={v}" for k, v in score.params.items())
+            head = f"<b>{escape(score.id)}</b>" + (f" <span style='color:#6b7285'>({escape(params)})</span>" if params else "")
+            rows.append(f"<tr><td colspan='{len(names) + 1}' style='background:#f6f7fb;text-align:left'>{head}</td></tr>")
+            for key in score.values:
+                cells = "".join(
+                    f"<td style='text-align:right;font-variant-numeric:tabular-nums'>{self.projections[p][s].values[key]:.6g}</td>"
+                    for p in names
+                )
+                rows.append(f"<tr><td style='text-align:left;padding-left:18px'>{escape(key)}</td>{cells}</tr>")
+        header = "".join(f"<th style='text-align:right'>{escape(p)}</th>" for p in names)
+        run = self.run
+        caption = f"faithful {escape(run.get('faithful_version', ''))} · {run['n']} points · {escape(run['backend'])}, {escape(run['numerics'])}"
+        table = (
+            f"<table><caption style='caption-side:bottom;color:#6b7285'>{caption}</caption>"
+            f"<thead><tr><th style='text-align:left'>measure</th>{header}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+        curves = [(p, s.curves["rnx"]) for p in names for s in self.projections[p] if "rnx" in (s.curves or {})]
+        return f"<div class='faithful-result'>{table}{_rnx_svg(curves) if curves else ''}</div>"
+
     def to_frame(self):
         """A tidy pandas DataFrame: one row per projection, measure and output key."""
         try:
@@ -109,6 +137,43 @@ class Result:
             for key, value in s.values.items()
         ]
         return pd.DataFrame(rows, columns=["projection", "id", "spec", "key", "value"])
+
+
+#: The colours of the page's categorical scale (web/plots.js CATEGORICAL).
+_CATEGORICAL = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"]
+
+
+def _rnx_svg(curves, width=460, height=220):
+    """R_NX(K) curves [(name, rnx)] on a log-K axis, as inline SVG."""
+    from html import escape
+    import math
+
+    m = {"l": 46, "r": 12, "t": 10, "b": 34}
+    kmax = max(len(c) for _, c in curves)
+    lo = min(0.0, min(float(np.min(c)) for _, c in curves))
+    hi = max(0.1, max(float(np.max(c)) for _, c in curves))
+    def x(k):
+        return m["l"] + (math.log(k) / math.log(max(kmax, 2))) * (width - m["l"] - m["r"])
+    def y(v):
+        return height - m["b"] - (v - lo) / (hi - lo) * (height - m["t"] - m["b"])
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height + 18 * len(curves)}' font-size='11' font-family='sans-serif'>"]
+    parts.append(f"<rect x='{m['l']}' y='{m['t']}' width='{width - m['l'] - m['r']}' height='{height - m['t'] - m['b']}' fill='none' stroke='#aab0bf'/>")
+    for t in (lo, (lo + hi) / 2, hi):
+        parts.append(f"<text x='{m['l'] - 4}' y='{y(t) + 4:.1f}' text-anchor='end' fill='#5b6275'>{t:.2f}</text>")
+    k = 1
+    while k <= kmax:
+        parts.append(f"<text x='{x(k):.1f}' y='{height - m['b'] + 14}' text-anchor='middle' fill='#5b6275'>{k}</text>")
+        k *= 10
+    parts.append(f"<text x='{(m['l'] + width - m['r']) / 2}' y='{height - 4}' text-anchor='middle'>K (log scale)</text>")
+    parts.append(f"<text transform='translate(12 {(m['t'] + height - m['b']) / 2}) rotate(-90)' text-anchor='middle'>R_NX(K)</text>")
+    for i, (name, c) in enumerate(curves):
+        step = max(1, len(c) // 400)
+        pts = " ".join(f"{x(t + 1):.1f},{y(float(v)):.1f}" for t, v in list(enumerate(c))[::step])
+        colour = _CATEGORICAL[i % len(_CATEGORICAL)]
+        parts.append(f"<polyline fill='none' stroke='{colour}' stroke-width='2' points='{pts}'/>")
+        parts.append(f"<text x='{m['l']}' y='{height + 14 + 18 * i}' fill='{colour}'>— {escape(name)}</text>")
+    parts.append("</svg>")
+    return "".join(parts)
 
 
 class Evaluator:
@@ -192,6 +257,45 @@ class Evaluator:
         start, end = (_count("rows", r) for r in rows)
         return self._native.map_rows(str(name), low, (start, end), specs, labels)
 
+    def views(self, lows, specs=None, *, k=10, shepard_bins=64, coranking_per_octave=4, labels=None, numerics=None):
+        """The distortion views' data (what `faithful_dr.plot` draws), with the scores of `specs`
+        (default ``tnc`` at `k`; per-point values always on): a `Views`. `lows` is one
+        projection (named "low") or a dict {name: projection}. From the same row pass as the
+        scores: each projection's kNN list at `k` and both spaces' cross ranks (the lens's
+        missing and false neighbours, the reliability map's edges); from exact passes over all
+        pairs: the Shepard diagram in `shepard_bins` × `shepard_bins` bins and the co-ranking
+        matrix in `coranking_per_octave` log bins per octave of K, with R_NX(K). A part is left
+        out when its parameter is 0."""
+        if not isinstance(lows, dict):
+            lows = {"low": lows}
+        pairs = [(str(name), _inputs.points(low, str(name))) for name, low in lows.items()]
+        if specs is None:
+            specs = [f"tnc:k={k}"] if k else []
+        labels = None if labels is None else _inputs.labels(labels)
+        native, k, knn_high, projections, text = self._native.views(
+            pairs, specs, _count("k", k), _count("shepard_bins", shepard_bins),
+            _count("coranking_per_octave", coranking_per_octave), labels, _numerics(numerics),
+        )
+        views = {p["name"]: ProjectionViews(**p) for p in projections}
+        return Views(Result._of(native), k, knn_high, views, text)
+
+    def report(self, lows, path, specs=None, *, labels=None, k=10, title=None, shepard_bins=64,
+               coranking_per_octave=4, all_pairs_max_n=10_000, max_bytes=30_000_000):
+        """Writes the self-contained HTML report of `lows` (one projection, or a dict {name:
+        projection}) to `path`, the same bytes as ``faithful report`` writes for the same data
+        and options (see `faithful_dr.report`). Returns the list of what was left out."""
+        if not isinstance(lows, dict):
+            lows = {"low": lows}
+        pairs = [(str(name), _inputs.points(low, str(name))) for name, low in lows.items()]
+        labels = None if labels is None else _inputs.labels(labels)
+        html, left_out = self._native.report(
+            pairs, [] if specs is None else specs, _count("k", k), _count("shepard_bins", shepard_bins),
+            _count("coranking_per_octave", coranking_per_octave), _count("all_pairs_max_n", all_pairs_max_n),
+            _count("max_bytes", max_bytes), title, labels,
+        )
+        _write_atomically(path, html.encode("utf-8"))
+        return left_out
+
     def knn(self, k, space="high", numerics=None):
         """The `k` nearest neighbours of every point of the original space, ties by index, self
         excluded: a `KnnGraph` (unpacks as indices int64 n x k, distances float64 n x k) whose
@@ -202,6 +306,79 @@ class Evaluator:
             raise ValueError(f"knn: space '{space}' is not supported (the evaluator's kNN is of 'high')")
         idx, dist, run = self._native.knn(_count("k", k), _numerics(numerics))
         return KnnGraph(idx, dist, json.loads(run))
+
+
+@dataclass(frozen=True)
+class ProjectionViews:
+    """One projection's views data. `knn_low`, `rank_low_of_high` (the projection rank of each
+    original neighbour: above k, a missing neighbour) and `rank_high_of_low` (the original rank
+    of each projection neighbour: above k, a false neighbour) are int64 n x k arrays (or None);
+    `shepard` a dict (bins, max_high, max_low, pairs, counts: uint64 bins x bins, row a = the
+    original distance's bin) or None; `coranking` a dict (edges: the bins' first ranks and n,
+    counts: uint64 B x B, row = the original rank's bin, rnx: R_NX(K) for K = 1 .. n-2,
+    auc_rnx) or None."""
+
+    name: str
+    knn_low: np.ndarray | None = None
+    rank_low_of_high: np.ndarray | None = None
+    rank_high_of_low: np.ndarray | None = None
+    shepard: dict | None = None
+    coranking: dict | None = None
+
+
+@dataclass(frozen=True)
+class Views:
+    """What `Evaluator.views` returns: the scores (`result`, a `Result` with per-point values),
+    `k`, the original space's kNN at k (`knn_high`, int64 n x k, or None) and each projection's
+    `ProjectionViews` by name. `to_json()` is ``faithful views --json``'s text."""
+
+    result: Result
+    k: int
+    knn_high: np.ndarray | None
+    projections: dict
+    _json: str = field(repr=False, default="")
+
+    def to_json(self):
+        """The CLI's ``faithful views --json`` output for the same run, without the final newline."""
+        return self._json
+
+
+def _write_atomically(path, data):
+    """Writes `data` to `path` through a temporary file beside it, renamed over it."""
+    import os
+    import tempfile
+
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def report(high, lows, path, specs=None, *, labels=None, k=10, title=None, backend="auto", threads=None,
+           memory_budget=None, shepard_bins=64, coranking_per_octave=4, all_pairs_max_n=10_000,
+           max_bytes=30_000_000):
+    """Writes one self-contained HTML report to `path` (the bytes ``faithful report`` writes for
+    the same data and options): the scores table, R_NX curves, CheckViz, the reliability map,
+    the neighbour lens, the Shepard and co-ranking heatmaps and, with two projections or more,
+    two of them linked. It needs no network or server (open it from a file), and its size is
+    bounded by `max_bytes`: whatever would pass it is left out, and the report says so.
+    `lows`: one projection (named "low") or a dict {name: projection}. Returns the list of what
+    was left out."""
+    return Evaluator(high, labels=labels, backend=backend, threads=threads, memory_budget=memory_budget).report(
+        lows, path, specs, k=k, title=title, shepard_bins=shepard_bins, coranking_per_octave=coranking_per_octave,
+        all_pairs_max_n=all_pairs_max_n, max_bytes=max_bytes,
+    )
 
 
 def knn(X, k, *, metric="euclidean", p=None, backend="auto", numerics="exact", threads=None, memory_budget=None):

@@ -181,10 +181,127 @@ impl Evaluator {
         let run = serde_json::to_string(&run).expect("the run report serialises");
         Ok((matrix(py, n, k, idx), matrix(py, n, k, dist), run))
     }
+
+    /// The distortion views' data with the scores of `specs` (per-point values on): `(Evaluation,
+    /// k, knn_high int64 n×k or None, [projection dict])`; a projection dict has name,
+    /// knn_low / rank_low_of_high / rank_high_of_low (int64 n×k, or None), shepard (dict with
+    /// bins, max_high, max_low, pairs, counts uint64 bins×bins, or None) and coranking (dict with
+    /// edges, counts uint64 B×B, rnx, auc_rnx, or None), and the CLI's `views --json` text.
+    #[pyo3(signature = (lows, spec_list, k, shepard_bins, coranking_per_octave, labels=None, numerics_name=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn views<'py>(
+        &self,
+        py: Python<'py>,
+        lows: Vec<(String, Bound<'py, PyAny>)>,
+        spec_list: &Bound<'py, PyAny>,
+        k: usize,
+        shepard_bins: usize,
+        coranking_per_octave: usize,
+        labels: Option<&Bound<'py, PyAny>>,
+        numerics_name: Option<&str>,
+    ) -> PyResult<ViewsOut<'py>> {
+        let numerics = self.numerics(numerics_name)?;
+        let specs = specs(spec_list)?;
+        let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
+        let call_labels = labels.map(arrays::labels).transpose()?;
+        let labels = call_labels.as_ref().or(self.labels.as_ref());
+        let (eval, cancel) = self.live();
+        let lows: Vec<&Points> = lows.iter().collect();
+        let request =
+            faithful::ViewsRequest::new().k(k).shepard_bins(shepard_bins).coranking_per_octave(coranking_per_octave);
+        let eval = if numerics == eval.options().numerics {
+            eval
+        } else {
+            // A call's numerics: an evaluator of its own for this call (the views are one call).
+            let mut opts = with_cancel(&self.opts, &cancel);
+            opts.numerics = numerics;
+            Arc::new(faithful::Evaluator::new(eval.high().clone(), opts))
+        };
+        let v = run_detached(py, &cancel, || eval.views(&lows, labels, &specs, &request))?.map_err(to_py)?;
+        let n = eval.high().n();
+        let ints = |v: &[u32]| matrix(py, n, k, v.iter().map(|&x| i64::from(x)).collect());
+        let knn_high = v.knn_high.as_deref().map(ints);
+        let json = serde_json::to_string(&v).expect("views serialise");
+        let mut out = Vec::with_capacity(v.projections.len());
+        for p in &v.projections {
+            let d = PyDict::new(py);
+            d.set_item("name", &p.name)?;
+            let nb = p.neighbourhoods.as_ref();
+            d.set_item("knn_low", nb.map(|nb| ints(&nb.knn_low)))?;
+            d.set_item("rank_low_of_high", nb.map(|nb| ints(&nb.rank_low_of_high)))?;
+            d.set_item("rank_high_of_low", nb.map(|nb| ints(&nb.rank_high_of_low)))?;
+            match &p.shepard {
+                Some(s) => {
+                    let x = PyDict::new(py);
+                    x.set_item("bins", s.bins)?;
+                    x.set_item("max_high", s.max_high)?;
+                    x.set_item("max_low", s.max_low)?;
+                    x.set_item("pairs", s.pairs)?;
+                    x.set_item("counts", matrix(py, s.bins, s.bins, s.counts.clone()))?;
+                    d.set_item("shepard", x)?;
+                }
+                None => d.set_item("shepard", py.None())?,
+            }
+            match &p.coranking {
+                Some(c) => {
+                    let x = PyDict::new(py);
+                    let b = c.bins();
+                    x.set_item("edges", numpy::PyArray1::from_slice(py, &c.edges))?;
+                    x.set_item("counts", matrix(py, b, b, c.counts.clone()))?;
+                    x.set_item("rnx", numpy::PyArray1::from_slice(py, &c.rnx))?;
+                    x.set_item("auc_rnx", c.auc_rnx)?;
+                    d.set_item("coranking", x)?;
+                }
+                None => d.set_item("coranking", py.None())?,
+            }
+            out.push(d);
+        }
+        Ok((Evaluation { inner: v.evaluation }, v.k, knn_high, out, json))
+    }
+
+    /// One self-contained HTML report (faithful::Evaluator::html_report, as `faithful report`
+    /// writes it): `(html, [what was left out])`.
+    #[pyo3(signature = (lows, spec_list, k, shepard_bins, coranking_per_octave, all_pairs_max_n, max_bytes, title=None, labels=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn report(
+        &self,
+        py: Python<'_>,
+        lows: Vec<(String, Bound<'_, PyAny>)>,
+        spec_list: &Bound<'_, PyAny>,
+        k: usize,
+        shepard_bins: usize,
+        coranking_per_octave: usize,
+        all_pairs_max_n: usize,
+        max_bytes: u64,
+        title: Option<String>,
+        labels: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<(String, Vec<String>)> {
+        let specs = specs(spec_list)?;
+        let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
+        let call_labels = labels.map(arrays::labels).transpose()?;
+        let labels = call_labels.as_ref().or(self.labels.as_ref());
+        let (eval, cancel) = self.live();
+        let lows: Vec<&Points> = lows.iter().collect();
+        let mut opts = faithful::ReportOptions::new()
+            .k(k)
+            .shepard_bins(shepard_bins)
+            .coranking_per_octave(coranking_per_octave)
+            .all_pairs_max_n(all_pairs_max_n)
+            .max_bytes(max_bytes);
+        if let Some(t) = title {
+            opts = opts.title(t);
+        }
+        let r = run_detached(py, &cancel, || eval.html_report(&lows, labels, &specs, &opts))?.map_err(to_py)?;
+        Ok((r.html, r.left_out))
+    }
 }
 
 /// A CSR kNN graph from Python: n, indptr, indices, data.
 type CsrArrays<'py> = (usize, Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
+/// What `Evaluator.views` returns to Python: the scores, k, the original space's kNN list, the
+/// projections' views and the CLI's JSON text.
+type ViewsOut<'py> = (Evaluation, usize, Option<Bound<'py, numpy::PyArray2<i64>>>, Vec<Bound<'py, PyDict>>, String);
 
 /// kNN indices, distances and the run report (JSON).
 type KnnArrays<'py> = (Bound<'py, numpy::PyArray2<i64>>, Bound<'py, numpy::PyArray2<f64>>, String);

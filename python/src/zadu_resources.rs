@@ -308,6 +308,8 @@ fn ctx<'a>(
         block_rows: block_rows(),
         local: true,
         ctl,
+        coranking: None,
+        memory_budget: faithful::resources::default_memory_budget(),
     }
 }
 

@@ -133,7 +133,7 @@ impl Params {
 
     /// These constants with `extra` (scaled units, ≥ 0) added to `abs_e`, rounded up: the gap
     /// between a cosine space's reference and its unit rows' squared distances
-    /// ([`super::prepare::Prepared::abs_extra`]). `abs_e` enters e additively and, inside the
+    /// (the prepared space's `abs_extra`). `abs_e` enters e additively and, inside the
     /// root, monotonically, so a larger `abs_e` keeps every step of the proof.
     pub fn with_extra(mut self, extra: f64) -> Self {
         if extra > 0.0 {
@@ -142,9 +142,10 @@ impl Params {
         self
     }
 
-    /// [`Params::checked`] for a prepared space, its `abs_extra` included.
-    pub fn checked_for(prep: &super::prepare::Prepared) -> Result<Self, GpuError> {
-        let p = Params::checked(prep.n, prep.dim)?.with_extra(prep.abs_extra);
+    /// [`Params::checked`] for a prepared space of `n` points of `dim` coordinates whose
+    /// metric adds `abs_extra` (the prepared space's `abs_extra`; 0 for Euclidean spaces).
+    pub fn checked_with_extra(n: usize, dim: usize, abs_extra: f64) -> Result<Self, GpuError> {
+        let p = Params::checked(n, dim)?.with_extra(abs_extra);
         if !p.abs_e.is_finite() {
             return Err(GpuError::Domain("the f32 bound's absolute term is not finite".into()));
         }

@@ -22,7 +22,7 @@ use super::shaders::Kernel;
 use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
-use crate::resources::{CrossRanks, Needs, Neighbours, PassOutput, PassStats, ProjectionResources};
+use crate::resources::{CrossRanks, LowIndexReport, Needs, Neighbours, PassOutput, PassStats, ProjectionResources};
 
 /// What the GPU did, for the run report.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -133,8 +133,22 @@ pub async fn gpu_row_pass_rows_async(
         ranks_counted: stats.ranks.queries,
         rank_scans: stats.ranks.rows_recomputed,
         ranks_from_table: 0,
+        ..PassStats::default()
     };
-    Ok((PassOutput { high: fresh_high, lows: out_lows, stats: pass, extents: Default::default() }, stats))
+    let low_index = lows
+        .iter()
+        .filter(|_| kl > 0)
+        .map(|_| LowIndexReport { path: "rows", reason: "the GPU serves the projection's rows".into() })
+        .collect();
+    let out = PassOutput {
+        high: fresh_high,
+        lows: out_lows,
+        stats: pass,
+        extents: Default::default(),
+        low_index,
+        coranking: Vec::new(),
+    };
+    Ok((out, stats))
 }
 
 /// A space of the pass: its points, resident on the device, and its bound's constants.

@@ -16,7 +16,10 @@
 
 use super::{Ctx, Output, Resolved, tnc_factor};
 use crate::error::Result;
-use crate::resources::{CoRankCounts, coranking_from_lists, coranking_pass_rows};
+use crate::resources::{
+    CoRankCounts, FusedLists, ListKs, RankBins, coranking_from_lists, coranking_matrix_pass, coranking_pass_fused,
+    coranking_pass_rows,
+};
 use crate::sum::{Compensated, pairwise_sum, pairwise_sum_by};
 
 /// `k_max` as resolved: the parameter, or n − 2 for 0 (validated by `Resolved::check_k`).
@@ -58,8 +61,29 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         out.curves.retain(|(_, v)| !v.is_empty());
         return Ok(out);
     }
-    let counts = counts_rows(ctx.high, ctx.low, km, ctx.block_rows, ctx.ctl, 0..n)?;
+    // The counts of the fused pass that built the other measures' lists, when it ran with this
+    // k_max; else this measure's own pass.
+    let counts = match ctx.coranking {
+        Some(c) if c.k_max == km => c.clone(),
+        _ => counts_rows(ctx.high, ctx.low, km, ctx.block_rows, ctx.ctl, 0..n)?,
+    };
     Ok(output(counts))
+}
+
+/// The pass's counts over the rows `rows` with the kNN lists and cross ranks of `lists` read
+/// off the same sorted rows (the row pass and this measure's pass fused), each row's summary its
+/// own R_NX AUC as in [`counts_rows`].
+pub fn fused(
+    high: &crate::Points,
+    low: &crate::Points,
+    km: usize,
+    lists: ListKs,
+    block_rows: usize,
+    ctl: &crate::Control,
+    rows: std::ops::Range<usize>,
+) -> Result<(CoRankCounts, FusedLists)> {
+    let own_auc = own_auc(high.n(), km);
+    coranking_pass_fused(high, low, km, lists, block_rows, ctl, &own_auc, rows)
 }
 
 /// A row's summary: its own R_NX AUC from its joint counts (`cum[K − 1]`, K ≤ km).
@@ -85,6 +109,22 @@ pub fn counts_rows(
     // A point's own Q_NX(K) is its count over K.
     let own_auc = own_auc(high.n(), km);
     coranking_pass_rows(high, low, km, block_rows, ctl, &own_auc, rows)
+}
+
+/// [`counts_rows`] over every row, also tallying the co-ranking matrix in `bins` (the views'
+/// heatmap): the counts are those of the plain pass.
+pub fn counts_rows_binned(
+    high: &crate::Points,
+    low: &crate::Points,
+    km: usize,
+    block_rows: usize,
+    ctl: &crate::Control,
+    bins: &RankBins,
+) -> Result<(CoRankCounts, Vec<u64>)> {
+    let n = high.n();
+    let weight = log_weight(km);
+    let own_auc = |cum: &[u32]| log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight;
+    coranking_matrix_pass(high, low, km, block_rows, ctl, &own_auc, bins)
 }
 
 /// The measure's output from the counts of every row (a fixed function of the integers).

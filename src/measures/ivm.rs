@@ -1,6 +1,7 @@
 //! Internal validation measures (`ivm`): scikit-learn's silhouette, Calinski-Harabasz and
-//! Davies-Bouldin scores of the projection with the labels as the clustering. The output key is
-//! the measure's name, as ZADU returns it.
+//! Davies-Bouldin scores of the projection with the labels as the clustering, and beyond ZADU
+//! Dunn's index and the average between/within distance ratio (`class_distances`). The output
+//! key is the measure's name, as ZADU returns it.
 //!
 //! The arithmetic follows scikit-learn 1.x step by step: distances as `euclidean_distances`
 //! computes them (`‖x‖² - 2x·y + ‖y‖²`, clipped at 0, self-distance 0), per-class sums in point
@@ -34,6 +35,8 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
     let value = match measure {
         "silhouette" => silhouette(ctx.low, codes, &members),
         "calinski_harabasz" => calinski_harabasz(ctx.low, &members),
+        "dunn" => super::class_distances::dunn(ctx.low, labels)?,
+        "average_between_within" => super::class_distances::average_between_within(ctx.low, labels)?,
         _ => davies_bouldin(ctx.low, &members),
     };
     Ok(Output::new().value(measure, value))

@@ -9,15 +9,19 @@ mod c_evm;
 mod ca_tnc;
 mod cadi;
 mod cca_stress;
+mod class_distances;
 pub mod coranking;
 mod def;
 mod density_preservation;
 mod dsc;
 mod dtm;
+mod gce;
 mod gi;
 mod global_score;
+mod hypothesis_margin;
 mod ivm;
 mod kl_div;
+mod knn_classification;
 mod knn_overlap;
 mod l_tnc;
 mod lcmc;
@@ -38,14 +42,15 @@ mod stress;
 mod support;
 mod tnc;
 mod topo;
+mod topology;
 mod triplet_accuracy;
 
 pub use def::{KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved};
-pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates};
+pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates, reads_high_pairs};
 
 use crate::control::Control;
 use crate::data::{Labels, Points};
-use crate::resources::{CrossRanks, Neighbours, Pairwise, RowSweep};
+use crate::resources::{CoRankCounts, CrossRanks, Neighbours, Pairwise, RowSweep};
 
 /// What a measure reads: the two point sets, labels, and the resources it declared.
 pub struct Ctx<'a> {
@@ -64,6 +69,12 @@ pub struct Ctx<'a> {
     pub local: bool,
     /// Progress and cancellation for a measure's own pass (coranking).
     pub ctl: &'a Control,
+    /// The co-ranking counts of a pass fused with the row pass, when one ran (coranking reads
+    /// them instead of its own pass).
+    pub coranking: Option<&'a CoRankCounts>,
+    /// The memory budget in bytes, for a measure whose memory depends on the data (topology's
+    /// H1 reduction counts what it grows against it).
+    pub memory_budget: u64,
 }
 
 impl Ctx<'_> {

@@ -199,7 +199,13 @@ pub static REGISTRY: &[MeasureDef] = &[
         zadu_id: "internal_validation_measure",
         params: &[ParamDef {
             name: "measure",
-            kind: ParamKind::Choice(&["silhouette", "calinski_harabasz", "davies_bouldin"]),
+            kind: ParamKind::Choice(&[
+                "silhouette",
+                "calinski_harabasz",
+                "davies_bouldin",
+                "dunn",
+                "average_between_within",
+            ]),
             default: "silhouette",
         }],
         min_classes: 2,
@@ -209,7 +215,8 @@ pub static REGISTRY: &[MeasureDef] = &[
         local: &[],
         needs: |_| Needs::default(),
         compute: super::ivm::compute,
-        about: "Internal validation (scikit-learn) of the projection with the labels; key: the measure's name",
+        about: "Internal validation of the projection with the labels as clusters (scikit-learn's three; Dunn's index, \
+                mean between- over within-class distance); key: the measure's name",
     },
     MeasureDef {
         id: "c_evm",
@@ -524,6 +531,67 @@ pub static REGISTRY: &[MeasureDef] = &[
         compute: super::global_score::compute,
         about: "TriMap's global score: exp(−(E_Y − E_PCA)/E_PCA) of linear reconstruction errors (1 for PCA)",
     },
+    // Topology (SickleJS's persistent homology of both spaces, compared as ripser and gudhi do).
+    MeasureDef {
+        id: "topology",
+        zadu_id: "persistent_homology",
+        params: &[ParamDef { name: "dim", kind: ParamKind::Choice(&["0", "1"]), default: "0" }],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["bottleneck", "wasserstein"],
+        keyed_by: &[],
+        local: &[],
+        needs: |_| Needs::default(),
+        compute: super::topology::compute,
+        about: "Persistent homology (Vietoris–Rips, H0 or H1) of X and Y compared by the bottleneck and 1-Wasserstein \
+                distances; curves: the diagrams (dim=0: deaths_high, deaths_low; dim=1: births_/deaths_ of each)",
+    },
+    // Class separation beyond ZADU (SickleJS's; ivm also takes dunn and average_between_within).
+    MeasureDef {
+        id: "hypothesis_margin",
+        zadu_id: "hypothesis_margin",
+        params: &[],
+        min_classes: 2,
+        k_rule: KRule::None,
+        keys: &["hypothesis_margin"],
+        keyed_by: &[],
+        // A point alone in its class has no near hit (null); with every class of two or more
+        // points each result reports the kind as mean.
+        local: &[LocalDef::new("local_hypothesis_margin", LocalKind::PartialMean)],
+        needs: |_| Needs::default(),
+        compute: super::hypothesis_margin::compute,
+        about: "Hypothesis margin: per point ½(distance to the nearest other class − to the nearest own-class point) \
+                in the projection, averaged; higher is better",
+    },
+    MeasureDef {
+        id: "knn_classification",
+        zadu_id: "knn_classification",
+        params: &[K],
+        min_classes: 1,
+        k_rule: KRule::Neighbor,
+        keys: &["knn_accuracy_low", "knn_accuracy_high", "knn_accuracy_ratio"],
+        keyed_by: &[],
+        local: &[mean("local_knn_accuracy_low")],
+        needs: |r| Needs::knn_both(r.k),
+        compute: super::knn_classification::compute,
+        about: "Leave-one-out kNN classification accuracy (majority of k neighbours, ties to the smallest label) \
+                in the projection and the original space, and their ratio",
+    },
+    MeasureDef {
+        id: "gce",
+        zadu_id: "gabriel_classification_error",
+        params: &[],
+        min_classes: 1,
+        k_rule: KRule::None,
+        keys: &["gabriel_classification_error"],
+        keyed_by: &[],
+        // A point with a single Gabriel neighbour has no value in DRquality (NaN): null.
+        local: &[LocalDef::new("local_gce", LocalKind::PartialMean)],
+        needs: |_| Needs::default(),
+        compute: super::gce::compute,
+        about: "Gabriel classification error (DRquality): each point's Gabriel neighbours in the 2-D projection, \
+                ranked by original distance, weighted by DRquality's harmonic decay where of another class; lower is better",
+    },
 ];
 
 /// Whether the measure reads the original space's coordinates, not only its distances
@@ -536,6 +604,12 @@ pub fn reads_high_coordinates(r: &Resolved) -> bool {
         "snc" => super::support::params::param_str(r, "clustering_strategy") != "dbscan",
         _ => false,
     }
+}
+
+/// Whether the measure reads original distances of arbitrary pairs itself (not through the
+/// resources its [`Needs`] declare): a kNN graph cannot serve it.
+pub fn reads_high_pairs(r: &Resolved) -> bool {
+    matches!(r.def.id, "triplet_accuracy" | "topology" | "gce")
 }
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
@@ -612,6 +686,11 @@ impl Resolved {
                 (super::cadi::triplets(n, given), super::cadi::BYTES_PER_TRIPLET)
             };
             planned.push(("n_triplets", t.saturating_mul(per), format!("{t} triplets")));
+        }
+        if self.def.id == "topology" && super::topology::dim(self) == 1 {
+            // Each space in turn: the pair distances and edges of one at a time.
+            let bytes = super::support::rips::planned_bytes(n);
+            planned.push(("dim", bytes, format!("the Rips H1 reduction of {n} points (pair distances and edges)")));
         }
         for (param, bytes, what) in planned {
             if bytes > budget {

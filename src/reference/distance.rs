@@ -114,6 +114,43 @@ fn row_2d(points: &Points, i: usize, from: usize, out: &mut [f64]) {
 /// Points per register block of [`distance_row_from`].
 const W: usize = 32;
 
+/// [`distance_pair`] for each j of `js` (`out[t] = d(i, js[t])`, the same bits): Euclidean four
+/// pairs at a time, each its own sum in coordinate order, so the four chains of additions overlap
+/// instead of waiting on one another (a pair alone is latency-bound in high dimension).
+pub fn distance_pairs(points: &Points, i: usize, js: &[u32], out: &mut [f64]) {
+    if !matches!(points.metric().kernel(), Kernel::Euclidean) {
+        // The other metrics (and a distance matrix): pair by pair under the points' metric.
+        for (o, &j) in out.iter_mut().zip(js) {
+            *o = distance_pair(points, i, j as usize);
+        }
+        return;
+    }
+    let xi = points.row(i);
+    let mut chunks = js.chunks_exact(4);
+    let mut at = 0;
+    for q in &mut chunks {
+        let rows = [0, 1, 2, 3].map(|t| points.row(q[t] as usize));
+        let mut s = [0.0f64; 4];
+        for t in 0..4 {
+            let d = rows[t][0] - xi[0];
+            s[t] = d * d;
+        }
+        for c in 1..xi.len() {
+            for t in 0..4 {
+                let d = rows[t][c] - xi[c];
+                s[t] += d * d;
+            }
+        }
+        for t in 0..4 {
+            out[at + t] = s[t].sqrt();
+        }
+        at += 4;
+    }
+    for (o, &j) in out[at..].iter_mut().zip(chunks.remainder()) {
+        *o = distance_pair(points, i, j as usize);
+    }
+}
+
 /// `d(i, j)` for one pair, bit-identical to `distance_row(points, i, ..)[j]`.
 pub fn distance_pair(points: &Points, i: usize, j: usize) -> f64 {
     let (xi, xj) = (points.row(i), points.row(j));
@@ -280,5 +317,161 @@ fn cosine_row(points: &Points, i: usize, from: usize, out: &mut [f64]) {
     }
     for (o, jj) in out[j - from..].iter_mut().zip(j..n) {
         *o = cosine_finish(two_lane_sum(d, |c| xi[c] * cols[c][jj]), ni, norms[jj]);
+    }
+}
+
+/// Rows per call of [`distance_rows`] in the row pass: a block of 32 points' coordinates
+/// (32·D values, in the L2 cache) serves this many rows before the next block is read.
+pub const ROW_TILE: usize = 16;
+
+/// [`distance_row`] for the rows `rows` at once: `out[(i − rows.start)·n + j] = d(i, j)`, the
+/// same bits. Euclidean (D > 2), cosine and correlation go block of 32 points by block, every
+/// row against the block while its coordinates are in cache (a row at a time streams the whole
+/// n×D data once per row from memory); each sum is [`distance_row_from`]'s, in its order.
+/// Other metrics go row by row.
+pub fn distance_rows(points: &Points, rows: std::ops::Range<usize>, out: &mut [f64]) {
+    let n = points.n();
+    debug_assert_eq!(out.len(), rows.len() * n);
+    match points.metric().kernel() {
+        Kernel::Euclidean if points.dim() > 2 => euclidean_rows(points, rows, out),
+        Kernel::Cosine => cosine_rows(points, rows, out),
+        _ => {
+            for (i, o) in rows.zip(out.chunks_mut(n)) {
+                distance_row(points, i, o);
+            }
+        }
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn euclidean_rows(points: &Points, rows: std::ops::Range<usize>, out: &mut [f64]) {
+    let n = points.n();
+    let cols = columns(points);
+    let mut j = 0;
+    while j + W <= n {
+        for (r, i) in rows.clone().enumerate() {
+            let xi = points.row(i);
+            let x0 = xi[0];
+            let mut acc = [0.0f64; W];
+            let c0: &[f64; W] = cols[0][j..j + W].try_into().expect("W values");
+            for (a, &v) in acc.iter_mut().zip(c0) {
+                let t = v - x0;
+                *a = t * t;
+            }
+            for (col, &xc) in cols[1..].iter().zip(&xi[1..]) {
+                let cv: &[f64; W] = col[j..j + W].try_into().expect("W values");
+                for (a, &v) in acc.iter_mut().zip(cv) {
+                    let t = v - xc;
+                    *a += t * t;
+                }
+            }
+            for (o, a) in out[r * n + j..r * n + j + W].iter_mut().zip(acc) {
+                *o = a.sqrt();
+            }
+        }
+        j += W;
+    }
+    for (r, i) in rows.enumerate() {
+        euclidean_row_from(points, i, j, &mut out[r * n + j..(r + 1) * n]);
+    }
+}
+
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn cosine_rows(points: &Points, rows: std::ops::Range<usize>, out: &mut [f64]) {
+    let prep = points.prepared().expect("cosine and correlation points carry their norms");
+    let (n, d) = (points.n(), points.dim());
+    let (data, cols): (&[f64], Vec<&[f64]>) = match &prep.centred {
+        Some((rows, cm)) => (rows, (0..d).map(|c| &cm[c * n..(c + 1) * n]).collect()),
+        None => (points.as_slice(), columns(points)),
+    };
+    let norms = &prep.norms;
+    let de = d & !1;
+    let mut j = 0;
+    while j + W <= n {
+        for (r, i) in rows.clone().enumerate() {
+            let xi = &data[i * d..(i + 1) * d];
+            let (mut even, mut odd) = ([0.0f64; W], [0.0f64; W]);
+            for c in (0..de).step_by(2) {
+                let (ce, co): (&[f64; W], &[f64; W]) = (
+                    cols[c][j..j + W].try_into().expect("W values"),
+                    cols[c + 1][j..j + W].try_into().expect("W values"),
+                );
+                let (ue, uo) = (xi[c], xi[c + 1]);
+                for t in 0..W {
+                    even[t] += ue * ce[t];
+                    odd[t] += uo * co[t];
+                }
+            }
+            for t in 0..W {
+                let mut h = even[t] + odd[t];
+                if d % 2 == 1 {
+                    h += xi[d - 1] * cols[d - 1][j + t];
+                }
+                out[r * n + j + t] = cosine_finish(h, norms[i], norms[j + t]);
+            }
+        }
+        j += W;
+    }
+    for (r, i) in rows.enumerate() {
+        cosine_row(points, i, j, &mut out[r * n + j..(r + 1) * n]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Metric;
+
+    /// Four pairs at a time are each pair's own bits, remainders included, in 1 to 60 dimensions.
+    #[test]
+    fn pairs_are_the_row_bits() {
+        let mut rng = crate::splitmix::SplitMix64(11);
+        for d in [1, 2, 3, 7, 60] {
+            let n = 23;
+            let v: Vec<f64> = (0..n * d).map(|_| (rng.next_u64() >> 11) as f64 * 1e-12 - 3e3).collect();
+            let p = Points::from_vec("p", n, d, v).unwrap();
+            let mut row = vec![0.0; n];
+            distance_row(&p, 5, &mut row);
+            for len in [0, 3, 4, 9, 22] {
+                let js: Vec<u32> = (0..n as u32).filter(|&j| j != 5).take(len).collect();
+                let mut out = vec![0.0; len];
+                distance_pairs(&p, 5, &js, &mut out);
+                for (t, &j) in js.iter().enumerate() {
+                    assert_eq!(out[t].to_bits(), row[j as usize].to_bits(), "d={d} j={j}");
+                }
+            }
+        }
+    }
+
+    /// Rows at once give the row kernel's bits, for every metric, odd and even D, n not a
+    /// multiple of the block, any run of rows; a duplicate point and a near-duplicate included.
+    #[test]
+    fn rows_at_once_are_the_row_kernels_bits() {
+        let mut rng = crate::splitmix::SplitMix64(25);
+        for (n, d) in [(5, 3), (37, 7), (75, 384), (19, 2), (24, 1), (70, 11)] {
+            let mut v: Vec<f64> = (0..n * d).map(|_| rng.uniform() * 2.0 - 1.0).collect();
+            v.copy_within(0..d, d);
+            let near: Vec<f64> = v[..d].iter().map(|x| x * (1.0 + f64::EPSILON)).collect();
+            v[2 * d..3 * d].copy_from_slice(&near);
+            let metrics = [Metric::Euclidean, Metric::Cosine, Metric::Correlation, Metric::Cityblock];
+            for metric in metrics.into_iter().chain([Metric::minkowski(3.0).unwrap()]) {
+                // One coordinate has no correlation (its centred rows are zero): refused.
+                let Ok(p) = Points::from_vec("p", n, d, v.clone()).unwrap().with_metric(metric) else {
+                    assert_eq!((metric, d), (Metric::Correlation, 1));
+                    continue;
+                };
+                let mut want = vec![0.0; n];
+                for (start, end) in [(0, n), (1, n.min(6)), (n - 1, n), (3, n.min(3 + ROW_TILE))] {
+                    let mut got = vec![0.0; (end - start) * n];
+                    distance_rows(&p, start..end, &mut got);
+                    for i in start..end {
+                        distance_row(&p, i, &mut want);
+                        let row = &got[(i - start) * n..(i - start + 1) * n];
+                        let same = row.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
+                        assert!(same, "{metric} n={n} d={d} row {i}");
+                    }
+                }
+            }
+        }
     }
 }

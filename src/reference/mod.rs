@@ -4,12 +4,14 @@
 
 mod buckets;
 mod distance;
+mod kdtree;
 mod key;
 mod knn;
 mod rank;
 
 pub(crate) use buckets::BitBuckets;
-pub use distance::{distance_pair, distance_row, distance_row_from};
+pub use distance::{ROW_TILE, distance_pair, distance_pairs, distance_row, distance_row_from, distance_rows};
+pub use kdtree::{KdTree, MAX_DIM as INDEX_MAX_DIM, TreeScratch};
 pub use key::{Key, key};
 pub use knn::select_knn;
-pub use rank::{RankScratch, count_by_placement, count_ranks};
+pub use rank::{Placement, RankScratch, count_by_placement, count_ranks};

@@ -45,42 +45,18 @@ pub fn count_by_scan(dist_row: &[f64], i: usize, queries: &[u32], out: &mut [u32
 /// One pass: each l is placed among the sorted query keys; a prefix sum turns placements into
 /// counts. Blocks of the row with no distance up to the largest query's precede no query and
 /// are skipped whole by one vectorised test (in a projection's row most points are farther than
-/// every query). The rest are placed in O(1) on average: the queries' distance bit patterns
-/// (which order like the values) span [lo, hi], cut into `BUCKETS` equal buckets; a table
-/// gives the queries before each bucket, and only the few buckets that hold a query compare
-/// keys `(d, j)` with those inside it.
+/// every query). The rest are placed in O(1) on average ([`Placement`]).
 pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut [u32], s: &mut RankScratch) {
     let m = queries.len();
     if m == 0 {
         return;
     }
-    s.sorted.clear();
-    s.sorted.extend(queries.iter().enumerate().map(|(q, &j)| (key(dist_row[j as usize], j as usize), q)));
-    s.sorted.sort_unstable();
-    let bits = |k: Key| (k >> 32) as u64;
-    let (lo, hi) = (bits(s.sorted[0].0), bits(s.sorted[m - 1].0));
-    let d_hi = f64::from_bits(hi);
-    let buckets = BitBuckets::new(lo, hi, BUCKETS.trailing_zeros());
-    // at[x + 1]: the queries in buckets before x, for x in 0..=BUCKETS; at[0] (below lo) = 0 and
-    // at[BUCKETS + 2] (past the last bucket) = m, so that every (start, end) window exists.
-    // Filled by runs between the queries' buckets (no prefix sum over the whole table).
-    let at = &mut s.before;
-    at.resize(BUCKETS + 3, 0);
-    let mut x = 0;
-    for (q, &(k, _)) in s.sorted.iter().enumerate() {
-        let end = buckets.of(bits(k)) + 2;
-        if end > x {
-            at[x..end].fill(q as u32);
-            x = end;
-        }
-    }
-    at[x..].fill(m as u32);
-    let (sorted, at) = (&s.sorted, &s.before[..]);
-    let place = |d: f64, l: usize| place(d, l, buckets, at, sorted);
+    let RankScratch { sorted, hist, before } = s;
+    let p = Placement::new(queries.iter().map(|&j| key(dist_row[j as usize], j as usize)), sorted, before);
+    let d_hi = p.d_hi();
     // Four interleaved histograms (by l mod 4): consecutive points in the same slot would
     // otherwise chain through one counter's store and load. Slot m (after every query) is
     // never read.
-    let hist = &mut s.hist;
     hist.clear();
     hist.resize(4 * (m + 1), 0);
     const B: usize = 16;
@@ -90,35 +66,91 @@ pub fn count_by_placement(dist_row: &[f64], i: usize, queries: &[u32], out: &mut
         }
         for (off, &d) in block.iter().enumerate() {
             let l = c * B + off;
-            hist[(l & 3) * (m + 1) + place(d, l)] += 1;
+            hist[(l & 3) * (m + 1) + p.place(d, l)] += 1;
         }
     }
     // i itself was placed too when its block passed, which d(i, i) ≤ d_hi ensures (for a
     // distance row d(i, i) = 0); beyond d_hi it went to the unread slot m, if at all.
     if dist_row[i] <= d_hi {
-        hist[(i & 3) * (m + 1) + place(dist_row[i], i)] -= 1;
+        hist[(i & 3) * (m + 1) + p.place(dist_row[i], i)] -= 1;
     }
-    let mut before = 0u32;
-    for (t, &(_, q)) in sorted.iter().enumerate() {
-        before += (0..4).map(|h| hist[h * (m + 1) + t]).sum::<u32>();
-        out[q] = before + 1;
-    }
+    p.counts(|t| (0..4).map(|h| hist[h * (m + 1) + t]).sum::<u32>(), 0, out);
 }
 
-/// `#{query keys <= (d, l)}`: l precedes the query at sorted position t iff that is ≤ t. No
-/// branch but the rare refinement: bits below lo take window 0, past the buckets the last.
-#[inline(always)]
-fn place(d: f64, l: usize, b: BitBuckets, at: &[u32], sorted: &[(Key, usize)]) -> usize {
-    let diff = d.to_bits() as i64 - b.lo as i64;
-    let x = ((diff >> b.shift) + 1).clamp(0, BUCKETS as i64 + 1) as usize;
-    let (mut p, end) = (at[x] as usize, at[x + 1] as usize);
-    if p < end {
-        let kl = key(d, l);
-        while p < end && sorted[p].0 <= kl {
-            p += 1;
+/// Query keys sorted, with a lookup table that places a point `(d, l)` among them in O(1) on
+/// average: the queries' distance bit patterns (which order like the values) span [lo, hi],
+/// cut into `BUCKETS` equal buckets; a table gives the queries before each bucket, and only
+/// the few buckets that hold a query compare keys `(d, j)` with those inside it.
+pub struct Placement<'a> {
+    sorted: &'a [(Key, usize)],
+    at: &'a [u32],
+    buckets: BitBuckets,
+}
+
+impl<'a> Placement<'a> {
+    /// The placement of the query keys `keys` (query q's key is the q-th), in the scratch
+    /// `sorted` and `at`. At least one key.
+    pub fn new(keys: impl Iterator<Item = Key>, sorted: &'a mut Vec<(Key, usize)>, at: &'a mut Vec<u32>) -> Self {
+        sorted.clear();
+        sorted.extend(keys.enumerate().map(|(q, k)| (k, q)));
+        sorted.sort_unstable();
+        let m = sorted.len();
+        let bits = |k: Key| (k >> 32) as u64;
+        let (lo, hi) = (bits(sorted[0].0), bits(sorted[m - 1].0));
+        let buckets = BitBuckets::new(lo, hi, BUCKETS.trailing_zeros());
+        // at[x + 1]: the queries in buckets before x, for x in 0..=BUCKETS; at[0] (below lo) =
+        // 0 and at[BUCKETS + 2] (past the last bucket) = m, so that every (start, end) window
+        // exists. Filled by runs between the queries' buckets (no prefix sum over the table).
+        at.resize(BUCKETS + 3, 0);
+        let mut x = 0;
+        for (q, &(k, _)) in sorted.iter().enumerate() {
+            let end = buckets.of(bits(k)) + 2;
+            if end > x {
+                at[x..end].fill(q as u32);
+                x = end;
+            }
+        }
+        at[x..].fill(m as u32);
+        Placement { sorted, at, buckets }
+    }
+
+    /// The largest query distance.
+    pub fn d_hi(&self) -> f64 {
+        f64::from_bits((self.sorted[self.sorted.len() - 1].0 >> 32) as u64)
+    }
+
+    /// The sorted query keys and their query numbers.
+    pub fn sorted(&self) -> &[(Key, usize)] {
+        self.sorted
+    }
+
+    /// `#{query keys <= (d, l)}`: l precedes the query at sorted position t iff that is ≤ t.
+    /// No branch but the rare refinement: bits below lo take window 0, past the buckets the
+    /// last.
+    #[inline(always)]
+    pub fn place(&self, d: f64, l: usize) -> usize {
+        let b = self.buckets;
+        let diff = d.to_bits() as i64 - b.lo as i64;
+        let x = ((diff >> b.shift) + 1).clamp(0, BUCKETS as i64 + 1) as usize;
+        let (mut p, end) = (self.at[x] as usize, self.at[x + 1] as usize);
+        if p < end {
+            let kl = key(d, l);
+            while p < end && self.sorted[p].0 <= kl {
+                p += 1;
+            }
+        }
+        p
+    }
+
+    /// Writes each query's rank into `out` (by query number): `base` plus the points placed at
+    /// sorted positions up to its own (`placed(t)` were placed at t), plus one.
+    pub fn counts(&self, placed: impl Fn(usize) -> u32, base: u32, out: &mut [u32]) {
+        let mut before = base;
+        for (t, &(_, q)) in self.sorted.iter().enumerate() {
+            before += placed(t);
+            out[q] = before + 1;
         }
     }
-    p
 }
 
 /// Buckets of [`count_by_placement`]'s lookup table (a power of two).

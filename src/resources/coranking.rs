@@ -9,6 +9,10 @@
 //! never built: memory is O(n + k_max) per worker. Tallies are merged by integer addition,
 //! so the counts are the same for any thread count and block size; each row's own summary is
 //! computed from that row alone and stored in row order.
+//!
+//! Fused with the row pass ([`coranking_pass_fused`]): when neighbourhood measures are asked
+//! with the co-ranking family, the same sorted rows also give both kNN lists (the first k of
+//! each order) and the cross ranks (ρ and r looked up), so one pass serves every measure.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 
 use super::row_order::RowOrder;
+use super::{CrossRanks, Neighbours};
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -48,6 +53,34 @@ pub struct CoRankCounts {
 }
 
 impl CoRankCounts {
+    /// No counts (a placeholder).
+    pub fn empty() -> CoRankCounts {
+        CoRankCounts {
+            n: 0,
+            k_max: 0,
+            k_tnc: 0,
+            joint: Vec::new(),
+            trust: Vec::new(),
+            cont: Vec::new(),
+            err_low: Vec::new(),
+            err_high: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The same shape with every tally 0 and no rows.
+    pub fn zeros(&self) -> CoRankCounts {
+        CoRankCounts {
+            joint: vec![0; self.joint.len()],
+            trust: vec![0; self.trust.len()],
+            cont: vec![0; self.cont.len()],
+            err_low: vec![0; self.err_low.len()],
+            err_high: vec![0; self.err_high.len()],
+            rows: Vec::new(),
+            ..*self
+        }
+    }
+
     /// Adds the tallies of the next span of rows (`o`'s rows follow `self`'s): integers add
     /// exactly, so the sum over any split is the whole pass's counts. False (and `self` partly
     /// added) when a tally overflows, which counts of real rows never do.
@@ -97,37 +130,228 @@ pub fn coranking_pass_rows(
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
     span: std::ops::Range<usize>,
 ) -> Result<CoRankCounts> {
+    let lists = ListKs { kh: 0, kl: 0, kc: 0 };
+    Ok(pass(high, low, k_max, lists, block_rows, ctl, row_summary, span, None)?.0)
+}
+
+/// [`coranking_pass`] that also tallies the co-ranking matrix in the log bins `bins` of both
+/// ranks: `matrix[a * B + b] = #{(i, j) : ρ_ij in bin a, r_ij in bin b}` (B = `bins.len()`),
+/// every ordered pair i ≠ j once, so the matrix sums to n(n − 1). O(B²) memory per worker.
+pub fn coranking_matrix_pass(
+    high: &Points,
+    low: &Points,
+    k_max: usize,
+    block_rows: usize,
+    ctl: &Control,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+    bins: &RankBins,
+) -> Result<(CoRankCounts, Vec<u64>)> {
+    assert_eq!(bins.n, high.n(), "the bins are for this n");
+    let lists = ListKs { kh: 0, kl: 0, kc: 0 };
+    let (counts, _, matrix) = pass(high, low, k_max, lists, block_rows, ctl, row_summary, 0..high.n(), Some(bins))?;
+    Ok((counts, matrix.expect("the matrix was asked for")))
+}
+
+/// The list lengths a fused pass reads off its sorted rows: the original space's kNN (`kh`),
+/// the projection's (`kl`) and the cross ranks of each space's first `kc` neighbours; 0: none.
+#[derive(Debug, Clone, Copy)]
+pub struct ListKs {
+    pub kh: usize,
+    pub kl: usize,
+    pub kc: usize,
+}
+
+/// What a fused pass read off its sorted rows, for the rows of its span: the lists a row pass
+/// would have built, the same bits (both take the first k of the reference order and its
+/// distances).
+#[derive(Debug)]
+pub struct FusedLists {
+    pub high: Option<Neighbours>,
+    pub low: Option<Neighbours>,
+    pub cross: Option<CrossRanks>,
+}
+
+/// [`coranking_pass_rows`] fused with the row pass: the same counts, and the kNN lists and
+/// cross ranks of `lists` for the rows `span` (row `span.start` first) read off the same sorted
+/// rows (`kh`, `kl` ≤ n − 1), so that neighbourhood measures asked with the co-ranking family
+/// need no pass of their own.
+#[allow(clippy::too_many_arguments)]
+pub fn coranking_pass_fused(
+    high: &Points,
+    low: &Points,
+    k_max: usize,
+    lists: ListKs,
+    block_rows: usize,
+    ctl: &Control,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+    span: std::ops::Range<usize>,
+) -> Result<(CoRankCounts, FusedLists)> {
+    let (counts, fused, _) = pass(high, low, k_max, lists, block_rows, ctl, row_summary, span, None)?;
+    Ok((counts, fused))
+}
+
+/// One block's share of the fused lists, row-major.
+#[derive(Default)]
+struct BlockLists {
+    high_idx: Vec<u32>,
+    high_dist: Vec<f64>,
+    low_idx: Vec<u32>,
+    low_dist: Vec<f64>,
+    rank_hl: Vec<u32>,
+    rank_lh: Vec<u32>,
+    dist_hl: Vec<f64>,
+    dist_lh: Vec<f64>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pass(
+    high: &Points,
+    low: &Points,
+    k_max: usize,
+    lists: ListKs,
+    block_rows: usize,
+    ctl: &Control,
+    row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
+    span: std::ops::Range<usize>,
+    bins: Option<&RankBins>,
+) -> Result<(CoRankCounts, FusedLists, Option<Vec<u64>>)> {
     let n = high.n();
     assert!(!span.is_empty() && span.end <= n, "rows {span:?} out of range for n {n}");
     assert!(n >= 3 && (1..=n - 2).contains(&k_max), "k_max {k_max} out of range for n {n}");
     assert_eq!(low.n(), n, "both spaces have the same rows");
+    assert!(lists.kh < n && lists.kl < n && lists.kc <= lists.kl, "lists {lists:?} for n {n}");
     let k_tnc = tnc_limit(n).min(k_max);
     let shape = Shape { n, k_max, k_tnc };
     let block_rows = block_rows.max(1);
     // One tally per concurrently running task (at most the thread count), reused across blocks.
     let pool: Mutex<Vec<Tally>> = Mutex::new(Vec::new());
-    let mut rows = vec![0.0; span.len()];
     let done = AtomicU64::new(0);
-    rows.par_chunks_mut(block_rows).enumerate().try_for_each(|(b, out)| {
-        let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape));
-        let mut result = Ok(());
-        for (r, o) in out.iter_mut().enumerate() {
-            result = ctl.check();
-            if result.is_err() {
-                break;
+    let blocks: Vec<std::ops::Range<usize>> =
+        span.clone().step_by(block_rows).map(|s| s..(s + block_rows).min(span.end)).collect();
+    let outs = blocks
+        .par_iter()
+        .map(|rows| {
+            let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape, bins));
+            let m = rows.len();
+            let mut summaries = Vec::with_capacity(m);
+            let mut out = BlockLists {
+                high_idx: vec![0; m * lists.kh],
+                high_dist: vec![0.0; m * lists.kh],
+                low_idx: vec![0; m * lists.kl],
+                low_dist: vec![0.0; m * lists.kl],
+                rank_hl: vec![0; m * lists.kc],
+                rank_lh: vec![0; m * lists.kc],
+                dist_hl: vec![0.0; m * lists.kc],
+                dist_lh: vec![0.0; m * lists.kc],
+            };
+            let mut result = Ok(());
+            for (r, i) in rows.clone().enumerate() {
+                result = ctl.check();
+                if result.is_err() {
+                    break;
+                }
+                let cum = t.row(high, low, i, lists.kc > 0);
+                summaries.push(row_summary(cum));
+                t.lists(lists, r, &mut out);
             }
-            *o = row_summary(t.row(high, low, span.start + b * block_rows + r));
+            // The tally goes back either way: a stopped run drops them all.
+            pool.lock().expect("tally pool").push(t);
+            if result.is_ok() {
+                let d = done.fetch_add(m as u64, Ordering::Relaxed) + m as u64;
+                ctl.report("co-ranking", d, span.len() as u64);
+            }
+            result.map(|()| (summaries, out))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut total = pool.into_inner().expect("tally pool").into_iter().reduce(Tally::merge).expect("n >= 3 rows ran");
+    let rows = outs.iter().flat_map(|(s, _)| s.iter().copied()).collect();
+    let cat_u = |f: fn(&BlockLists) -> &Vec<u32>| outs.iter().flat_map(|(_, o)| f(o).iter().copied()).collect();
+    let cat_f = |f: fn(&BlockLists) -> &Vec<f64>| outs.iter().flat_map(|(_, o)| f(o).iter().copied()).collect();
+    let fused = FusedLists {
+        high: (lists.kh > 0).then(|| Neighbours {
+            k: lists.kh,
+            idx: cat_u(|o| &o.high_idx),
+            dist: cat_f(|o| &o.high_dist),
+        }),
+        low: (lists.kl > 0).then(|| Neighbours {
+            k: lists.kl,
+            idx: cat_u(|o| &o.low_idx),
+            dist: cat_f(|o| &o.low_dist),
+        }),
+        cross: (lists.kc > 0).then(|| CrossRanks {
+            k: lists.kc,
+            rank_high_of_low: cat_u(|o| &o.rank_hl),
+            rank_low_of_high: cat_u(|o| &o.rank_lh),
+            dist_high_of_low: cat_f(|o| &o.dist_hl),
+            dist_low_of_high: cat_f(|o| &o.dist_lh),
+        }),
+    };
+    let matrix = total.matrix.take().map(|m| m.counts);
+    Ok((total.counts(rows), fused, matrix))
+}
+
+/// Log bins of the ranks 1 ..= n − 1 for the co-ranking matrix: each octave [2^m, 2^(m+1))
+/// split into `per_octave` bins at the integers `2^m + ⌊t · 2^m / per_octave⌋` (t = 0 …
+/// per_octave − 1; where an octave has fewer ranks than that, every rank is its own bin), up to n.
+/// Integer arithmetic only: the same edges on every platform.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankBins {
+    /// Points: the ranks binned are 1 ..= n − 1.
+    pub n: usize,
+    /// Bin t holds the ranks `edges[t] .. edges[t + 1]`: `edges[0] = 1`, the last is n.
+    pub edges: Vec<u32>,
+    /// The bin of each rank (index rank − 1).
+    of_rank: Vec<u16>,
+}
+
+/// The most bins per octave of [`RankBins`].
+pub const MAX_PER_OCTAVE: usize = 16;
+
+impl RankBins {
+    /// The bins for n points (n ≥ 2, n − 1 < 2^32), `per_octave` in `1 ..= MAX_PER_OCTAVE`.
+    pub fn new(n: usize, per_octave: usize) -> RankBins {
+        assert!(n >= 2 && (n as u64) <= u64::from(u32::MAX), "n {n} out of range");
+        assert!((1..=MAX_PER_OCTAVE).contains(&per_octave), "per_octave {per_octave} out of range");
+        let mut edges: Vec<u32> = Vec::new();
+        let mut base: u64 = 1;
+        'octaves: loop {
+            for t in 0..per_octave as u64 {
+                let e = base + t * base / per_octave as u64;
+                if e >= n as u64 {
+                    break 'octaves;
+                }
+                if edges.last() != Some(&(e as u32)) {
+                    edges.push(e as u32);
+                }
+            }
+            base *= 2;
         }
-        // The tally goes back either way: a stopped run drops them all.
-        pool.lock().expect("tally pool").push(t);
-        if result.is_ok() {
-            let d = done.fetch_add(out.len() as u64, Ordering::Relaxed) + out.len() as u64;
-            ctl.report("co-ranking", d, span.len() as u64);
+        edges.push(n as u32);
+        let mut of_rank = Vec::with_capacity(n - 1);
+        for (b, w) in edges.windows(2).enumerate() {
+            of_rank.extend(std::iter::repeat_n(b as u16, (w[1] - w[0]) as usize));
         }
-        result
-    })?;
-    let total = pool.into_inner().expect("tally pool").into_iter().reduce(Tally::merge).expect("n >= 3 rows ran");
-    Ok(total.counts(rows))
+        RankBins { n, edges, of_rank }
+    }
+    /// Number of bins.
+    pub fn len(&self) -> usize {
+        self.edges.len() - 1
+    }
+    /// Whether there are no bins (never: n ≥ 2 has one).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The bin of `rank` (1 ..= n − 1).
+    #[inline]
+    pub fn bin(&self, rank: usize) -> usize {
+        usize::from(self.of_rank[rank - 1])
+    }
+}
+
+/// A worker's co-ranking matrix in log bins.
+struct BinnedMatrix {
+    bins: RankBins,
+    counts: Vec<u64>,
 }
 
 /// The joint counts `#{j : ρ_ij ≤ K and r_ij ≤ K}` for K ≤ `k_max` from the original space's
@@ -223,8 +447,12 @@ struct Tally {
     dx: Vec<f64>,
     dy: Vec<f64>,
     order: Vec<u32>,
+    /// The original space's order of the row (kept while the projection's is sorted).
+    high_order: Vec<u32>,
     sorter: RowOrder,
     rho: Vec<u32>,
+    /// The projection's rank of each j (`r_ij`).
+    r: Vec<u32>,
     row_hist: Vec<u32>,
     hist: Vec<u64>,
     /// Trustworthiness: Σρ and the pair count over each pair's K range, as difference arrays.
@@ -234,18 +462,21 @@ struct Tally {
     cont_count: Vec<i64>,
     err_low: Vec<u64>,
     err_high: Vec<u64>,
+    matrix: Option<BinnedMatrix>,
 }
 
 impl Tally {
-    fn new(s: Shape) -> Self {
+    fn new(s: Shape, bins: Option<&RankBins>) -> Self {
         let (n, k, kt) = (s.n, s.k_max, s.k_tnc);
         Tally {
             s,
             dx: vec![0.0; n],
             dy: vec![0.0; n],
             order: Vec::with_capacity(n),
+            high_order: Vec::with_capacity(n),
             sorter: RowOrder::default(),
             rho: vec![0; n],
+            r: vec![0; n],
             row_hist: vec![0; k + 1],
             hist: vec![0; k + 1],
             trust_sum: vec![0; kt + 2],
@@ -254,20 +485,27 @@ impl Tally {
             cont_count: vec![0; kt + 2],
             err_low: vec![0; k + 1],
             err_high: vec![0; k + 1],
+            matrix: bins.map(|b| BinnedMatrix { bins: b.clone(), counts: vec![0; b.len() * b.len()] }),
         }
     }
 
     /// Tallies row i; returns its cumulative counts for K = 1 ..= k_max.
-    fn row(&mut self, high: &Points, low: &Points, i: usize) -> &[u32] {
+    /// `want_r`: also keep the projection's rank of every j (the fused pass's cross ranks).
+    fn row(&mut self, high: &Points, low: &Points, i: usize, want_r: bool) -> &[u32] {
         let Shape { k_max, k_tnc, .. } = self.s;
         distance_row(high, i, &mut self.dx);
         distance_row(low, i, &mut self.dy);
-        self.sorter.sort(&self.dx, i, &mut self.order);
-        for (p, &j) in self.order.iter().enumerate() {
+        self.sorter.sort(&self.dx, i, &mut self.high_order);
+        for (p, &j) in self.high_order.iter().enumerate() {
             self.rho[j as usize] = p as u32 + 1;
         }
         self.sorter.sort(&self.dy, i, &mut self.order);
         self.row_hist.fill(0);
+        if want_r {
+            for (p, &j) in self.order.iter().enumerate() {
+                self.r[j as usize] = p as u32 + 1;
+            }
+        }
         for (p, &j) in self.order.iter().enumerate() {
             let (a, b) = (self.rho[j as usize] as usize, p + 1);
             let m = a.max(b);
@@ -288,6 +526,10 @@ impl Tally {
             } else if a < b && a <= k_tnc {
                 span(&mut self.cont_sum, &mut self.cont_count, a, (b - 1).min(k_tnc), b);
             }
+            if let Some(m) = &mut self.matrix {
+                let w = m.bins.len();
+                m.counts[m.bins.bin(a) * w + m.bins.bin(b)] += 1;
+            }
         }
         let mut c = 0u32;
         for (h, total) in self.row_hist[1..].iter_mut().zip(&mut self.hist[1..]) {
@@ -296,6 +538,29 @@ impl Tally {
             *h = c;
         }
         &self.row_hist[1..]
+    }
+
+    /// Writes the last row's lists (its slot `r` of the block) from its two orders: the first k
+    /// of each order are its kNN (the reference's order, ties by index), and ρ and r give the
+    /// cross ranks.
+    fn lists(&self, ks: ListKs, r: usize, out: &mut BlockLists) {
+        let (hx, ly) = (&self.high_order, &self.order);
+        for (s, &j) in hx[..ks.kh].iter().enumerate() {
+            out.high_idx[r * ks.kh + s] = j;
+            out.high_dist[r * ks.kh + s] = self.dx[j as usize];
+        }
+        for (s, &j) in ly[..ks.kl].iter().enumerate() {
+            out.low_idx[r * ks.kl + s] = j;
+            out.low_dist[r * ks.kl + s] = self.dy[j as usize];
+        }
+        for s in 0..ks.kc {
+            let (jl, jh) = (ly[s] as usize, hx[s] as usize);
+            let at = r * ks.kc + s;
+            out.rank_hl[at] = self.rho[jl];
+            out.dist_hl[at] = self.dx[jl];
+            out.rank_lh[at] = self.r[jh];
+            out.dist_lh[at] = self.dy[jh];
+        }
     }
 
     fn merge(mut self, o: Tally) -> Tally {
@@ -309,6 +574,9 @@ impl Tally {
         add(&mut self.cont_count, &o.cont_count);
         add(&mut self.err_low, &o.err_low);
         add(&mut self.err_high, &o.err_high);
+        if let (Some(a), Some(b)) = (&mut self.matrix, &o.matrix) {
+            add(&mut a.counts, &b.counts);
+        }
         self
     }
 
@@ -354,4 +622,60 @@ fn numerators(sum: &[i64], count: &[i64], k: usize) -> Vec<u128> {
             u128::try_from(s - kk as i128 * c).expect("every term other − K is positive")
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::distance_pair;
+
+    #[test]
+    fn rank_bins_are_log_spaced_integers_that_tile_the_ranks() {
+        let b = RankBins::new(1797, 4);
+        assert_eq!(&b.edges[..12], &[1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16]);
+        assert_eq!(*b.edges.last().unwrap(), 1797);
+        assert!(b.edges.windows(2).all(|w| w[0] < w[1]));
+        for r in 1..1797 {
+            let t = b.bin(r);
+            assert!(b.edges[t] as usize <= r && r < b.edges[t + 1] as usize, "rank {r} in bin {t}");
+        }
+        assert_eq!(RankBins::new(2, 1).edges, vec![1, 2]);
+        assert_eq!(RankBins::new(9, 1).edges, vec![1, 2, 4, 8, 9]);
+    }
+
+    /// The binned matrix counts every ordered pair once, at its two ranks' bins, and the pass's
+    /// other tallies are those of the plain pass.
+    #[test]
+    fn the_binned_matrix_holds_every_pair_at_its_ranks() {
+        let n = 40;
+        let pts = |d: usize, s: u64| {
+            let v = (0..n * d).map(|t| (((t as u64 + 3) * s) % 11) as f64).collect();
+            Points::from_vec("p", n, d, v).unwrap()
+        };
+        let (high, low) = (pts(3, 7), pts(2, 5));
+        let rank = |p: &Points, i: usize, j: usize| {
+            let d = distance_pair(p, i, j);
+            1 + (0..n)
+                .filter(|&l| {
+                    l != i && {
+                        let e = distance_pair(p, i, l);
+                        e < d || (e == d && l < j)
+                    }
+                })
+                .count()
+        };
+        let bins = RankBins::new(n, 2);
+        let w = bins.len();
+        let mut want = vec![0u64; w * w];
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                want[bins.bin(rank(&high, i, j)) * w + bins.bin(rank(&low, i, j))] += 1;
+            }
+        }
+        let ctl = Control::default();
+        let (counts, matrix) = coranking_matrix_pass(&high, &low, n - 2, 3, &ctl, &|_| 0.0, &bins).unwrap();
+        assert_eq!(matrix, want);
+        assert_eq!(matrix.iter().sum::<u64>(), (n * (n - 1)) as u64);
+        assert_eq!(counts, coranking_pass(&high, &low, n - 2, 7, &ctl, &|_| 0.0).unwrap());
+    }
 }

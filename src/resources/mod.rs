@@ -13,8 +13,11 @@
 //! 3. `external_sort`: the external driver of the pair order, on `pairs`' records and scans;
 //! 4. `rank_table`: the original space's resident rank matrix (on `row_order`);
 //!    `pass`: the row pass (kNN lists, cross ranks, extents); `coranking`: the co-ranking
-//!    pass (every pair's rank in both spaces, tallied for the co-ranking family);
-//! 5. `pairwise`: the planner and builder of all the all-pairs resources.
+//!    pass (every pair's rank in both spaces, tallied for the co-ranking family and, in log
+//!    bins, the co-ranking matrix);
+//! 5. `pairwise`: the planner and builder of all the all-pairs resources;
+//! 6. `shepard`: the binned Shepard diagram (every pair's two distances counted in a grid, on
+//!    the extents `pairwise` keeps).
 
 mod coranking;
 mod cross;
@@ -29,9 +32,13 @@ mod radix;
 mod rank_table;
 mod row_order;
 mod scratch_pool;
+mod shepard;
 pub mod workspace;
 
-pub use coranking::{CoRankCounts, coranking_from_lists, coranking_pass, coranking_pass_rows, tnc_limit};
+pub use coranking::{
+    CoRankCounts, FusedLists, ListKs, MAX_PER_OCTAVE, RankBins, coranking_from_lists, coranking_matrix_pass,
+    coranking_pass, coranking_pass_fused, coranking_pass_rows, tnc_limit,
+};
 pub use cross::CrossRanks;
 pub use density::densities;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};
@@ -46,9 +53,11 @@ pub use pairwise::{
     nerv_rows, plan_order,
 };
 pub use pass::{
-    Extents, PassOutput, PassStats, ProjectionResources, Resident, row_pass, row_pass_resident, row_pass_rows,
+    Extents, LowIndex, LowIndexReport, PassOutput, PassStats, ProjectionResources, Resident, row_pass,
+    row_pass_resident, row_pass_rows,
 };
 pub use radix::sort as radix_sort;
 pub use rank_table::{
     AUTO_MAX_TABLE_BYTES, HighRanksReport, RankTable, ResidentRanks, TablePlan, plan as plan_rank_table,
 };
+pub use shepard::{MAX_SHEPARD_BINS, ShepardHistogram, pair_extents, shepard_bin, shepard_pass};

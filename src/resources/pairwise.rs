@@ -95,6 +95,17 @@ pub struct PairwiseCache {
     high_density: Vec<(u64, Arc<Vec<f64>>)>,
 }
 
+impl PairwiseCache {
+    /// The original space's extent, when an earlier call found it.
+    pub fn high_extent(&self) -> Option<Extent> {
+        self.high_extent
+    }
+    /// Keeps the original space's extent for later calls.
+    pub fn keep_high_extent(&mut self, extent: Extent) {
+        self.high_extent = Some(extent);
+    }
+}
+
 /// Densities of both spaces for one σ; `None` for a space whose distances are all zero.
 #[derive(Debug, Clone)]
 pub struct DensityPair {

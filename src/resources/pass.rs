@@ -9,6 +9,11 @@
 //! its kNN is cached): the projection's neighbours get their original ranks by lookup and
 //! their original distances pair by pair, and the projection's row is counted once against the
 //! sorted ranks asked of it. The outputs are the same bits either way.
+//!
+//! A projection of dimension ≤ 3 ([`LowIndex`]) is served by an exact k-d tree
+//! (`reference::KdTree`): its kNN and the projection ranks of the original neighbours come from
+//! the tree, with the same keys and distance bits as its full rows (`docs/exactness.md` §4b);
+//! a row whose rank count would visit too many points counts over its full row instead.
 
 use std::ops::Range;
 
@@ -17,7 +22,10 @@ use rayon::prelude::*;
 use super::rank_table::RankTable;
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
-use crate::reference::{Key, RankScratch, count_by_placement, count_ranks, distance_pair, distance_row, select_knn};
+use crate::reference::{
+    INDEX_MAX_DIM, KdTree, Key, ROW_TILE, RankScratch, TreeScratch, count_by_placement, count_ranks, distance_pair,
+    distance_pairs, distance_row, distance_rows, select_knn,
+};
 
 /// The resources of one projection.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +45,71 @@ pub struct PassOutput {
     /// The pair distances' extents of the spaces whose full rows the pass computed (the CPU
     /// pass only), so that the all-pairs resources need no pass of their own to find them.
     pub extents: Extents,
+    /// How each projection's rows were served (one per projection, in order).
+    pub low_index: Vec<LowIndexReport>,
+    /// The co-ranking counts of each projection, when the pass was fused with the co-ranking
+    /// pass (else empty).
+    pub coranking: Vec<super::CoRankCounts>,
 }
+
+/// Whether a projection of dimension ≤ 3 is served by the exact spatial index (its kNN and
+/// the ranks of given points from a k-d tree) or by full distance rows. Results are the same
+/// bits either way; only the work differs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LowIndex {
+    /// The index for a projection of dimension ≤ 3 when the pass needs no full rows of it
+    /// (densities need its distance extent) and k is small next to n.
+    #[default]
+    Auto,
+    /// Full distance rows for every projection (the brute-force reference).
+    Never,
+}
+
+/// How one projection's rows were served (`run.plan.low_index`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LowIndexReport {
+    /// `"kd_tree"` (the exact spatial index) or `"rows"` (full distance rows).
+    pub path: &'static str,
+    /// Why.
+    pub reason: String,
+}
+
+/// The tree for `low` when [`LowIndex`] allows it and the pass can use it, and the report.
+fn plan_low_index(choice: LowIndex, low: &Points, kl: usize, extents: bool) -> (Option<KdTree>, LowIndexReport) {
+    let rows = |reason: String| (None, LowIndexReport { path: "rows", reason });
+    let n = low.n();
+    if choice == LowIndex::Never {
+        return rows("the spatial index is off (low_index = never)".into());
+    }
+    if low.dim() > INDEX_MAX_DIM {
+        return rows(format!("{} dimensions: the index serves projections of at most {INDEX_MAX_DIM}", low.dim()));
+    }
+    if extents {
+        return rows("densities need the projection's pair-distance extent, found on its full rows".into());
+    }
+    if kl.saturating_mul(KL_PER_N) > n {
+        return rows(format!("k = {kl} is large next to n = {n}: full rows select it faster"));
+    }
+    match KdTree::build(low) {
+        Some(t) => (
+            Some(t),
+            LowIndexReport {
+                path: "kd_tree",
+                reason: format!(
+                    "{} dimensions: exact k-d tree (kNN and ranks; a row whose count would compare more than n/{FALLBACK_SHARE} points counts over its full row)",
+                    low.dim()
+                ),
+            },
+        ),
+        None => rows("the index could not be built".into()),
+    }
+}
+
+/// The index selects k neighbours when k·`KL_PER_N` ≤ n.
+const KL_PER_N: usize = 8;
+/// A row's tree count gives up after comparing n / `FALLBACK_SHARE` points one by one.
+const FALLBACK_SHARE: usize = 4;
 
 /// Extents of pair distances found on the way.
 #[derive(Debug, Clone, Default)]
@@ -63,6 +135,15 @@ pub struct PassStats {
     pub rank_scans: u64,
     /// Original-space ranks looked up in the resident rank table.
     pub ranks_from_table: u64,
+    /// Projection rows whose kNN came from the spatial index (no distance row computed).
+    pub low_rows_indexed: u64,
+    /// Projection ranks counted in the spatial index.
+    pub low_ranks_indexed: u64,
+    /// Projection rows whose count in the index gave up (too many points near the thresholds)
+    /// and was done over the full row.
+    pub low_index_fallbacks: u64,
+    /// Rows whose lists were read off the co-ranking pass's sorted rows (the passes fused).
+    pub rows_fused: u64,
 }
 
 impl PassStats {
@@ -72,6 +153,10 @@ impl PassStats {
         self.ranks_counted += o.ranks_counted;
         self.rank_scans += o.rank_scans;
         self.ranks_from_table += o.ranks_from_table;
+        self.low_rows_indexed += o.low_rows_indexed;
+        self.low_ranks_indexed += o.low_ranks_indexed;
+        self.low_index_fallbacks += o.low_index_fallbacks;
+        self.rows_fused += o.rows_fused;
     }
 }
 
@@ -101,6 +186,7 @@ struct Scratch {
     dy: Vec<f64>,
     keys: Vec<Key>,
     cross: CrossScratch,
+    tree: TreeScratch,
 }
 
 /// Buffers of [`cross_ranks`].
@@ -159,19 +245,23 @@ pub fn row_pass_rows(
     block_rows: usize,
     rows: Range<usize>,
 ) -> PassOutput {
-    row_pass_resident(high, Resident { knn: cached_high, ranks: None }, lows, needs, block_rows, rows)
+    let resident = Resident { knn: cached_high, ranks: None };
+    row_pass_resident(high, resident, lows, needs, block_rows, LowIndex::Auto, rows)
 }
 
-/// [`row_pass_rows`] with the original space's resident kNN and rank table.
+/// [`row_pass_rows`] with the original space's resident kNN and rank table, and the choice of
+/// the projections' spatial index.
 pub fn row_pass_resident(
     high: &Points,
     resident: Resident,
     lows: &[&Points],
     needs: Needs,
     block_rows: usize,
+    low_index: LowIndex,
     rows: Range<usize>,
 ) -> PassOutput {
-    let (cached_high, table) = (resident.knn, resident.ranks.filter(|t| t.n() == high.n()));
+    let table = resident.ranks.filter(|t| t.n() == high.n() && t.covers(&rows));
+    let cached_high = resident.knn;
     let ks = needs.pass_ks(lows.len());
     let (kh, kl, kc, kcl) = (ks.kh, ks.kl, ks.kc, ks.kcl);
     let cached = ks.usable(cached_high);
@@ -186,9 +276,14 @@ pub fn row_pass_resident(
     let block_rows = block_rows.max(1);
     let end = rows.end;
     let blocks: Vec<Range<usize>> = rows.step_by(block_rows).map(|s| s..(s + block_rows).min(end)).collect();
+    let (trees, low_index): (Vec<Option<KdTree>>, Vec<LowIndexReport>) = if kl > 0 {
+        lows.iter().map(|low| plan_low_index(low_index, low, kl, shape.extents)).unzip()
+    } else {
+        (lows.iter().map(|_| None).collect(), Vec::new())
+    };
 
     let outs: Vec<BlockOut> =
-        blocks.par_iter().map(|rows| run_block(high, cached, table, lows, shape, rows.clone())).collect();
+        blocks.par_iter().map(|rows| run_block(high, cached, table, lows, &trees, shape, rows.clone())).collect();
 
     let mut stats = PassStats { block_rows, blocks: blocks.len(), ..Default::default() };
     for o in &outs {
@@ -226,7 +321,7 @@ pub fn row_pass_resident(
     let all = |f: &dyn Fn(&BlockOut) -> Option<Extent>| outs.iter().map(f).reduce(join).flatten();
     let extents =
         Extents { high: all(&|o| o.high_extent), lows: (0..lows.len()).map(|p| all(&|o| o.low_extents[p])).collect() };
-    PassOutput { high: high_out, lows: lows_out, stats, extents }
+    PassOutput { high: high_out, lows: lows_out, stats, extents, low_index, coranking: Vec::new() }
 }
 
 fn run_block(
@@ -234,13 +329,20 @@ fn run_block(
     cached: Option<&Neighbours>,
     table: Option<&RankTable>,
     lows: &[&Points],
+    trees: &[Option<KdTree>],
     s: Shape,
     rows: Range<usize>,
 ) -> BlockOut {
     let n = high.n();
     let m = rows.len();
-    let mut sc =
-        Scratch { dx: vec![0.0; n], dy: vec![0.0; n], keys: Vec::with_capacity(n), cross: CrossScratch::default() };
+    let any_rows = trees.iter().any(Option::is_none);
+    let mut sc = Scratch {
+        dx: vec![0.0; n],
+        dy: vec![0.0; if any_rows || s.kc > 0 || s.kcl > 0 { n } else { 0 }],
+        keys: Vec::with_capacity(if any_rows || s.need_dx { n } else { 0 }),
+        cross: CrossScratch::default(),
+        tree: TreeScratch::default(),
+    };
     let own_high = cached.is_none() && s.kh > 0;
     let mut out = BlockOut {
         high_idx: vec![0; if own_high { m * s.kh } else { 0 }],
@@ -260,9 +362,18 @@ fn run_block(
         high_extent: (s.extents && s.need_dx).then_some(Extent::EMPTY),
         low_extents: vec![(s.extents && s.kl > 0).then_some(Extent::EMPTY); lows.len()],
     };
+    // The original space's rows ROW_TILE at a time: each block of points' coordinates is read
+    // from memory once for all of them (the same bits as a row at a time).
+    let mut tile = vec![0.0; if s.need_dx { ROW_TILE.min(m) * n } else { 0 }];
+    let rows_end = rows.end;
     for (r, i) in rows.enumerate() {
         if s.need_dx {
-            distance_row(high, i, &mut sc.dx);
+            let t = r % ROW_TILE;
+            if t == 0 {
+                let end = (i + ROW_TILE).min(rows_end);
+                distance_rows(high, i..end, &mut tile[..(end - i) * n]);
+            }
+            sc.dx.copy_from_slice(&tile[t * n..(t + 1) * n]);
             out.stats.distance_rows += 1;
             out.high_extent = out.high_extent.map(|e| e.join(Extent::of_row(&sc.dx, i)));
         }
@@ -279,18 +390,30 @@ fn run_block(
             if s.kl == 0 {
                 continue;
             }
-            distance_row(low, i, &mut sc.dy);
-            out.stats.distance_rows += 1;
-            out.low_extents[p] = out.low_extents[p].map(|e| e.join(Extent::of_row(&sc.dy, i)));
+            let tree = trees[p].as_ref();
             let lb = &mut out.lows[p];
             let (a, b) = (r * s.kl, (r + 1) * s.kl);
-            select_knn(&sc.dy, i, s.kl, &mut sc.keys, &mut lb.idx[a..b], &mut lb.dist[a..b]);
+            match tree {
+                Some(t) => {
+                    t.knn(low, i, s.kl, &mut sc.tree, &mut lb.idx[a..b], &mut lb.dist[a..b]);
+                    out.stats.low_rows_indexed += 1;
+                }
+                None => {
+                    distance_row(low, i, &mut sc.dy);
+                    out.stats.distance_rows += 1;
+                    out.low_extents[p] = out.low_extents[p].map(|e| e.join(Extent::of_row(&sc.dy, i)));
+                    select_knn(&sc.dy, i, s.kl, &mut sc.keys, &mut lb.idx[a..b], &mut lb.dist[a..b]);
+                }
+            }
             if s.kcl > 0 {
                 // The projection's ranks of the original neighbours only: no original row.
                 let (c0, c1) = (r * s.kcl, (r + 1) * s.kcl);
                 let (ranks, dists) = (&mut lb.rank_lh[c0..c1], &mut lb.dist_lh[c0..c1]);
                 let q = &hx_idx[..s.kcl];
-                cross_ranks(&sc.dy, i, q, &lb.idx[a..b], ranks, dists, &mut sc.cross, &mut out.stats, count_ranks);
+                let low_row = LowRow { low, tree, dy: &mut sc.dy, filled: tree.is_none() };
+                let own = &lb.idx[a..b];
+                let (sc_cross, sc_tree) = (&mut sc.cross, &mut sc.tree);
+                low_ranks(low_row, i, q, own, ranks, dists, sc_cross, sc_tree, &mut out.stats, count_ranks);
                 continue;
             }
             if s.kc == 0 {
@@ -300,40 +423,121 @@ fn run_block(
             let ly_full = &lb.idx[a..b];
             let (ranks_hl, dists_hl) = (&mut lb.rank_hl[c0..c1], &mut lb.dist_hl[c0..c1]);
             let (ranks_lh, dists_lh) = (&mut lb.rank_lh[c0..c1], &mut lb.dist_lh[c0..c1]);
+            let q = &hx_idx[..s.kc];
+            let low_row = LowRow { low, tree, dy: &mut sc.dy, filled: tree.is_none() };
             match table {
                 // Ranks in X of the projection's neighbours by lookup, their distances pair by
                 // pair (the row's bits); the converse by one count pass over the projection's
-                // row against the sorted ranks asked of it.
+                // row (or its index) against the sorted ranks asked of it.
                 Some(t) => {
                     for (s_, &j) in ly_full[..s.kc].iter().enumerate() {
                         ranks_hl[s_] = t.rank(i, j as usize);
-                        dists_hl[s_] = distance_pair(high, i, j as usize);
                     }
+                    distance_pairs(high, i, &ly_full[..s.kc], dists_hl);
                     out.stats.ranks_from_table += s.kc as u64;
-                    let q = &hx_idx[..s.kc];
-                    cross_ranks(
-                        &sc.dy,
+                    let (sc_cross, sc_tree) = (&mut sc.cross, &mut sc.tree);
+                    low_ranks(
+                        low_row,
                         i,
                         q,
                         ly_full,
                         ranks_lh,
                         dists_lh,
-                        &mut sc.cross,
+                        sc_cross,
+                        sc_tree,
                         &mut out.stats,
                         count_by_placement,
                     );
                 }
                 // Ranks in X of the projection's neighbours, and converse.
                 None => {
-                    let q = &ly_full[..s.kc];
-                    cross_ranks(&sc.dx, i, q, hx_idx, ranks_hl, dists_hl, &mut sc.cross, &mut out.stats, count_ranks);
-                    let q = &hx_idx[..s.kc];
-                    cross_ranks(&sc.dy, i, q, ly_full, ranks_lh, dists_lh, &mut sc.cross, &mut out.stats, count_ranks);
+                    let qy = &ly_full[..s.kc];
+                    cross_ranks(&sc.dx, i, qy, hx_idx, ranks_hl, dists_hl, &mut sc.cross, &mut out.stats, count_ranks);
+                    let (sc_cross, sc_tree) = (&mut sc.cross, &mut sc.tree);
+                    low_ranks(
+                        low_row,
+                        i,
+                        q,
+                        ly_full,
+                        ranks_lh,
+                        dists_lh,
+                        sc_cross,
+                        sc_tree,
+                        &mut out.stats,
+                        count_ranks,
+                    );
                 }
             }
         }
     }
     out
+}
+
+/// A projection's row i: its full distance row `dy` (computed when `filled`, or when the index
+/// gives up), or its index.
+struct LowRow<'a> {
+    low: &'a Points,
+    tree: Option<&'a KdTree>,
+    dy: &'a mut Vec<f64>,
+    filled: bool,
+}
+
+/// [`cross_ranks`] in a projection: from its full row, or from its index (query distances pair
+/// by pair, the row's bits; pending ranks counted in the tree, or over the full row computed
+/// now when the tree's count gives up).
+#[allow(clippy::too_many_arguments)]
+fn low_ranks(
+    row: LowRow,
+    i: usize,
+    queries: &[u32],
+    own_knn: &[u32],
+    ranks: &mut [u32],
+    dists: &mut [f64],
+    sc: &mut CrossScratch,
+    tree_scratch: &mut TreeScratch,
+    stats: &mut PassStats,
+    count: fn(&[f64], usize, &[u32], &mut [u32], &mut RankScratch),
+) {
+    let LowRow { low, tree, dy, filled } = row;
+    let tree = match tree {
+        Some(t) if !filled => t,
+        _ => return cross_ranks(dy, i, queries, own_knn, ranks, dists, sc, stats, count),
+    };
+    let CrossScratch { pending, pending_slot, counted, rank } = sc;
+    pending.clear();
+    pending_slot.clear();
+    for (s, &j) in queries.iter().enumerate() {
+        dists[s] = distance_pair(low, i, j as usize);
+        match own_knn.iter().position(|&h| h == j) {
+            Some(pos) => {
+                ranks[s] = pos as u32 + 1;
+                stats.ranks_from_knn += 1;
+            }
+            None => {
+                pending.push(j);
+                pending_slot.push(s);
+            }
+        }
+    }
+    if pending.is_empty() {
+        return;
+    }
+    counted.clear();
+    counted.resize(pending.len(), 0);
+    let budget = low.n() / FALLBACK_SHARE;
+    if tree.count_ranks(low, i, pending, counted, tree_scratch, budget) {
+        stats.low_ranks_indexed += pending.len() as u64;
+    } else {
+        distance_row(low, i, dy);
+        stats.distance_rows += 1;
+        stats.low_index_fallbacks += 1;
+        count(dy, i, pending, counted, rank);
+        stats.rank_scans += 1;
+        stats.ranks_counted += pending.len() as u64;
+    }
+    for (&s, &r) in pending_slot.iter().zip(counted.iter()) {
+        ranks[s] = r;
+    }
 }
 
 /// Ranks and distances, in the space of `dist_row`, of the points `queries`. `own_knn` is that

@@ -9,7 +9,10 @@
 //! With the table each rank is one lookup, and a call costs only the projection's rows.
 //! The ranks are `u16` while n ≤ 65 536 (ranks run 1..n−1), else `u32`; the planner builds it
 //! only when it fits the memory budget ([`plan`]), and the row pass falls back to counting.
+//! A worker that owns a span of rows (the browser's worker pool) keeps only those rows
+//! ([`RankTable::build_rows`]): the table is split between the workers, not copied.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -34,10 +37,12 @@ pub enum ResidentRanks {
     Never,
 }
 
-/// `r^X(i, j)` for every pair, row-major; the diagonal holds 0.
+/// `r^X(i, j)` for the rows i of a span (all n, or a worker's share) and every j, row-major;
+/// the diagonal holds 0.
 #[derive(Debug)]
 pub struct RankTable {
     n: usize,
+    rows: Range<usize>,
     cells: Cells,
 }
 
@@ -53,26 +58,37 @@ const NARROW_MAX_N: usize = 1 << 16;
 impl RankTable {
     /// Bytes of the table for n points.
     pub fn bytes_for(n: usize) -> u64 {
+        Self::bytes_for_rows(n, n)
+    }
+
+    /// Bytes of `rows` rows of the table for n points.
+    pub fn bytes_for_rows(n: usize, rows: usize) -> u64 {
         let cell = if n <= NARROW_MAX_N { 2 } else { 4 };
-        (n as u64).saturating_mul(n as u64).saturating_mul(cell)
+        (n as u64).saturating_mul(rows as u64).saturating_mul(cell)
     }
 
     /// Builds the table: each row's distance row, fully sorted by `(d, j)` (the reference's
     /// order: ties by index, self excluded), gives every j its rank. Rows are independent, so
     /// the table is the same for any thread count and block size.
     pub fn build(high: &Points, block_rows: usize) -> RankTable {
+        Self::build_rows(high, 0..high.n(), block_rows)
+    }
+
+    /// The table's rows `rows` only (a worker's span), built as [`RankTable::build`] builds them.
+    pub fn build_rows(high: &Points, rows: Range<usize>, block_rows: usize) -> RankTable {
         let n = high.n();
-        let rows = block_rows.max(1);
+        assert!(rows.end <= n, "rows {rows:?} out of range for n {n}");
+        let (per, cells) = (block_rows.max(1), n * rows.len());
         let cells = if n <= NARROW_MAX_N {
-            let mut v = vec![0u16; n * n];
-            fill(high, &mut v, rows, |r| r as u16);
+            let mut v = vec![0u16; cells];
+            fill(high, &mut v, rows.start, per, |r| r as u16);
             Cells::Narrow(v)
         } else {
-            let mut v = vec![0u32; n * n];
-            fill(high, &mut v, rows, |r| r);
+            let mut v = vec![0u32; cells];
+            fill(high, &mut v, rows.start, per, |r| r);
             Cells::Wide(v)
         };
-        RankTable { n, cells }
+        RankTable { n, rows, cells }
     }
 
     /// Points in the original space.
@@ -80,28 +96,34 @@ impl RankTable {
         self.n
     }
 
-    /// `r^X(i, j)` (1-based; 0 for j = i).
+    /// Whether the table holds every row of `rows`.
+    pub fn covers(&self, rows: &Range<usize>) -> bool {
+        rows.start >= self.rows.start && rows.end <= self.rows.end
+    }
+
+    /// `r^X(i, j)` (1-based; 0 for j = i); i must be one of the table's rows.
     #[inline]
     pub fn rank(&self, i: usize, j: usize) -> u32 {
+        let at = (i - self.rows.start) * self.n + j;
         match &self.cells {
-            Cells::Narrow(v) => u32::from(v[i * self.n + j]),
-            Cells::Wide(v) => v[i * self.n + j],
+            Cells::Narrow(v) => u32::from(v[at]),
+            Cells::Wide(v) => v[at],
         }
     }
 
     /// Bytes held.
     pub fn bytes(&self) -> u64 {
-        Self::bytes_for(self.n)
+        Self::bytes_for_rows(self.n, self.rows.len())
     }
 }
 
-/// Fills `table` (n×n) with each row's ranks, `rows` rows per task.
-fn fill<T: Copy + Send>(high: &Points, table: &mut [T], rows: usize, cell: impl Fn(u32) -> T + Sync) {
+/// Fills `table` (rows `first..` of n columns) with each row's ranks, `rows` rows per task.
+fn fill<T: Copy + Send>(high: &Points, table: &mut [T], first: usize, rows: usize, cell: impl Fn(u32) -> T + Sync) {
     let n = high.n();
     table.par_chunks_mut(n * rows).enumerate().for_each(|(b, chunk)| {
         let (mut dist, mut order, mut sorter) = (vec![0.0; n], Vec::with_capacity(n), RowOrder::default());
         for (r, row) in chunk.chunks_mut(n).enumerate() {
-            let i = b * rows + r;
+            let i = first + b * rows + r;
             distance_row(high, i, &mut dist);
             sorter.sort(&dist, i, &mut order);
             for (pos, &j) in order.iter().enumerate() {
@@ -143,18 +165,20 @@ pub enum TablePlan {
 /// should not quietly take gigabytes; `Always` opts in.
 pub const AUTO_MAX_TABLE_BYTES: u64 = 256 << 20;
 
-/// Decides, before any work, whether a run with cross ranks uses the table: `held` is the
-/// evaluator's table, `earlier_calls` how many of its calls needed cross ranks before this one,
-/// `other_bytes` what the run's other planned resources hold of the `budget`.
+/// Decides, before any work, whether a run with cross ranks uses the table of `rows` rows (n
+/// for a whole run): `held` is the evaluator's table, `earlier_calls` how many of its calls
+/// needed cross ranks before this one, `other_bytes` what the run's other planned resources
+/// hold of the `budget`.
 pub fn plan(
     n: usize,
+    rows: usize,
     policy: ResidentRanks,
     held: Option<Arc<RankTable>>,
     earlier_calls: usize,
     other_bytes: u64,
     budget: u64,
 ) -> TablePlan {
-    let table_bytes = RankTable::bytes_for(n);
+    let table_bytes = RankTable::bytes_for_rows(n, rows);
     let report = |source, reason: String, built_now| HighRanksReport { source, reason, table_bytes, built_now };
     let recompute = |reason: String| TablePlan::Recompute(report("recomputed", reason, false));
     if let Some(t) = held {
@@ -199,6 +223,16 @@ mod tests {
         assert_eq!(row4, [2, 3, 1, 4, 0]);
         assert_eq!(t.bytes(), 50);
         assert_eq!(RankTable::bytes_for(NARROW_MAX_N + 1), ((NARROW_MAX_N + 1) as u64).pow(2) * 4);
+        // A span's rows are the whole table's rows, and only those are held.
+        let span = RankTable::build_rows(&p, 3..5, 1);
+        assert!(span.covers(&(3..5)) && span.covers(&(4..5)) && !span.covers(&(2..4)));
+        assert_eq!(span.bytes(), 20);
+        for i in 3..5 {
+            assert_eq!(
+                (0..5).map(|j| span.rank(i, j)).collect::<Vec<_>>(),
+                (0..5).map(|j| t.rank(i, j)).collect::<Vec<_>>()
+            );
+        }
     }
 
     #[test]
@@ -206,21 +240,21 @@ mod tests {
         let source = |p: &TablePlan| match p {
             TablePlan::Use(_, r) | TablePlan::Build(r) | TablePlan::Recompute(r) => r.source,
         };
-        assert!(matches!(plan(100, ResidentRanks::Auto, None, 0, 0, 1 << 30), TablePlan::Recompute(_)));
-        assert!(matches!(plan(100, ResidentRanks::Auto, None, 1, 0, 1 << 30), TablePlan::Build(_)));
-        assert!(matches!(plan(100, ResidentRanks::Always, None, 0, 0, 1 << 30), TablePlan::Build(_)));
-        assert!(matches!(plan(100, ResidentRanks::Never, None, 5, 0, 1 << 30), TablePlan::Recompute(_)));
+        assert!(matches!(plan(100, 100, ResidentRanks::Auto, None, 0, 0, 1 << 30), TablePlan::Recompute(_)));
+        assert!(matches!(plan(100, 100, ResidentRanks::Auto, None, 1, 0, 1 << 30), TablePlan::Build(_)));
+        assert!(matches!(plan(100, 100, ResidentRanks::Always, None, 0, 0, 1 << 30), TablePlan::Build(_)));
+        assert!(matches!(plan(100, 100, ResidentRanks::Never, None, 5, 0, 1 << 30), TablePlan::Recompute(_)));
         // Above Auto's cap only Always builds (n = 20 000: 800 MB of u16 ranks).
         let big = 20_000;
         assert!(RankTable::bytes_for(big) > AUTO_MAX_TABLE_BYTES);
-        assert!(matches!(plan(big, ResidentRanks::Auto, None, 3, 0, 1 << 40), TablePlan::Recompute(_)));
-        assert!(matches!(plan(big, ResidentRanks::Always, None, 0, 0, 1 << 40), TablePlan::Build(_)));
+        assert!(matches!(plan(big, big, ResidentRanks::Auto, None, 3, 0, 1 << 40), TablePlan::Recompute(_)));
+        assert!(matches!(plan(big, big, ResidentRanks::Always, None, 0, 0, 1 << 40), TablePlan::Build(_)));
         // 100² u16 = 20 000 bytes: with 1 000 other bytes a 20 999-byte budget is too small.
-        let tight = plan(100, ResidentRanks::Always, None, 0, 1000, 20_999);
+        let tight = plan(100, 100, ResidentRanks::Always, None, 0, 1000, 20_999);
         match &tight {
             TablePlan::Recompute(r) => assert!(r.reason.contains("exceed the memory budget"), "{}", r.reason),
             _ => panic!("expected Recompute"),
         }
-        assert_eq!(source(&plan(100, ResidentRanks::Always, None, 0, 1000, 21_000)), "resident_table");
+        assert_eq!(source(&plan(100, 100, ResidentRanks::Always, None, 0, 1000, 21_000)), "resident_table");
     }
 }

@@ -129,6 +129,11 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
         w.ranks_from_knn = w.ranks_from_knn.saturating_add(p.work.ranks_from_knn);
         w.ranks_counted = w.ranks_counted.saturating_add(p.work.ranks_counted);
         w.rank_scans = w.rank_scans.saturating_add(p.work.rank_scans);
+        w.ranks_from_table = w.ranks_from_table.saturating_add(p.work.ranks_from_table);
+        w.low_rows_indexed = w.low_rows_indexed.saturating_add(p.work.low_rows_indexed);
+        w.low_ranks_indexed = w.low_ranks_indexed.saturating_add(p.work.low_ranks_indexed);
+        w.low_index_fallbacks = w.low_index_fallbacks.saturating_add(p.work.low_index_fallbacks);
+        w.rows_fused = w.rows_fused.saturating_add(p.work.rows_fused);
         w
     });
     let t_end = t0.elapsed().as_secs_f64();
@@ -291,6 +296,7 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats, timings: Timing
             resource_bytes: 0,
             pairwise: None,
             high_ranks: None,
+            low_index: Vec::new(),
         },
         work: PassStats { blocks, ..work },
         timings,

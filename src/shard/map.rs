@@ -2,6 +2,7 @@
 //! full run, and the fingerprint that keeps partials of different runs apart.
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::{
     PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork, check_shardable, is_block, plan,
@@ -9,10 +10,13 @@ use super::{
 use crate::backend::Numerics;
 use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
-use crate::evaluate::Evaluator;
+use crate::evaluate::{Evaluator, Served, SpanState};
 use crate::measures::coranking;
 use crate::measures::{Ctx, Resolved};
-use crate::resources::{CrossRanks, Needs, Neighbours, nerv_rows};
+use crate::resources::{
+    CoRankCounts, CrossRanks, FusedLists, ListKs, Needs, Neighbours, PassOutput, PassStats, ProjectionResources,
+    TablePlan, nerv_rows, plan_rank_table,
+};
 use crate::spec::Spec;
 use crate::sum::pairwise_sum;
 
@@ -30,6 +34,7 @@ impl Evaluator {
     /// The evaluator's backend serves it as it would a full run (`auto`'s threshold weighs the
     /// block's rows × n pairs), always in the exact posture; [`Partial::backend`] says which
     /// served. The scores do not depend on backend, threads or block size.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn map_rows(
         &self,
         low: &Points,
@@ -37,51 +42,126 @@ impl Evaluator {
         rows: Range<usize>,
         specs: &[Spec],
     ) -> Result<Partial> {
-        self.on_threads(|| self.map_rows_here(low, labels, rows, specs))
+        let blocks = std::slice::from_ref(&rows);
+        let mut parts = self.on_threads(|| pollster::block_on(self.map_blocks_async(low, labels, blocks, specs)))?;
+        Ok(parts.remove(0))
     }
 
-    fn map_rows_here(
+    /// [`Evaluator::map_rows`] for consecutive blocks of the shard plan at once (a worker's
+    /// span of rows): one row pass over the span, one [`Partial`] per block, each the same
+    /// scores as [`Evaluator::map_rows`] gives for that block. The span's work tallies are
+    /// reported on its first block's partial (the others report none), so the fold's total is
+    /// the span's.
+    ///
+    /// An evaluator that maps the same span again keeps what it found of the original space for
+    /// those rows only: their kNN lists and, as [`crate::ResidentRanks`] says (from the second
+    /// call that needs cross ranks by default), their rows of the rank table. A pool of
+    /// workers, each mapping its own span, so splits the resident state instead of copying it.
+    pub async fn map_blocks_async(
         &self,
         low: &Points,
         labels: Option<&Labels>,
-        rows: Range<usize>,
+        blocks: &[Range<usize>],
         specs: &[Spec],
-    ) -> Result<Partial> {
+    ) -> Result<Vec<Partial>> {
         let high = self.high();
         let n = high.n();
         let resolved = self.validate(&[low], labels, specs)?;
         check_shardable(&resolved)?;
-        if rows.start >= rows.end || rows.end > n || !is_block(n, &rows) {
-            let near: Vec<String> =
-                plan(n, rows.len().max(1)).iter().map(|b| format!("{}:{}", b.start, b.end)).collect();
-            let shown = if near.len() > 8 {
-                format!("{} ... ({} blocks)", near[..8].join(" "), near.len())
-            } else {
-                near.join(" ")
-            };
-            return Err(Error::BadRows {
-                start: rows.start,
-                end: rows.end,
-                n,
-                reason: format!("blocks are nodes of the summation tree, e.g. {shown}"),
-            });
+        let Some(first) = blocks.first() else {
+            return Err(Error::BadRows { start: 0, end: 0, n, reason: "no blocks given".into() });
+        };
+        let mut at = first.start;
+        for rows in blocks {
+            if rows.start >= rows.end || rows.end > n || !is_block(n, rows) {
+                let near: Vec<String> =
+                    plan(n, rows.len().max(1)).iter().map(|b| format!("{}:{}", b.start, b.end)).collect();
+                let shown = if near.len() > 8 {
+                    format!("{} ... ({} blocks)", near[..8].join(" "), near.len())
+                } else {
+                    near.join(" ")
+                };
+                return Err(Error::BadRows {
+                    start: rows.start,
+                    end: rows.end,
+                    n,
+                    reason: format!("blocks are nodes of the summation tree, e.g. {shown}"),
+                });
+            }
+            if rows.start != at {
+                return Err(Error::BadRows {
+                    start: rows.start,
+                    end: rows.end,
+                    n,
+                    reason: format!("the blocks of one span must follow each other (the previous ends at {at})"),
+                });
+            }
+            at = rows.end;
         }
+        let span = first.start..at;
         let needs = resolved.iter().map(Resolved::needs).fold(Needs::default(), Needs::merge);
         let needs_nerv = Needs { nerv: needs.nerv.clone(), ..Needs::default() };
-        // The backend of a full run serves the block (the CPU, or the GPU's certified kernels
-        // on rows A:B only), always exact: partials must fold to the reference's bits.
-        let (pass, served) = pollster::block_on(self.build(None, None, &[low], needs, rows.clone(), Numerics::Exact))?;
+        let ks = needs.pass_ks(1);
+        // coranking with list-needing measures on the CPU: one fused pass per block gives the
+        // lists and that block's counts; else the row pass over the span, with its resident state.
+        let cpu = self.options().backend == crate::backend::BackendChoice::Cpu;
+        let fuse = crate::evaluate::fuse_km(&resolved, &needs, high).filter(|_| cpu);
+        let ctl = crate::control::Control::default();
+        let (pass, served, cached, fused_counts) = match fuse {
+            Some(km) => {
+                let lists = ListKs { kh: ks.kh, kl: ks.kl, kc: ks.kc.max(ks.kcl) };
+                let (mut counts, mut parts) = (Vec::new(), Vec::new());
+                for rows in blocks {
+                    let block_rows = self.options().block_rows;
+                    let (c, f) = coranking::fused(high, low, km, lists, block_rows, &ctl, rows.clone())?;
+                    counts.push(c);
+                    parts.push(f);
+                }
+                (fused_output(parts, span.len()), Served::cpu(None), None, Some((km, counts)))
+            }
+            None => {
+                let (cached, table) = self.span_resident(&span, &needs);
+                // The backend of a full run serves the span (the CPU, or the GPU's certified
+                // kernels on its rows only), always exact: partials must fold to the reference's
+                // bits.
+                let (pass, served) = self
+                    .build(
+                        cached.as_deref(),
+                        table.as_ref(),
+                        &[low],
+                        needs.clone(),
+                        span.clone(),
+                        Numerics::Exact,
+                        None,
+                    )
+                    .await?;
+                (pass, served, cached, None)
+            }
+        };
         self.high().distances().map_or(Ok(()), |d| d.check_reads())?;
         #[cfg(feature = "gpu")]
         let adapter = served.gpu.as_ref().map(|(g, _)| g.report.name.clone());
         #[cfg(not(feature = "gpu"))]
         let adapter = None;
-        let start = rows.start;
-        let knn_high = pass.high.map(|h| Neighbours {
-            k: h.k,
-            idx: spread(h.idx, n, h.k, start),
-            dist: spread(h.dist, n, h.k, start),
-        });
+        let start = span.start;
+        let knn_high = match (pass.high, cached) {
+            (Some(h), _) => {
+                let h = Arc::new(Neighbours {
+                    k: h.k,
+                    idx: spread(h.idx, n, h.k, start),
+                    dist: spread(h.dist, n, h.k, start),
+                });
+                let mut state = self.span.lock().expect("span lock");
+                if state.rows == span {
+                    state.knn = Some(h.clone());
+                }
+                Some(h)
+            }
+            (None, cached) => cached,
+        };
+        if needs.cross > 0 {
+            self.span.lock().expect("span lock").cross_calls += 1;
+        }
         let res = pass.lows.into_iter().next().unwrap_or_default();
         let knn_low = res.knn.map(|l| Neighbours {
             k: l.k,
@@ -95,89 +175,206 @@ impl Evaluator {
             dist_high_of_low: spread(c.dist_high_of_low, n, c.k, start),
             dist_low_of_high: spread(c.dist_low_of_high, n, c.k, start),
         });
-        let ctl = crate::control::Control::default();
-        // nerv: its block's full rows (each row's divergences need only that row).
+        // nerv: its span's full rows (each row's divergences need only that row).
         let pairwise = if needs_nerv.nerv.is_empty() {
             None
         } else {
-            Some(nerv_rows(high, low, &needs_nerv, self.options().block_rows, &ctl, rows.clone())?)
+            Some(nerv_rows(high, low, &needs_nerv, self.options().block_rows, &ctl, span.clone())?)
         };
         let ctx = Ctx {
             high,
             low,
             labels,
-            knn_high: knn_high.as_ref(),
+            knn_high: knn_high.as_deref(),
             knn_low: knn_low.as_ref(),
             cross: cross.as_ref(),
             pairwise: pairwise.as_ref(),
             block_rows: self.options().block_rows,
             local: true,
             ctl: &ctl,
+            coranking: None,
+            memory_budget: crate::resources::default_memory_budget(),
         };
         let texts: Vec<String> = resolved.iter().map(spec_text).collect();
-        let mut scores = Vec::with_capacity(resolved.len());
+        // Each measure once over the span (its local values are per row); coranking's counts per
+        // block (each row's summary is its block's local value), the span's tallies on the first.
+        let mut outs = Vec::with_capacity(resolved.len());
+        let mut fused_counts = fused_counts;
         for r in &resolved {
-            let (out, counts) = if r.def.id == "coranking" {
-                let mut c =
-                    coranking::counts_rows(high, low, coranking::k_max(r, n), ctx.block_rows, &ctl, rows.clone())?;
-                let local = vec![("local_auc_rnx".to_string(), spread(std::mem::take(&mut c.rows), n, 1, start))];
-                (crate::measures::Output { local, ..Default::default() }, Some(c))
-            } else {
-                ((r.def.compute)(&ctx, r)?, None)
-            };
-            let locals = r
-                .def
-                .local_keys()
-                .map(|key| {
-                    let all = out.local.iter().find(|(k, _)| k == key).map(|(_, v)| v);
-                    let all = all.ok_or_else(|| Error::Undefined {
-                        id: r.def.id.into(),
-                        projection: Some(low.name().into()),
-                        reason: format!("no local values under {key}"),
-                    })?;
-                    let mine = &all[rows.clone()];
-                    if let Some(v) = mine.iter().find(|v| !v.is_finite()) {
-                        return Err(Error::NonFiniteScore {
-                            id: r.def.id.into(),
-                            projection: Some(low.name().into()),
-                            key: key.to_string(),
-                            value: *v,
-                        });
+            outs.push(if r.def.id == "coranking" {
+                let km = coranking::k_max(r, n);
+                let per_block = match fused_counts.take() {
+                    Some((fk, counts)) if fk == km => counts,
+                    other => {
+                        fused_counts = other;
+                        let block_rows = ctx.block_rows;
+                        let count =
+                            |b: &Range<usize>| coranking::counts_rows(high, low, km, block_rows, &ctl, b.clone());
+                        blocks.iter().map(count).collect::<Result<Vec<_>>>()?
                     }
-                    Ok(PartialLocal {
-                        key: key.to_string(),
-                        bits: mine.iter().map(|v| v.to_bits()).collect(),
-                        sum_bits: pairwise_sum(mine).to_bits(),
-                    })
-                })
-                .collect::<Result<Vec<_>>>()?;
-            scores.push(PartialScore { id: r.def.id.into(), locals, counts });
+                };
+                Err(tallies_on_first(per_block)?)
+            } else {
+                Ok((r.def.compute)(&ctx, r)?)
+            });
         }
+        let fingerprint = fingerprint(high, low, labels, &texts);
         let s = pass.stats;
-        Ok(Partial {
-            format: PARTIAL_FORMAT.into(),
-            version: PARTIAL_VERSION,
-            fingerprint: fingerprint(high, low, labels, &texts),
-            n,
-            dim_high: high.dim(),
-            dim_low: low.dim(),
-            projection: low.name().into(),
-            specs: texts,
-            rows: [rows.start, rows.end],
-            scores,
-            work: PartialWork {
-                distance_rows: s.distance_rows,
-                ranks_from_knn: s.ranks_from_knn,
-                ranks_counted: s.ranks_counted,
-                rank_scans: s.rank_scans,
-            },
-            backend: served.backend.into(),
-            adapter,
-            fallback_reason: served.fallback_reason,
-            metric_high: high.metric().to_string(),
-            input_high: high.input().into(),
-        })
+        let mut partials = Vec::with_capacity(blocks.len());
+        for (b, rows) in blocks.iter().enumerate() {
+            let mut scores = Vec::with_capacity(resolved.len());
+            for (r, out) in resolved.iter().zip(&mut outs) {
+                let own;
+                let (out, counts) = match out {
+                    Ok(out) => (&*out, None),
+                    Err(per_block) => {
+                        let mut c = std::mem::replace(&mut per_block[b], CoRankCounts::empty());
+                        let local =
+                            vec![("local_auc_rnx".to_string(), spread(std::mem::take(&mut c.rows), n, 1, rows.start))];
+                        own = crate::measures::Output { local, ..Default::default() };
+                        (&own, Some(c))
+                    }
+                };
+                scores.push(PartialScore { id: r.def.id.into(), locals: locals(r, out, low, rows)?, counts });
+            }
+            let work = if b == 0 {
+                PartialWork {
+                    distance_rows: s.distance_rows,
+                    ranks_from_knn: s.ranks_from_knn,
+                    ranks_counted: s.ranks_counted,
+                    rank_scans: s.rank_scans,
+                    ranks_from_table: s.ranks_from_table,
+                    low_rows_indexed: s.low_rows_indexed,
+                    low_ranks_indexed: s.low_ranks_indexed,
+                    low_index_fallbacks: s.low_index_fallbacks,
+                    rows_fused: s.rows_fused,
+                }
+            } else {
+                PartialWork::default()
+            };
+            partials.push(Partial {
+                format: PARTIAL_FORMAT.into(),
+                version: PARTIAL_VERSION,
+                fingerprint: fingerprint.clone(),
+                n,
+                dim_high: high.dim(),
+                dim_low: low.dim(),
+                projection: low.name().into(),
+                specs: texts.clone(),
+                rows: [rows.start, rows.end],
+                scores,
+                work,
+                backend: served.backend.into(),
+                adapter: adapter.clone(),
+                fallback_reason: served.fallback_reason.clone(),
+                metric_high: high.metric().to_string(),
+                input_high: high.input().into(),
+            });
+        }
+        Ok(partials)
     }
+}
+
+impl Evaluator {
+    /// The span's resident state, kept while the same span is mapped: the original kNN of its
+    /// rows when long enough, and the plan of its rank-table rows when cross ranks are needed.
+    fn span_resident(&self, span: &Range<usize>, needs: &Needs) -> (Option<Arc<Neighbours>>, Option<TablePlan>) {
+        let n = self.high().n();
+        let ks = needs.pass_ks(1);
+        let mut state = self.span.lock().expect("span lock");
+        if state.rows != *span {
+            *state = SpanState { rows: span.clone(), ..SpanState::default() };
+        }
+        let cached = state.knn.clone().filter(|c| ks.kh > 0 && c.k >= ks.kh);
+        let table = (needs.cross > 0).then(|| {
+            let other = needs.list_bytes(n, 1);
+            let (policy, budget) = (self.options().resident_ranks, self.budgets().memory_bytes());
+            // The span's own rows, or the whole table if a full run built it.
+            let held = state.table.clone().or_else(|| self.full_table());
+            plan_rank_table(n, span.len(), policy, held, state.cross_calls, other, budget)
+        });
+        (cached, table)
+    }
+}
+
+/// The blocks' co-ranking counts with the span's tallies on the first block and zeros on the
+/// others (the fold adds them, so its sum is unchanged): one set of curves' tallies travels per
+/// span instead of one per block. Each block keeps its own rows' summaries (its local values).
+fn tallies_on_first(mut per_block: Vec<CoRankCounts>) -> Result<Vec<CoRankCounts>> {
+    let mut total = CoRankCounts { rows: Vec::new(), ..per_block[0].clone() };
+    for c in &per_block[1..] {
+        if !total.add(&CoRankCounts { rows: Vec::new(), ..c.clone() }) {
+            return Err(Error::Undefined {
+                id: "coranking".into(),
+                projection: None,
+                reason: "a co-ranking tally overflows".into(),
+            });
+        }
+    }
+    for (b, c) in per_block.iter_mut().enumerate() {
+        let rows = std::mem::take(&mut c.rows);
+        *c = if b == 0 { CoRankCounts { rows, ..total.clone() } } else { CoRankCounts { rows, ..total.zeros() } };
+    }
+    Ok(per_block)
+}
+
+/// The span's lists from its blocks' fused passes (in order), as a row pass's output.
+fn fused_output(parts: Vec<FusedLists>, rows: usize) -> PassOutput {
+    fn cat<T: Copy>(parts: &[FusedLists], f: impl Fn(&FusedLists) -> Option<&Vec<T>>) -> Vec<T> {
+        parts.iter().flat_map(|p| f(p).into_iter().flatten().copied()).collect()
+    }
+    let first = &parts[0];
+    let knn = |k: usize, idx: Vec<u32>, dist: Vec<f64>| Neighbours { k, idx, dist };
+    let high = first.high.as_ref().map(|h| {
+        knn(h.k, cat(&parts, |p| p.high.as_ref().map(|x| &x.idx)), cat(&parts, |p| p.high.as_ref().map(|x| &x.dist)))
+    });
+    let low = first.low.as_ref().map(|l| {
+        knn(l.k, cat(&parts, |p| p.low.as_ref().map(|x| &x.idx)), cat(&parts, |p| p.low.as_ref().map(|x| &x.dist)))
+    });
+    let cross = first.cross.as_ref().map(|c| CrossRanks {
+        k: c.k,
+        rank_high_of_low: cat(&parts, |p| p.cross.as_ref().map(|x| &x.rank_high_of_low)),
+        rank_low_of_high: cat(&parts, |p| p.cross.as_ref().map(|x| &x.rank_low_of_high)),
+        dist_high_of_low: cat(&parts, |p| p.cross.as_ref().map(|x| &x.dist_high_of_low)),
+        dist_low_of_high: cat(&parts, |p| p.cross.as_ref().map(|x| &x.dist_low_of_high)),
+    });
+    PassOutput {
+        high,
+        lows: vec![ProjectionResources { knn: low, cross }],
+        stats: PassStats { distance_rows: 2 * rows as u64, rows_fused: rows as u64, ..PassStats::default() },
+        extents: Default::default(),
+        low_index: Vec::new(),
+        coranking: Vec::new(),
+    }
+}
+
+/// A measure's local values on the block `rows`, each key's values with their pairwise sum.
+fn locals(r: &Resolved, out: &crate::measures::Output, low: &Points, rows: &Range<usize>) -> Result<Vec<PartialLocal>> {
+    r.def
+        .local_keys()
+        .map(|key| {
+            let all = out.local.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+            let all = all.ok_or_else(|| Error::Undefined {
+                id: r.def.id.into(),
+                projection: Some(low.name().into()),
+                reason: format!("no local values under {key}"),
+            })?;
+            let mine = &all[rows.clone()];
+            if let Some(v) = mine.iter().find(|v| !v.is_finite()) {
+                return Err(Error::NonFiniteScore {
+                    id: r.def.id.into(),
+                    projection: Some(low.name().into()),
+                    key: key.to_string(),
+                    value: *v,
+                });
+            }
+            Ok(PartialLocal {
+                key: key.to_string(),
+                bits: mine.iter().map(|v| v.to_bits()).collect(),
+                sum_bits: pairwise_sum(mine).to_bits(),
+            })
+        })
+        .collect()
 }
 
 /// FNV-1a 64: a stable hash across platforms and releases (not a cryptographic one).

@@ -14,8 +14,8 @@
 //! [`Partial`]; `map` (the fingerprint too) [`crate::Evaluator::map_rows`]; `fold` [`fold()`] and its checks.
 
 mod fold;
-// Shards run where threads do (the command line, Python); a browser folds but does not map.
-#[cfg(not(target_arch = "wasm32"))]
+// Shards map wherever the library runs: the command line and Python map one block per call,
+// the browser's worker pool one span of consecutive blocks per worker.
 mod map;
 mod partial;
 
@@ -93,6 +93,34 @@ pub fn plan(n: usize, max_rows: usize) -> Vec<Range<usize>> {
         out.push(b);
         Ok::<(), std::convert::Infallible>(())
     });
+    out
+}
+
+/// A pool of `workers`' shares of the plan: at most `workers` spans, each a run of consecutive
+/// blocks of [`plan`] (blocks of at most n / (4 · workers) rows where the tree allows), cut at
+/// the block boundary nearest to each worker's equal share. Fewer spans than workers when n has
+/// fewer blocks (a leaf of up to 128 rows is never split).
+pub fn spans(n: usize, workers: usize) -> Vec<Vec<Range<usize>>> {
+    let w = workers.max(1);
+    let mut out = Vec::with_capacity(w);
+    let mut span: Vec<Range<usize>> = Vec::new();
+    let mut done = 0;
+    for block in plan(n, n.div_ceil(4 * w)) {
+        // The boundary before this block or after it, whichever is nearer the share (× w).
+        let share = (out.len() + 1) * n;
+        let (before, after) = (done * w, (done + block.len()) * w);
+        if out.len() + 1 < w && !span.is_empty() && after > share && share - before < after - share {
+            out.push(std::mem::take(&mut span));
+        }
+        done += block.len();
+        span.push(block);
+        if out.len() + 1 < w && done * w >= (out.len() + 1) * n {
+            out.push(std::mem::take(&mut span));
+        }
+    }
+    if !span.is_empty() {
+        out.push(span);
+    }
     out
 }
 

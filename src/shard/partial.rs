@@ -111,6 +111,25 @@ pub struct PartialWork {
     pub ranks_counted: u64,
     /// Row scans done to count ranks.
     pub rank_scans: u64,
+    /// Original-space ranks looked up in the resident rank table (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ranks_from_table: u64,
+    /// Projection rows whose kNN came from the spatial index (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub low_rows_indexed: u64,
+    /// Projection ranks counted in the spatial index (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub low_ranks_indexed: u64,
+    /// Projection rows whose count in the index fell back to the full row (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub low_index_fallbacks: u64,
+    /// Rows whose lists came from the fused co-ranking pass (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rows_fused: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl Partial {

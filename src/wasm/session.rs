@@ -17,7 +17,10 @@ use js_sys::{Function, Int32Array, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
-use super::types::{MeasureRequest, NeighboursRequest, PromiseEvaluation, PromiseNeighbours, SessionOptions};
+use super::types::{
+    MapBlocksRequest, MeasureRequest, NeighboursRequest, PromiseEvaluation, PromiseNeighbours, PromisePartials,
+    SessionOptions,
+};
 use super::{Served, evaluation_js, fail, get, labels, matrix, numerics, original, specs};
 use crate::control::{Cancel, Progress, ProgressFn};
 use crate::{Evaluator, Labels};
@@ -178,6 +181,41 @@ impl Session {
             let mut result = result.map_err(fail)?;
             inner.served.stamp(&mut result);
             evaluation_js(&result)
+        })
+        .unchecked_into()
+    }
+
+    /// The worker pool's share of a call (npm/pool.js): the shardable `specs` on the
+    /// consecutive blocks `blocks` of the shard plan, as one partial per block (their JSON
+    /// texts, f64s as their bits) for `foldPartials`. A session that maps the same span again
+    /// keeps the original space's kNN and rank-table rows of that span only.
+    #[wasm_bindgen(js_name = mapBlocks)]
+    pub fn map_blocks(&self, request: MapBlocksRequest) -> PromisePartials {
+        let request: JsValue = request.into();
+        self.queued(move |inner| async move {
+            let low = matrix(&get(&request, "low")?, "low")?;
+            let specs = specs(&request, inner.labels.is_some())?;
+            let blocks_js = get(&request, "blocks")?;
+            if !js_sys::Array::is_array(&blocks_js) {
+                return Err(fail("blocks: expected an array of [start, end] pairs"));
+            }
+            let mut blocks = Vec::new();
+            for b in js_sys::Array::from(&blocks_js).iter() {
+                let pair = js_sys::Array::from(&b);
+                let at = |t: u32| pair.get(t).as_f64().filter(|v| *v >= 0.0 && v.fract() == 0.0);
+                match (pair.length(), at(0), at(1)) {
+                    (2, Some(a), Some(e)) => blocks.push(a as usize..e as usize),
+                    _ => return Err(fail("blocks: expected an array of [start, end] pairs of whole numbers")),
+                }
+            }
+            let eval = inner.eval.borrow_mut().take().ok_or_else(|| fail("the session was freed"))?;
+            let result = eval.map_blocks_async(&low, inner.labels.as_ref(), &blocks, &specs).await;
+            *inner.eval.borrow_mut() = Some(eval);
+            let out = js_sys::Array::new();
+            for p in result.map_err(fail)? {
+                out.push(&p.to_json().into());
+            }
+            Ok(out.into())
         })
         .unchecked_into()
     }

@@ -11,7 +11,11 @@
 // (SwiftShader) and on the wasm CPU: a Session's first and second measure (a different
 // projection each) equal `faithful measure --local --json` bit for bit, neighbours equal
 // `faithful knn`, an aborted measure rejects with an AbortError and leaves the session usable;
-// the worker client does the same and survives a trap; Node runs the CPU entry.
+// the worker client does the same and survives a trap; Node runs the CPU entry. The worker pool
+// (Session.create({ workers: N })): N = 1, 2, 3, 4, 7 give byte-identical results to one worker
+// and to the native CLI, on the bundled example and on tie-heavy data, in Chromium (wasm CPU,
+// shared memory and not; SwiftShader WebGPU) and in Node (worker_threads); a worker killed or
+// trapped mid-call rejects the call with a WorkerCrashedError and the next call succeeds.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,6 +25,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from './flags.mjs';
+import { POOL_SPECS, tieHeavy } from './npm_app/data.js';
 import { serveStatic } from './static_server.mjs';
 
 const TARBALL = process.env.FAITHFUL_NPM_TARBALL;
@@ -111,11 +116,13 @@ test('the package: ES module, exports, the crate version, types without any', ()
   assert.equal(pkg.type, 'module');
   assert.equal(pkg.version, native.run.faithful_version);
   assert.deepEqual(Object.keys(pkg.exports), ['.', './worker', './faithful_bg.wasm', './package.json']);
-  assert.equal(pkg.exports['.'].types, './faithful.d.ts');
-  assert.equal(pkg.exports['.'].import, './faithful.js');
-  const dts = readFileSync(path.join(dir, 'faithful.d.ts'), 'utf8') + readFileSync(path.join(dir, 'worker.d.ts'), 'utf8');
+  assert.equal(pkg.exports['.'].types, './index.d.ts');
+  assert.equal(pkg.exports['.'].import, './index.js');
+  const dts = ['index.d.ts', 'faithful.d.ts', 'worker.d.ts'].map((f) => readFileSync(path.join(dir, f), 'utf8')).join('\n');
   assert.doesNotMatch(dts, /\bany\b/, 'the types say `any` somewhere');
   assert.match(dts, /static create\(options: SessionOptions\): Promise<Session>/);
+  assert.match(dts, /workers\?: Workers/);
+  assert.match(dts, /export declare class WorkerCrashedError/);
   assert.match(dts, /measure\(request: MeasureRequest\): Promise<Evaluation>/);
   assert.match(dts, /neighbours\(request: NeighboursRequest\): Promise<Neighbours>/);
   assert.match(dts, /export type Neighbours = Int32Array & \{ numerics: "exact" \| "fast"/);
@@ -273,6 +280,116 @@ test('Vite: the bundled app (wasm asset and worker emitted by Vite) equals the n
   assert.equal(r.aborted?.name, 'AbortError');
   sameProjection(w.first.projections[0], native.projections[0], 'vite worker measure');
   assert.equal(w.crash?.name, 'WorkerCrashedError');
+});
+
+/** The native CLI's result on the tie-heavy data of npm_app/data.js (written as CSV: exact integers). */
+function nativeTies(n) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'faithful-npm-ties-'));
+  try {
+    const csv = (m) => Array.from({ length: m.rows }, (_, i) => Array.from(m.data.subarray(i * m.cols, (i + 1) * m.cols)).join(',')).join('\n') + '\n';
+    const t = tieHeavy(n);
+    const u = tieHeavy(n, 7);
+    const file = (name, text) => {
+      writeFileSync(path.join(dir, name), text);
+      return path.join(dir, name);
+    };
+    const args = ['measure', '--local', '--json', '--backend', 'cpu', '--high', file('high.csv', csv(t.high)), '--labels', file('labels.csv', Array.from(t.labels).join('\n') + '\n')];
+    for (const spec of POOL_SPECS) args.push('--spec', spec);
+    return [t.low, u.low].map((low, p) => cli([...args, '--low', file(`low${p}.csv`, csv(low))]).projections[0]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Scores equal to the CLI's (the projection's name aside: the CLI names it after its file). */
+function sameScores(got, want, label) {
+  assert.deepStrictEqual(untyped(got.scores, label, 'Float64Array'), want.scores, `${label}: differs from faithful measure --local --json`);
+}
+
+/** The pool checks' result (window.poolChecks or the Node twin) against the CLI's projections. */
+function checkPool(r, want, label) {
+  assert.deepEqual(r.runs.map((x) => x.asked), [1, 2, 3, 4, 7]);
+  for (const run of r.runs) {
+    const tag = `${label}, ${run.asked} workers`;
+    sameScores(run.first.projections[0], want[0], `${tag}, first projection`);
+    sameScores(run.second.projections[0], want[1], `${tag}, second projection`);
+    assert.equal(run.first.run.workers, run.workers, tag);
+    if (run.asked > 1) {
+      assert.ok(run.workers > 1 && run.workers <= run.asked, `${tag}: ${run.workers} served`);
+      assert.equal(run.first.run.pool.workers, run.workers, tag);
+    }
+  }
+  assert.equal(r.killed?.name, 'WorkerCrashedError', `${label}: the killed worker's call: ${JSON.stringify(r.killed)}`);
+  assert.equal(r.trapped?.name, 'WorkerCrashedError', `${label}: the trapped worker's call: ${JSON.stringify(r.trapped)}`);
+  assert.match(r.trapped.message, /trapped: .*unreachable/, JSON.stringify(r.trapped));
+  sameScores(r.afterKill.projections[0], want[1], `${label}: the call after the kill`);
+  sameScores(r.afterTrap.projections[0], want[0], `${label}: the call after the trap`);
+  assert.ok(r.afterTrap.run.pool.restarts >= 2, `${label}: restarts ${r.afterTrap.run.pool.restarts}`);
+  r.once.projections.forEach((p, i) => sameScores(p, want[i], `${label}: evaluate with 2 workers, projection ${i}`));
+}
+
+for (const [backend, which, n, isolated] of [
+  ['cpu', 'example', 0, true],
+  ['cpu', 'ties', 600, false],
+  ['webgpu', 'ties', 300, true],
+]) {
+  test(`the worker pool (${backend}, ${which}${isolated ? ', cross-origin isolated' : ''}): any worker count gives the native CLI's bits`, async (t) => {
+    if (backend === 'webgpu' && !(await hasWebGpu(t))) return;
+    const { p, log } = await page(isolated ? 'isolated/index.html' : 'index.html');
+    let r;
+    try {
+      r = await p.evaluate(([b, w, k]) => window.poolChecks(b, w, k), [backend, which, n]);
+    } catch (e) {
+      throw new Error(`${e.message}\n${log.join('\n')}`);
+    }
+    await p.close();
+    assert.equal(r.shared, isolated, 'crossOriginIsolated');
+    assert.equal(r.runs[1].first.run.pool.shared_memory, isolated);
+    const want = which === 'example' ? native.projections : nativeTies(n);
+    checkPool(r, want, `${backend} ${which}`);
+    const served = backend === 'webgpu' ? 'gpu' : 'cpu';
+    assert.equal(r.runs[3].first.run.backend, served, r.runs[3].first.run.fallback_reason);
+  });
+}
+
+test('Node: the worker pool (worker_threads) gives the native CLI bits for any worker count', () => {
+  const code = `
+    import init, { Session, WorkerCrashedError, evaluate, exampleData } from 'faithful-dr';
+    import { POOL_SPECS, tieHeavy } from ${JSON.stringify(path.join(HERE, 'npm_app', 'data.js'))};
+    await init();
+    const plain = (v) => JSON.stringify(v, (_, x) => (ArrayBuffer.isView(x) ? { typed: x.constructor.name, values: Array.from(x) } : x));
+    const rejection = (p) => p.then(() => null, (e) => ({ name: e.name, message: e.message }));
+    const out = {};
+    for (const which of ['example', 'ties']) {
+      const ex = exampleData();
+      const t = tieHeavy(600), u = tieHeavy(600, 7);
+      const [high, labels, lows, specs] = which === 'example' ? [ex.high, ex.labels, ex.lows, undefined] : [t.high, t.labels, [t.low, u.low], POOL_SPECS];
+      const runs = [];
+      for (const workers of [1, 2, 3, 4, 7]) {
+        const s = await Session.create({ high, labels, workers });
+        const first = await s.measure({ low: lows[0], specs, local: true });
+        const second = await s.measure({ low: lows[1], specs, local: true });
+        runs.push({ asked: workers, workers: s.workers, first, second });
+        s.free();
+      }
+      const s = await Session.create({ high, labels, workers: 3 });
+      await s.measure({ low: lows[0], specs, local: true });
+      // Killed mid-call: the worker thread is terminated while the call waits on it.
+      const pending = s.measure({ low: lows[1], specs, local: true });
+      s._killWorker(1);
+      const killed = await rejection(pending);
+      const afterKill = await s.measure({ low: lows[1], specs, local: true });
+      const trapped = await rejection(s.measure({ low: lows[0], specs, local: true, __trapWorker: 2 }));
+      const afterTrap = await s.measure({ low: lows[0], specs, local: true });
+      s.free();
+      const once = await evaluate({ high, labels, lows, specs, local: true, workers: 2 });
+      out[which] = { runs, killed, afterKill, trapped, afterTrap, once, typed: WorkerCrashedError.name };
+    }
+    process.stdout.write(plain(out));`;
+  const out = JSON.parse(execFileSync('node', ['--input-type=module', '-e', code], { cwd: app, encoding: 'utf8', maxBuffer: 1 << 30 }));
+  checkPool(out.example, native.projections, 'node example');
+  checkPool(out.ties, nativeTies(600), 'node ties');
+  assert.equal(out.ties.runs[1].first.run.pool.shared_memory, true);
 });
 
 test('Node: the CPU entry equals the native CLI', () => {

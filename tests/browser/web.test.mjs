@@ -442,20 +442,44 @@ test('benchmark tab: the kernel suite on WebGPU and the wasm CPU, receipt in the
 });
 
 test('Live tab: umap-js optimises the example and a resident Session scores it every 5 epochs', async () => {
-  const { page, log } = await openPage('?live=1&autorun=1&epochs=30&every=5&backend=cpu');
+  const { page, log } = await openPage('?live=1&autorun=1&epochs=30&every=5&backend=cpu&workers=1&keepup=0');
   const status = await waitStatus(page, log, ['done', 'error']);
   assert.equal(status, 'done', `the Live tab reports: ${await page.textContent('#live-error')}\n${log.join('\n')}`);
   const records = JSON.parse(await page.textContent('#live-json'));
   assert.deepEqual(records.map((r) => r.epoch), [5, 10, 15, 20, 25, 30]);
   for (const r of records) {
     assert.equal(r.backend, 'cpu');
+    assert.equal(r.workers, 1);
     for (const key of ['trustworthiness', 'continuity']) assert.ok(r[key] > 0 && r[key] <= 1, `epoch ${r.epoch}: ${key} ${r[key]}`);
     assert.ok(r.ms > 0);
   }
   // UMAP improves the embedding: the last scores beat the first.
   assert.ok(records.at(-1).trustworthiness > records[0].trustworthiness, JSON.stringify(records));
-  assert.match(await page.textContent('#live-info'), /epoch 30\/30 · served by CPU \(wasm\) · [\d.]+ evaluations\/s/);
+  assert.match(await page.textContent('#live-info'), /epoch 30\/30 · served by CPU \(wasm\) on 1 worker · [\d.]+ evaluations\/s/);
   mkdirSync(OUT, { recursive: true });
   await page.screenshot({ path: path.join(OUT, 'web-live.png'), fullPage: true });
+  await page.close();
+});
+
+test('Live tab on the worker pool: keeping up, every score the pool returns is the one-worker score of its epoch', async () => {
+  const { page, log } = await openPage('?live=1&autorun=1&epochs=30&every=1&backend=cpu&workers=2&keepup=1');
+  const status = await waitStatus(page, log, ['done', 'error']);
+  assert.equal(status, 'done', `the Live tab reports: ${await page.textContent('#live-error')}\n${log.join('\n')}`);
+  const records = JSON.parse(await page.textContent('#live-json'));
+  assert.ok(records.length >= 2, JSON.stringify(records));
+  // Epochs rise, the last one is scored, and the pool served.
+  assert.ok(records.every((r, i) => i === 0 || r.epoch > records[i - 1].epoch), JSON.stringify(records.map((r) => r.epoch)));
+  assert.equal(records.at(-1).epoch, 30);
+  assert.ok(records.every((r) => r.workers === 2 && r.backend === 'cpu'));
+  // The same UMAP run (seeded) scored every 5 epochs on one worker, above, gives epoch 30's
+  // scores: the pool's are the same bits.
+  const one = await openPage('?live=1&autorun=1&epochs=30&every=30&backend=cpu&workers=1&keepup=0');
+  assert.equal(await waitStatus(one.page, one.log, ['done', 'error']), 'done');
+  const single = JSON.parse(await one.page.textContent('#live-json'));
+  assert.equal(single.at(-1).epoch, 30);
+  assert.equal(records.at(-1).trustworthiness, single.at(-1).trustworthiness);
+  assert.equal(records.at(-1).continuity, single.at(-1).continuity);
+  assert.match(await page.textContent('#live-info'), /served by CPU \(wasm\) on 2 workers/);
+  await one.page.close();
   await page.close();
 });

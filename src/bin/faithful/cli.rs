@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use crate::pair_args::install_interrupt;
-use crate::{arg_errors, backends, bench, knn, measure, output, shard, table};
+use crate::{arg_errors, backends, bench, knn, measure, output, report, shard, table, views};
 
 use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
@@ -25,6 +25,12 @@ enum Command {
     Measures(MeasuresArgs),
     /// The exact kNN graph of a dataset (ties by index, self excluded).
     Knn(knn::Args),
+    /// The data behind the distortion views: kNN lists and cross ranks, the binned Shepard
+    /// diagram and the co-ranking matrix (the bundled digits example when no files are given).
+    Views(views::Args),
+    /// One self-contained HTML report: scores, curves, CheckViz, reliability map, neighbour
+    /// lens, Shepard and co-ranking heatmaps (the bundled digits example when no files are given).
+    Report(report::Args),
     /// Every backend and GPU adapter, with its status, limits and features.
     Backends(backends::Args),
     /// Benchmark the kernels on the CPU and every GPU adapter, cold and warm, with parity checks.
@@ -82,6 +88,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Measure(args) => measure::run(args, cancel),
         Command::Knn(args) => knn::run(args),
+        Command::Views(args) => views::run(args, cancel),
+        Command::Report(args) => report::run(args, cancel),
         Command::Backends(args) => backends::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Shard(args) => shard::shard(args),

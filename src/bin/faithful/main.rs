@@ -20,11 +20,15 @@ mod output;
 #[cfg(not(target_arch = "wasm32"))]
 mod pair_args;
 #[cfg(not(target_arch = "wasm32"))]
+mod report;
+#[cfg(not(target_arch = "wasm32"))]
 mod shard;
 #[cfg(not(target_arch = "wasm32"))]
 mod space_args;
 #[cfg(not(target_arch = "wasm32"))]
 mod table;
+#[cfg(not(target_arch = "wasm32"))]
+mod views;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

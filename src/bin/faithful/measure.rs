@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use faithful::evaluate::default_specs;
-use faithful::{Error, Evaluator, Options, Points, Result, Spec, data, example};
+use faithful::{Error, Evaluator, LowIndex, Options, Points, Result, Spec, data, example};
 
 use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArgs;
@@ -44,10 +44,21 @@ pub struct Args {
     /// Rows per task. Results are identical for any size.
     #[arg(long, default_value_t = 32, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
     block_rows: u64,
+    /// The exact spatial index for projections of dimension ≤ 3 (k-d tree): auto uses it
+    /// where it serves, never computes full distance rows. Results are identical either way;
+    /// run.plan.low_index says which served.
+    #[arg(long, value_enum, default_value_t = LowIndexArg::Auto)]
+    low_index: LowIndexArg,
     #[command(flatten)]
     backend: BackendArgs,
     #[command(flatten)]
     pairs: PairArgs,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LowIndexArg {
+    Auto,
+    Never,
 }
 
 pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
@@ -81,6 +92,10 @@ pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
         o.threads = args.threads;
         o.block_rows = args.block_rows as usize;
         o.local = args.local;
+        o.low_index = match args.low_index {
+            LowIndexArg::Auto => LowIndex::Auto,
+            LowIndexArg::Never => LowIndex::Never,
+        };
         o
     });
     let mut opts = args.pairs.apply(opts);
@@ -98,5 +113,32 @@ pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
         output::print(&(serde_json::to_string(&result).expect("results serialise") + "\n"))
     } else {
         output::print(&table::results_table(eval.high().name(), &result))
+    }
+}
+
+/// The original space, projections and labels from the files, or the bundled digits example
+/// (its PCA and random projections, with labels) when no files are given.
+pub fn inputs(
+    high: Option<&PathBuf>,
+    low: &[PathBuf],
+    labels: Option<&PathBuf>,
+) -> Result<(Points, Vec<Points>, Option<faithful::Labels>)> {
+    match high {
+        Some(path) => {
+            let high = data::read_points(path)?;
+            let lows = low.iter().map(data::read_points).collect::<Result<Vec<Points>>>()?;
+            let read = labels.map(data::read_labels).transpose()?;
+            if let Some(l) = &read {
+                l.check_len(high.n()).map_err(|e| e.in_file(labels.cloned().unwrap_or_default()))?;
+            }
+            Ok((high, lows, read))
+        }
+        None => {
+            if labels.is_some() {
+                return Err(Error::LabelsWithoutData);
+            }
+            let ex = example::digits();
+            Ok((ex.high, ex.projections, Some(ex.labels)))
+        }
     }
 }

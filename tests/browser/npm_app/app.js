@@ -1,8 +1,9 @@
 // What tests/browser/npm.test.mjs runs in the page: window.checks(backend) uses the package the
 // way an app would and returns plain JSON (typed arrays as arrays) for the test to compare with
 // the native CLI.
-import init, { Session, evaluate, exampleData, measures, version } from 'faithful-dr';
+import init, { Session, WorkerCrashedError as PoolCrashed, evaluate, exampleData, measures, version } from 'faithful-dr';
 import { FaithfulWorker, WorkerCrashedError } from 'faithful-dr/worker';
+import { POOL_SPECS, tieHeavy } from './data.js';
 
 const plain = (v) => JSON.parse(JSON.stringify(v, (_, x) => (ArrayBuffer.isView(x) ? { typed: x.constructor.name, values: Array.from(x) } : x)));
 
@@ -75,6 +76,40 @@ window.workerChecks = async (backend) => {
   s.free();
   w.terminate();
   return plain({ first, second, aborted, knnHigh, crash, crashTyped: WorkerCrashedError.name, afterCrash, knnIsInt32: knnHigh instanceof Int32Array, localIsF64: first.projections[0].scores[0].local.local_trustworthiness instanceof Float64Array });
+};
+
+/** The worker pool: N = 1, 2, 3, 4, 7 workers on `which` data ('example' or 'ties', n), two
+ * projections each (the second call from the workers' resident rows); then a worker killed and
+ * one trapped mid-call, each rejecting the call with the typed error, and the next call. */
+window.poolChecks = async (backend, which, n) => {
+  let high, labels, lows, specs;
+  if (which === 'example') {
+    const ex = exampleData();
+    ({ high, labels, lows, specs } = { high: ex.high, labels: ex.labels, lows: ex.lows, specs: undefined });
+  } else {
+    const t = tieHeavy(n);
+    const u = tieHeavy(n, 7);
+    ({ high, labels, lows, specs } = { high: t.high, labels: t.labels, lows: [t.low, u.low], specs: POOL_SPECS });
+  }
+  const runs = [];
+  for (const workers of [1, 2, 3, 4, 7]) {
+    const s = await Session.create({ high, labels, backend, workers });
+    const first = await s.measure({ low: lows[0], specs, local: true });
+    const second = await s.measure({ low: lows[1], specs, local: true });
+    runs.push({ asked: workers, workers: s.workers, first, second });
+    s.free();
+  }
+  const s = await Session.create({ high, labels, backend, workers: 3 });
+  await s.measure({ low: lows[0], specs, local: true });
+  const pending = s.measure({ low: lows[1], specs, local: true });
+  s._killWorker(1);
+  const killed = await rejection(pending);
+  const afterKill = await s.measure({ low: lows[1], specs, local: true });
+  const trapped = await rejection(s.measure({ low: lows[0], specs, local: true, __trapWorker: 2 }));
+  const afterTrap = await s.measure({ low: lows[0], specs, local: true });
+  s.free();
+  const once = await evaluate({ high, labels, lows, specs, local: true, backend, workers: 2 });
+  return plain({ runs, killed, afterKill, trapped, afterTrap, once, typed: PoolCrashed.name, shared: globalThis.crossOriginIsolated === true });
 };
 
 await init();

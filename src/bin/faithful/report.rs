@@ -1,0 +1,114 @@
+//! `faithful report`: one self-contained HTML file (scores, R_NX curves, CheckViz, reliability
+//! map, neighbour lens, Shepard and co-ranking heatmaps, two projections linked), written
+//! atomically (output.rs).
+
+use std::path::PathBuf;
+
+use faithful::{Evaluator, Options, Points, ReportOptions, Result, Spec};
+
+use crate::arg_errors::{whole, whole_usize};
+use crate::backend_args::BackendArgs;
+use crate::measure::inputs;
+use crate::output;
+use crate::pair_args::{PairArgs, parse_bytes, progress_bar};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Original space, n×D (.npy float64/float32 or headerless .csv). Default: the bundled digits.
+    #[arg(long, requires = "low")]
+    high: Option<PathBuf>,
+    /// A projection, n×d (the views draw its first two columns); repeat for several.
+    #[arg(long, requires = "high")]
+    low: Vec<PathBuf>,
+    /// One integer label per point (.npy or .csv).
+    #[arg(long)]
+    labels: Option<PathBuf>,
+    /// A measure for the scores table: ID[:P=V[,P=V]...]; repeat for several. Default: tnc,
+    /// mrre, lcmc (and nh with labels) at --k; tnc at --k (the views' local T & C) and, up to
+    /// --all-pairs-max-n points, stress and srho (the Shepard caption) are always added.
+    #[arg(long = "spec", value_name = "SPEC")]
+    specs: Vec<String>,
+    /// The HTML file to write (atomically: a temporary file beside it, renamed).
+    #[arg(long, value_name = "PATH")]
+    out: PathBuf,
+    /// The report's title. Default: "faithful report: " and the original space's name.
+    #[arg(long)]
+    title: Option<String>,
+    /// Neighbours per point of the lens, the reliability map and the local T & C.
+    #[arg(long, default_value_t = 10, allow_hyphen_values = true, value_parser = whole_usize(1, usize::MAX))]
+    k: usize,
+    /// Bins per axis of the Shepard diagram, at most 1024.
+    #[arg(long, default_value_t = 64, allow_hyphen_values = true, value_parser = whole_usize(1, 1024))]
+    shepard_bins: usize,
+    /// Bins per octave of K in the co-ranking matrix, at most 16.
+    #[arg(long, default_value_t = 4, allow_hyphen_values = true, value_parser = whole_usize(1, 16))]
+    coranking_per_octave: usize,
+    /// The all-pairs views (Shepard, co-ranking, stress, Spearman's ρ) up to this many points.
+    #[arg(long, default_value_t = 10_000, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
+    all_pairs_max_n: usize,
+    /// The largest file, e.g. 30M (K/M/G powers of 1024; default 30 000 000 bytes): data that
+    /// would pass it is left out, and the report says what.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
+    max_size: Option<u64>,
+    /// Worker threads, at most 1024 (default, or 0: all cores). Results are identical for any count.
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
+    threads: Option<usize>,
+    /// Rows per task. Results are identical for any size.
+    #[arg(long, default_value_t = 32, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
+    block_rows: u64,
+    #[command(flatten)]
+    backend: BackendArgs,
+    #[command(flatten)]
+    pairs: PairArgs,
+}
+
+pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
+    if let Some(t) = args.threads {
+        faithful::evaluate::check_threads(t)?;
+    }
+    // The output is checked before any work: a long run must not end in an unwritable path.
+    output::check_writable(&args.out)?;
+    let (high, lows, labels) = inputs(args.high.as_ref(), &args.low, args.labels.as_ref())?;
+    let specs = args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?;
+    let opts = args.backend.apply({
+        let mut o = Options::default();
+        o.threads = args.threads;
+        o.block_rows = args.block_rows as usize;
+        o
+    });
+    let mut opts = args.pairs.apply(opts);
+    opts.cancel = Some(cancel);
+    let bar = progress_bar();
+    opts.progress = bar.as_ref().map(|(_, f)| f.clone());
+    let mut ro = ReportOptions::new()
+        .k(args.k)
+        .shepard_bins(args.shepard_bins)
+        .coranking_per_octave(args.coranking_per_octave)
+        .all_pairs_max_n(args.all_pairs_max_n);
+    if let Some(t) = &args.title {
+        ro = ro.title(t.clone());
+    }
+    if let Some(m) = args.max_size {
+        ro = ro.max_bytes(m);
+    }
+    let eval = Evaluator::new(high, opts);
+    let lows: Vec<&Points> = lows.iter().collect();
+    let report = eval.html_report(&lows, labels.as_ref(), &specs, &ro);
+    if let Some((b, _)) = bar {
+        b.finish_and_clear();
+    }
+    let report = report?;
+    output::write_file(&args.out, |w| w.write_all(report.html.as_bytes()))?;
+    let mut note = format!(
+        "faithful: wrote {} ({} bytes: data {} compressed from {}, code {})\n",
+        faithful::quote::one_line(&args.out.display().to_string()),
+        report.html.len(),
+        report.data_bytes,
+        report.raw_bytes,
+        report.code_bytes
+    );
+    for l in &report.left_out {
+        note.push_str(&format!("faithful: left out: {}\n", faithful::quote::one_line(l)));
+    }
+    output::eprint(&note)
+}

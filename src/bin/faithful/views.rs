@@ -1,0 +1,131 @@
+//! `faithful views`: the exact data behind the distortion views (kNN lists and cross ranks, the
+//! binned Shepard diagram, the co-ranking matrix), with the scores of the specs.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use faithful::{Evaluator, Options, Points, Result, Spec, ViewsRequest};
+
+use crate::arg_errors::{whole, whole_usize};
+use crate::backend_args::BackendArgs;
+use crate::measure::inputs;
+use crate::output;
+use crate::pair_args::{PairArgs, progress_bar};
+
+/// The parts of a views request shared by `views` and `report`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ViewArgs {
+    /// Neighbours per point of the lens and the reliability map (0: leave them out).
+    #[arg(long, default_value_t = 10, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
+    pub k: usize,
+    /// Bins per axis of the Shepard diagram, at most 1024 (0: leave it out).
+    #[arg(long, default_value_t = 64, allow_hyphen_values = true, value_parser = whole_usize(0, 1024))]
+    pub shepard_bins: usize,
+    /// Bins per octave of K in the co-ranking matrix, at most 16 (0: leave it out).
+    #[arg(long, default_value_t = 4, allow_hyphen_values = true, value_parser = whole_usize(0, 16))]
+    pub coranking_per_octave: usize,
+}
+
+impl ViewArgs {
+    pub fn request(&self) -> ViewsRequest {
+        ViewsRequest::new().k(self.k).shepard_bins(self.shepard_bins).coranking_per_octave(self.coranking_per_octave)
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Original space, n×D (.npy float64/float32 or headerless .csv). Default: the bundled digits.
+    #[arg(long, requires = "low")]
+    high: Option<PathBuf>,
+    /// A projection, n×d; repeat for several.
+    #[arg(long, requires = "high")]
+    low: Vec<PathBuf>,
+    /// One integer label per point (.npy or .csv).
+    #[arg(long)]
+    labels: Option<PathBuf>,
+    /// A measure to score as well: ID[:P=V[,P=V]...]; repeat for several. Default: tnc at --k.
+    #[arg(long = "spec", value_name = "SPEC")]
+    specs: Vec<String>,
+    #[command(flatten)]
+    views: ViewArgs,
+    /// Print one JSON object: `measure --json --local`'s, with `k`, `knn_high` and each
+    /// projection's `views` (neighbourhoods, shepard, coranking).
+    #[arg(long)]
+    json: bool,
+    /// Worker threads, at most 1024 (default, or 0: all cores). Results are identical for any count.
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
+    threads: Option<usize>,
+    /// Rows per task. Results are identical for any size.
+    #[arg(long, default_value_t = 32, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
+    block_rows: u64,
+    #[command(flatten)]
+    backend: BackendArgs,
+    #[command(flatten)]
+    pairs: PairArgs,
+}
+
+/// The specs as given, or tnc at k (the views' local trustworthiness and continuity).
+pub fn specs_or_tnc(specs: &[String], k: usize) -> Result<Vec<Spec>> {
+    if specs.is_empty() {
+        return Ok(if k > 0 { vec![format!("tnc:k={k}").parse()?] } else { Vec::new() });
+    }
+    specs.iter().map(|s| s.parse::<Spec>()).collect()
+}
+
+pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
+    if let Some(t) = args.threads {
+        faithful::evaluate::check_threads(t)?;
+    }
+    let (high, lows, labels) = inputs(args.high.as_ref(), &args.low, args.labels.as_ref())?;
+    let specs = specs_or_tnc(&args.specs, args.views.k)?;
+    let opts = args.backend.apply({
+        let mut o = Options::default();
+        o.threads = args.threads;
+        o.block_rows = args.block_rows as usize;
+        o.local = true;
+        o
+    });
+    let mut opts = args.pairs.apply(opts);
+    opts.cancel = Some(cancel);
+    let bar = progress_bar();
+    opts.progress = bar.as_ref().map(|(_, f)| f.clone());
+    let eval = Evaluator::new(high, opts);
+    let lows: Vec<&Points> = lows.iter().collect();
+    let result = eval.views(&lows, labels.as_ref(), &specs, &args.views.request());
+    if let Some((b, _)) = bar {
+        b.finish_and_clear();
+    }
+    let views = result?;
+    if args.json {
+        return output::print_with(|w| {
+            serde_json::to_writer(&mut *w, &views).map_err(std::io::Error::other)?;
+            w.write_all(b"\n")
+        });
+    }
+    let n = eval.high().n();
+    let mut text =
+        format!("views of {} ({n} points), k = {}\n", faithful::quote::one_line(eval.high().name()), views.k);
+    for p in &views.projections {
+        let _ = write!(text, "{}:", faithful::quote::one_line(&p.name));
+        if let Some(nb) = &p.neighbourhoods {
+            let beyond = |r: &[u32]| r.iter().filter(|&&r| r as usize > nb.k).count();
+            let _ = write!(
+                text,
+                " {} missing and {} false neighbours of {} kNN pairs;",
+                beyond(&nb.rank_low_of_high),
+                beyond(&nb.rank_high_of_low),
+                n * nb.k
+            );
+        }
+        if let Some(s) = &p.shepard {
+            let _ = write!(text, " Shepard {}×{} bins over {} pairs;", s.bins, s.bins, s.pairs);
+        }
+        if let Some(c) = &p.coranking {
+            let _ = write!(text, " co-ranking {}×{} log bins, AUC of R_NX {:.4};", c.bins(), c.bins(), c.auc_rnx);
+        }
+        text.pop();
+        text.push('\n');
+    }
+    text.push_str("(--json prints every list and count; `faithful report` draws them)\n");
+    output::print(&text)
+}

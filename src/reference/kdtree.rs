@@ -1,0 +1,411 @@
+//! An exact spatial index of a low-dimensional space (a projection, d ≤ 3): its kNN and the
+//! ranks of given points with the brute-force reference's results, bit for bit, in about
+//! O(k log n) and O(boundary) per row instead of O(n) (`docs/exactness.md` §4b).
+//!
+//! Why pruning is exact. A point l's distance from i is the reference's f64 value
+//! `d = √(((t₀² + t₁²) + t₂²))` with `t_c = fl(x_lc − x_ic)`, each operation rounded once
+//! (`distance_row`). Correctly rounded subtraction, squaring of a magnitude, addition of
+//! non-negative terms and the square root are each monotone (non-decreasing) in their
+//! arguments. So for a node whose points have coordinates in `[lo_c, hi_c]` (the points' own
+//! smallest and largest), `fl(lo_c − x_ic) ≤ t_c ≤ fl(hi_c − x_ic)`, and the same operations in
+//! the same order on the smallest and largest |t_c| give f64 values `dmin ≤ d ≤ dmax` for every
+//! point of the node: bounds on the very bits the reference computes, with no error term. With
+//! the node's smallest and largest point index, `key(dmin, min_id) ≤ key(d_l, l) ≤
+//! key(dmax, max_id)` (keys order `(d, j)`, ties by index), so a node is skipped or counted
+//! whole only when that holds for every point in it; every other comparison is the reference's
+//! key comparison on the reference's distance bits.
+
+use super::key::{Key, key};
+use super::rank::Placement;
+use crate::data::{Kernel, Points};
+
+/// The largest dimension the index serves (projections: scatterplots in 1, 2 or 3-D).
+pub const MAX_DIM: usize = 3;
+
+/// Points per leaf at most (32 measured best for 2-D kNN and rank counts at n = 5000).
+const LEAF: usize = 32;
+
+/// A k-d tree over a point set of dimension 1 to [`MAX_DIM`], built once per space and shared
+/// by every row's queries (read-only).
+#[derive(Debug)]
+pub struct KdTree {
+    dim: usize,
+    n: usize,
+    /// Coordinates in tree order, one column per dimension (unused ones empty).
+    cols: [Vec<f64>; MAX_DIM],
+    /// The point index of each tree position, and the tree position of each point.
+    ids: Vec<u32>,
+    pos: Vec<u32>,
+    nodes: Vec<Node>,
+    /// The most points in a leaf (more than `LEAF` only where they all coincide).
+    max_leaf: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    lo: [f64; MAX_DIM],
+    hi: [f64; MAX_DIM],
+    /// Tree positions `start..end`.
+    start: u32,
+    end: u32,
+    min_id: u32,
+    max_id: u32,
+    /// The first child (the second follows it); 0 for a leaf.
+    child: u32,
+}
+
+/// Scratch of the queries, reused across rows.
+#[derive(Default)]
+pub struct TreeScratch {
+    stack: Vec<(u32, Key)>,
+    top: Vec<Key>,
+    sorted: Vec<(Key, usize)>,
+    at: Vec<u32>,
+    hist: Vec<u32>,
+    /// One leaf's distances.
+    leaf: Vec<f64>,
+}
+
+impl KdTree {
+    /// Builds the tree of `points` (dimension 1 to [`MAX_DIM`]; `None` beyond).
+    pub fn build(points: &Points) -> Option<KdTree> {
+        let (n, dim) = (points.n(), points.dim());
+        // Euclidean coordinates only (a projection's space): the pruning bounds that metric.
+        let euclidean = points.has_coordinates() && matches!(points.metric().kernel(), Kernel::Euclidean);
+        if !euclidean || dim == 0 || dim > MAX_DIM || n > u32::MAX as usize {
+            return None;
+        }
+        let mut ids: Vec<u32> = (0..n as u32).collect();
+        let mut nodes = Vec::with_capacity(2 * n / LEAF + 2);
+        nodes.push(Node { lo: [0.0; 3], hi: [0.0; 3], start: 0, end: n as u32, min_id: 0, max_id: 0, child: 0 });
+        let mut todo = vec![0usize];
+        let mut max_leaf = 0;
+        while let Some(at) = todo.pop() {
+            let (start, end) = (nodes[at].start as usize, nodes[at].end as usize);
+            let part = &mut ids[start..end];
+            let (mut lo, mut hi) = ([0.0; MAX_DIM], [0.0; MAX_DIM]);
+            for c in 0..dim {
+                let col = points.col(c);
+                let (a, b) = part.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &j| {
+                    let x = col[j as usize];
+                    (a.min(x), b.max(x))
+                });
+                (lo[c], hi[c]) = (a, b);
+            }
+            let (min_id, max_id) = part.iter().fold((u32::MAX, 0), |(a, b), &j| (a.min(j), b.max(j)));
+            let node = &mut nodes[at];
+            (node.lo, node.hi, node.min_id, node.max_id) = (lo, hi, min_id, max_id);
+            let widest = (0..dim).fold(0, |w, c| if hi[c] - lo[c] > hi[w] - lo[w] { c } else { w });
+            if part.len() <= LEAF || hi[widest] == lo[widest] {
+                // A leaf (all its points coincide on the widest axis: on every axis).
+                max_leaf = max_leaf.max(part.len());
+                continue;
+            }
+            let col = points.col(widest);
+            let mid = part.len() / 2;
+            part.select_nth_unstable_by(mid, |&a, &b| col[a as usize].total_cmp(&col[b as usize]).then(a.cmp(&b)));
+            let child = nodes.len();
+            nodes[at].child = child as u32;
+            let split = (start + mid) as u32;
+            let blank = Node { child: 0, ..nodes[at] };
+            nodes.push(Node { start: start as u32, end: split, ..blank });
+            nodes.push(Node { start: split, end: end as u32, ..blank });
+            todo.push(child);
+            todo.push(child + 1);
+        }
+        let cols = std::array::from_fn(|c| {
+            if c < dim { ids.iter().map(|&j| points.col(c)[j as usize]).collect() } else { Vec::new() }
+        });
+        let mut pos = vec![0; n];
+        for (p, &j) in ids.iter().enumerate() {
+            pos[j as usize] = p as u32;
+        }
+        Some(KdTree { dim, n, cols, ids, pos, nodes, max_leaf })
+    }
+
+    /// Points indexed.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The first `k` of row `i`'s neighbour order (ascending `(d, j)`, self excluded): the same
+    /// lists and distance bits as `select_knn` on the reference's distance row. `1 ≤ k < n`.
+    pub fn knn(&self, points: &Points, i: usize, k: usize, s: &mut TreeScratch, idx: &mut [u32], dist: &mut [f64]) {
+        match self.dim {
+            1 => self.knn_d::<1>(points, i, k, s, idx, dist),
+            2 => self.knn_d::<2>(points, i, k, s, idx, dist),
+            _ => self.knn_d::<3>(points, i, k, s, idx, dist),
+        }
+    }
+
+    /// For each query j in `queries` (distinct, none equal to i), writes `rank_i(j) = 1 + #{l ≠ i
+    /// : (d_l, l) < (d_j, j)}` into `out`, the count of `count_ranks`. Gives up (false, `out`
+    /// unspecified) once more than `budget` points were compared one by one: the caller then
+    /// counts over the full row, which costs n.
+    pub fn count_ranks(
+        &self,
+        points: &Points,
+        i: usize,
+        queries: &[u32],
+        out: &mut [u32],
+        s: &mut TreeScratch,
+        budget: usize,
+    ) -> bool {
+        match self.dim {
+            1 => self.ranks_d::<1>(points, i, queries, out, s, budget),
+            2 => self.ranks_d::<2>(points, i, queries, out, s, budget),
+            _ => self.ranks_d::<3>(points, i, queries, out, s, budget),
+        }
+    }
+
+    /// The reference's `d(i, l)` (see the module docs) for the points at tree positions
+    /// `start..start + out.len()`, column by column: the same operations in the same order for
+    /// each point, vectorised across points.
+    #[inline(always)]
+    fn leaf_dists<const D: usize>(&self, a: &[f64; MAX_DIM], start: usize, out: &mut [f64]) {
+        let len = out.len();
+        let c0 = &self.cols[0][start..start + len];
+        for (o, &x) in out.iter_mut().zip(c0) {
+            let t = x - a[0];
+            *o = t * t;
+        }
+        for c in 1..D {
+            let col = &self.cols[c][start..start + len];
+            for (o, &x) in out.iter_mut().zip(col) {
+                let t = x - a[c];
+                *o += t * t;
+            }
+        }
+        for o in out.iter_mut() {
+            *o = o.sqrt();
+        }
+    }
+
+    /// `(dmin, dmax)`: bounds on `d(i, l)` for every point l of `node`, as the reference
+    /// computes it (see the module docs).
+    #[inline(always)]
+    fn bounds<const D: usize>(node: &Node, a: &[f64; MAX_DIM]) -> (f64, f64) {
+        let (mut smin, mut smax) = (0.0, 0.0);
+        for c in 0..D {
+            let (lt, ht) = (node.lo[c] - a[c], node.hi[c] - a[c]);
+            let near = if lt > 0.0 {
+                lt
+            } else if ht < 0.0 {
+                -ht
+            } else {
+                0.0
+            };
+            let far = if -lt > ht { -lt } else { ht };
+            if c == 0 {
+                (smin, smax) = (near * near, far * far);
+            } else {
+                smin += near * near;
+                smax += far * far;
+            }
+        }
+        (smin.sqrt(), smax.sqrt())
+    }
+
+    fn query_point(points: &Points, i: usize) -> [f64; MAX_DIM] {
+        let mut a = [0.0; MAX_DIM];
+        a[..points.dim()].copy_from_slice(points.row(i));
+        a
+    }
+
+    fn knn_d<const D: usize>(
+        &self,
+        points: &Points,
+        i: usize,
+        k: usize,
+        s: &mut TreeScratch,
+        idx: &mut [u32],
+        dist: &mut [f64],
+    ) {
+        debug_assert!(k >= 1 && k < self.n);
+        let a = Self::query_point(points, i);
+        let TreeScratch { stack, top, leaf, .. } = s;
+        leaf.resize(self.max_leaf, 0.0);
+        // `top`: the k smallest keys so far, ascending (k is small: insertion).
+        top.clear();
+        let mut worst = Key::MAX;
+        stack.clear();
+        stack.push((0, 0));
+        while let Some((at, lower)) = stack.pop() {
+            if lower >= worst {
+                continue;
+            }
+            let node = &self.nodes[at as usize];
+            if node.child == 0 {
+                let (start, end) = (node.start as usize, node.end as usize);
+                let d = &mut leaf[..end - start];
+                self.leaf_dists::<D>(&a, start, d);
+                for (&d, &l) in d.iter().zip(&self.ids[start..end]) {
+                    if l as usize == i {
+                        continue;
+                    }
+                    let kk = key(d, l as usize);
+                    if kk < worst {
+                        let at = top.partition_point(|&t| t < kk);
+                        if top.len() == k {
+                            top.pop();
+                        }
+                        top.insert(at, kk);
+                        if top.len() == k {
+                            worst = top[k - 1];
+                        }
+                    }
+                }
+                continue;
+            }
+            // The nearer child last, so it is searched first.
+            let (c0, c1) = (node.child, node.child + 1);
+            let lower_of = |c: u32| {
+                let n = &self.nodes[c as usize];
+                key(Self::bounds::<D>(n, &a).0, n.min_id as usize)
+            };
+            let (k0, k1) = (lower_of(c0), lower_of(c1));
+            if k0 <= k1 {
+                stack.push((c1, k1));
+                stack.push((c0, k0));
+            } else {
+                stack.push((c0, k0));
+                stack.push((c1, k1));
+            }
+        }
+        debug_assert_eq!(top.len(), k);
+        for (slot, &kk) in top.iter().enumerate() {
+            idx[slot] = (kk & 0xFFFF_FFFF) as u32;
+            dist[slot] = f64::from_bits((kk >> 32) as u64);
+        }
+    }
+
+    fn ranks_d<const D: usize>(
+        &self,
+        points: &Points,
+        i: usize,
+        queries: &[u32],
+        out: &mut [u32],
+        s: &mut TreeScratch,
+        budget: usize,
+    ) -> bool {
+        let m = queries.len();
+        if m == 0 {
+            return true;
+        }
+        let a = Self::query_point(points, i);
+        let TreeScratch { stack, sorted, at, hist, leaf, .. } = s;
+        leaf.resize(self.max_leaf, 0.0);
+        // d(i, j) as the reference computes it: x_j − x_i, coordinate by coordinate.
+        let query_key = |j: u32| {
+            let xj = points.row(j as usize);
+            let t = xj[0] - a[0];
+            let mut sum = t * t;
+            for c in 1..D {
+                let t = xj[c] - a[c];
+                sum += t * t;
+            }
+            key(sum.sqrt(), j as usize)
+        };
+        let p = Placement::new(queries.iter().map(|&j| query_key(j)), sorted, at);
+        // A node whose smallest and largest possible keys fall between the same two queries
+        // (before the first, or after the last) counts in that slot whole; the points of the
+        // others are placed one by one.
+        hist.clear();
+        hist.resize(m + 1, 0);
+        let mut compared = 0usize;
+        let own = self.pos[i];
+        stack.clear();
+        stack.push((0, 0));
+        while let Some((at, _)) = stack.pop() {
+            let node = &self.nodes[at as usize];
+            let (dmin, dmax) = Self::bounds::<D>(node, &a);
+            let slot = p.place(dmin, node.min_id as usize);
+            if slot == p.place(dmax, node.max_id as usize) {
+                // i itself (d(i, i) = 0) is no neighbour of its own.
+                hist[slot] += node.end - node.start - u32::from((node.start..node.end).contains(&own));
+                continue;
+            }
+            if node.child != 0 {
+                stack.push((node.child + 1, 0));
+                stack.push((node.child, 0));
+                continue;
+            }
+            let (start, end) = (node.start as usize, node.end as usize);
+            let d = &mut leaf[..end - start];
+            self.leaf_dists::<D>(&a, start, d);
+            for (&d, &l) in d.iter().zip(&self.ids[start..end]) {
+                if l as usize != i {
+                    hist[p.place(d, l as usize)] += 1;
+                }
+            }
+            compared += end - start;
+            if compared > budget {
+                return false;
+            }
+        }
+        p.counts(|t| hist[t], 0, out);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::{RankScratch, count_ranks, distance_row, select_knn};
+    use crate::splitmix::SplitMix64;
+
+    /// Every row's kNN and the ranks of a spread of queries, against the brute-force reference.
+    fn check(points: &Points, k: usize) {
+        let n = points.n();
+        let tree = KdTree::build(points).unwrap();
+        let mut s = TreeScratch::default();
+        let (mut row, mut keys) = (vec![0.0; n], Vec::new());
+        for i in 0..n {
+            distance_row(points, i, &mut row);
+            let (mut wi, mut wd) = (vec![0; k], vec![0.0; k]);
+            select_knn(&row, i, k, &mut keys, &mut wi, &mut wd);
+            let (mut gi, mut gd) = (vec![0; k], vec![0.0; k]);
+            tree.knn(points, i, k, &mut s, &mut gi, &mut gd);
+            assert_eq!(gi, wi, "kNN of row {i}");
+            assert_eq!(
+                gd.iter().map(|d| d.to_bits()).collect::<Vec<_>>(),
+                wd.iter().map(|d| d.to_bits()).collect::<Vec<_>>()
+            );
+            let queries: Vec<u32> = (0..n as u32).filter(|&j| j as usize != i).step_by(1 + n / 40).collect();
+            let mut want = vec![0; queries.len()];
+            count_ranks(&row, i, &queries, &mut want, &mut RankScratch::default());
+            let mut got = vec![0; queries.len()];
+            assert!(tree.count_ranks(points, i, &queries, &mut got, &mut s, usize::MAX));
+            assert_eq!(got, want, "ranks of row {i}");
+        }
+    }
+
+    #[test]
+    fn the_index_is_the_reference_on_ties_and_generic_data() {
+        let mut rng = SplitMix64(0x51ab_1e5e_ed00_0001);
+        let mut unit = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        for dim in 1..=3 {
+            // A lattice (every distance tied many times), duplicates, and generic points.
+            let lattice: Vec<f64> = (0..300 * dim).map(|v| ((v * 7) % 5) as f64).collect();
+            check(&Points::from_vec("lattice", 300, dim, lattice).unwrap(), 7);
+            let generic: Vec<f64> = (0..400 * dim).map(|_| unit() * 10.0 - 5.0).collect();
+            check(&Points::from_vec("generic", 400, dim, generic).unwrap(), 12);
+            let same = vec![1.5; 50 * dim];
+            check(&Points::from_vec("same", 50, dim, same).unwrap(), 49);
+        }
+        check(&Points::from_vec("two", 2, 2, vec![0.0, 0.0, 0.0, 0.0]).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_budget_stops_the_count() {
+        let v: Vec<f64> = (0..2000).map(|t| (t as f64 * 0.37).sin() * 100.0).collect();
+        let p = Points::from_vec("p", 1000, 2, v).unwrap();
+        let tree = KdTree::build(&p).unwrap();
+        let queries: Vec<u32> = (1..1000).step_by(7).collect();
+        let mut out = vec![0; queries.len()];
+        let mut s = TreeScratch::default();
+        assert!(!tree.count_ranks(&p, 0, &queries, &mut out, &mut s, 10));
+        assert!(tree.count_ranks(&p, 0, &queries, &mut out, &mut s, usize::MAX));
+        assert!(KdTree::build(&Points::from_vec("4d", 2, 4, vec![0.0; 8]).unwrap()).is_none());
+    }
+}
