@@ -175,3 +175,29 @@ fn uncertified_metrics_and_tiny_norms_are_served_by_the_cpu_with_the_reason() {
     assert!(why.contains("row 7's norm") && why.contains("below 2^-400"), "{why}");
     assert_eq!(serde_json::to_string(&g.projections).unwrap(), serde_json::to_string(&c.projections).unwrap());
 }
+
+/// Fast numerics returns the device's f32 order with its distances in the metric's own units:
+/// under cosine and correlation the device sees unit rows, whose squared distance is 2·d, so a
+/// distance read back is s̃ / (2·scale²), not √s̃ / scale (≈ √(2d)). Held to the exact lists'
+/// reference's distance of the same pair within f32 resolution.
+#[test]
+fn fast_cosine_and_correlation_knn_distances_are_the_metrics_units() {
+    let Some(_) = gpu(GpuRequest::default()) else { return };
+    for (tag, high, _) in corpus().into_iter().take(4) {
+        let k = 5;
+        let fast =
+            Evaluator::builder(high.clone()).backend(BackendChoice::Gpu).numerics(faithful::Numerics::Fast).build();
+        let (got, report) = fast.knn(k).unwrap();
+        assert_eq!(report.backend, "gpu", "{tag}: {:?}", report.fallback_reason);
+        let mut compared = 0;
+        for i in 0..high.n() {
+            for (&j, &d) in got.row(i, k).iter().zip(got.dist_row(i, k)) {
+                let d_ref = distance_pair(&high, i, j as usize);
+                let tol = 1e-5 * d_ref.abs() + 1e-6;
+                assert!((d - d_ref).abs() <= tol, "{tag}: d({i}, {j}) fast {d} vs exact {d_ref}");
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, high.n() * k);
+    }
+}

@@ -225,7 +225,7 @@ pub(super) fn refine_knn(
                     keys.sort_unstable();
                     for (slot, &(s, j)) in keys.iter().take(k).enumerate() {
                         ir[slot] = j;
-                        dr[slot] = f64::from(f32::from_bits(s)).sqrt() / prep.scale;
+                        dr[slot] = prep.distance(f32::from_bits(s));
                     }
                     let eps = |s: f32, j: u32| params.eps_of(s, prep.norms[i], prep.norms[j as usize]);
                     (c as u64, 0, 0, overlapping(&keys, eps), 0)

@@ -21,6 +21,19 @@ pub struct Prepared {
     /// for cosine and correlation, 2^{2e} times the gap between the reference's `2 d(i, j)` and
     /// the squared distance of the unit rows the device sees ([`cosine_gap`]).
     pub abs_extra: f64,
+    /// Whether the rows are a cosine or correlation space's unit rows, whose squared distance
+    /// approximates `2 d(i, j)` rather than `d(i, j)²` ([`Prepared::distance`]).
+    pub unit_rows: bool,
+}
+
+impl Prepared {
+    /// The metric's distance that a device squared distance `s` (scaled units) approximates:
+    /// `√s / 2^e` for Euclidean rows, `s / (2 · 2^{2e})` for unit rows (cosine, correlation).
+    /// Only Fast numerics reads distances off the device; exact lists take the reference's.
+    pub fn distance(&self, s: f32) -> f64 {
+        let s = f64::from(s);
+        if self.unit_rows { s / (2.0 * self.scale * self.scale) } else { s.sqrt() / self.scale }
+    }
 }
 
 /// Centres, scales and rounds `points` (translation and power-of-two scaling leave the
@@ -46,7 +59,7 @@ pub fn prepare(points: &Points) -> Prepared {
         .chunks_exact(dim.max(1))
         .map(|r| f32_up(r.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt() * up))
         .collect();
-    Prepared { n, dim, pts, norms, scale, abs_extra: 0.0 }
+    Prepared { n, dim, pts, norms, scale, abs_extra: 0.0, unit_rows: false }
 }
 
 /// Checks the prepared space against the certified domain (`gpu::domain`): a finite
@@ -72,6 +85,7 @@ pub fn prepare_checked(points: &Points) -> Result<Prepared, GpuError> {
         check_points(&unit)?;
         let mut prep = prepare(&unit);
         prep.abs_extra = prep.scale * prep.scale * cosine_gap(points.dim());
+        prep.unit_rows = true;
         check_prepared(&prep)?;
         return Ok(prep);
     }
