@@ -354,7 +354,9 @@ fn row_bytes(n: u64, dim: u64, k: u64, threads: u64) -> Option<u64> {
     // Neighbours (index and distance, 12 bytes) in both spaces, cross ranks (24 bytes), twice.
     let lists = n.checked_mul(k)?.checked_mul(2 * (12 + 12 + 24))?;
     let scratch = n.checked_mul(threads)?.checked_mul(40)?;
-    let block = (kernels::DISTANCE_BLOCK_PAIRS as u64) * 16;
+    // The distance block holds min(n², DISTANCE_BLOCK_PAIRS) pairs (`kernels::distance_rows`
+    // rows of n), not the cap: a small size must not be refused for a block it never fills.
+    let block = n.saturating_mul(n).min(kernels::DISTANCE_BLOCK_PAIRS as u64) * 16;
     data.checked_add(lists)?.checked_add(scratch)?.checked_add(block)
 }
 
@@ -419,5 +421,9 @@ mod tests {
         assert_eq!(row_bytes(u64::MAX, u64::MAX, u64::MAX, 2), None);
         assert_eq!(row_bytes(MAX_N, MAX_DIM, MAX_N, 1024), None);
         assert!(row_bytes(1000, 20, 20, 2).is_some_and(|b| b > 1000 * 22 * 8));
+        // A small size counts the block it fills (n² pairs), not the block's cap.
+        assert!(row_bytes(100, 20, 5, 2).is_some_and(|b| b < 1 << 20));
+        let big = row_bytes(100_000, 20, 5, 2).unwrap();
+        assert!(big > (kernels::DISTANCE_BLOCK_PAIRS as u64) * 16, "{big}");
     }
 }
