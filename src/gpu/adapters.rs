@@ -69,7 +69,7 @@ pub(super) async fn all_adapters() -> Vec<wgpu::Adapter> {
 #[cfg(not(target_arch = "wasm32"))]
 async fn device_fails(adapter: &wgpu::Adapter, limits: &wgpu::Limits) -> Option<String> {
     let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
-    match adapter.request_device(&super::context::device_descriptor(limits, timestamps)).await {
+    match adapter.request_device(&device_descriptor(limits, timestamps)).await {
         Ok(_) => None,
         Err(e) => Some(format!("its device could not be created: {e}")),
     }
@@ -152,6 +152,19 @@ pub(super) async fn reopen(chosen: &AdapterInfo) -> Result<wgpu::Adapter, GpuErr
     match unusable(&adapter) {
         None => Ok(adapter),
         Some(why) => Err(GpuError::Unsupported { adapter: chosen.name.clone(), reason: why }),
+    }
+}
+
+/// The device faithful asks of an adapter: its own limits, and timestamp queries where it has
+/// them (the listing's probe asks the same, so an adapter it marks usable can start one).
+pub(super) fn device_descriptor(limits: &wgpu::Limits, timestamps: bool) -> wgpu::DeviceDescriptor<'static> {
+    wgpu::DeviceDescriptor {
+        label: Some("faithful"),
+        required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
+        required_limits: limits.clone(),
+        experimental_features: wgpu::ExperimentalFeatures::disabled(),
+        memory_hints: wgpu::MemoryHints::Performance,
+        trace: wgpu::Trace::Off,
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use super::GpuError;
-use super::adapters::{all_adapters, instance};
+use super::adapters::{all_adapters, device_descriptor, instance};
 use super::shaders::Kernel;
 
 /// Largest block of distances (rows × n f32) per buffer: 1 GiB, so that a block covers
@@ -101,19 +101,6 @@ async fn default_adapter() -> Result<wgpu::Adapter, GpuError> {
             .request_adapter(&options)
             .await
             .map_err(|e| GpuError::NoAdapter(format!("{first}; {e}"))),
-    }
-}
-
-/// The device faithful asks of an adapter: its own limits, and timestamp queries where it has
-/// them (the listing's probe asks the same, so an adapter it marks usable can start one).
-pub(super) fn device_descriptor(limits: &wgpu::Limits, timestamps: bool) -> wgpu::DeviceDescriptor<'static> {
-    wgpu::DeviceDescriptor {
-        label: Some("faithful"),
-        required_features: if timestamps { wgpu::Features::TIMESTAMP_QUERY } else { wgpu::Features::empty() },
-        required_limits: limits.clone(),
-        experimental_features: wgpu::ExperimentalFeatures::disabled(),
-        memory_hints: wgpu::MemoryHints::Performance,
-        trace: wgpu::Trace::Off,
     }
 }
 
