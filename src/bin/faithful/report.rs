@@ -8,21 +8,14 @@ use faithful::{Evaluator, Options, Points, ReportOptions, Result, Spec};
 
 use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArgs;
-use crate::measure::inputs;
 use crate::output;
 use crate::pair_args::{PairArgs, parse_bytes, progress_bar};
+use crate::space_args::InputArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Original space, n×D (.npy float64/float32 or headerless .csv). Default: the bundled digits.
-    #[arg(long, requires = "low")]
-    high: Option<PathBuf>,
-    /// A projection, n×d (the views draw its first two columns); repeat for several.
-    #[arg(long, requires = "high")]
-    low: Vec<PathBuf>,
-    /// One integer label per point (.npy or .csv).
-    #[arg(long)]
-    labels: Option<PathBuf>,
+    #[command(flatten)]
+    input: InputArgs,
     /// A measure for the scores table: ID[:P=V[,P=V]...]; repeat for several. Default: tnc,
     /// mrre, lcmc (and nh with labels) at --k; tnc at --k (the views' local T & C) and, up to
     /// --all-pairs-max-n points, stress and srho (the Shepard caption) are always added.
@@ -68,7 +61,7 @@ pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
     }
     // The output is checked before any work: a long run must not end in an unwritable path.
     output::check_writable(&args.out)?;
-    let (high, lows, labels) = inputs(args.high.as_ref(), &args.low, args.labels.as_ref())?;
+    let (high, lows, labels) = args.input.read()?;
     let specs = args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?;
     let opts = args.backend.apply({
         let mut o = Options::default();

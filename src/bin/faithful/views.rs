@@ -2,15 +2,14 @@
 //! binned Shepard diagram, the co-ranking matrix), with the scores of the specs.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 use faithful::{Evaluator, Options, Points, Result, Spec, ViewsRequest};
 
 use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArgs;
-use crate::measure::inputs;
 use crate::output;
 use crate::pair_args::{PairArgs, progress_bar};
+use crate::space_args::InputArgs;
 
 /// The parts of a views request shared by `views` and `report`.
 #[derive(clap::Args, Debug, Clone)]
@@ -34,15 +33,8 @@ impl ViewArgs {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Original space, n×D (.npy float64/float32 or headerless .csv). Default: the bundled digits.
-    #[arg(long, requires = "low")]
-    high: Option<PathBuf>,
-    /// A projection, n×d; repeat for several.
-    #[arg(long, requires = "high")]
-    low: Vec<PathBuf>,
-    /// One integer label per point (.npy or .csv).
-    #[arg(long)]
-    labels: Option<PathBuf>,
+    #[command(flatten)]
+    input: InputArgs,
     /// A measure to score as well: ID[:P=V[,P=V]...]; repeat for several. Default: tnc at --k.
     #[arg(long = "spec", value_name = "SPEC")]
     specs: Vec<String>,
@@ -76,7 +68,7 @@ pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
     if let Some(t) = args.threads {
         faithful::evaluate::check_threads(t)?;
     }
-    let (high, lows, labels) = inputs(args.high.as_ref(), &args.low, args.labels.as_ref())?;
+    let (high, lows, labels) = args.input.read()?;
     let specs = specs_or_tnc(&args.specs, args.views.k)?;
     let opts = args.backend.apply({
         let mut o = Options::default();
