@@ -1,12 +1,11 @@
 //! `faithful measure`.
 
 use faithful::evaluate::default_specs;
-use faithful::{Evaluator, LowIndex, Options, Points, Result, Spec};
+use faithful::{Evaluator, LowIndex, Points, Result, Spec};
 
-use crate::arg_errors::{whole, whole_usize};
-use crate::backend_args::BackendArgs;
 use crate::output;
-use crate::pair_args::{PairArgs, progress_bar};
+use crate::pair_args::show_progress;
+use crate::run_args::RunArgs;
 use crate::space_args::InputArgs;
 use crate::table;
 
@@ -24,22 +23,13 @@ pub struct Args {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-    /// Worker threads, at most 1024 (default, or 0: all cores, as ripgrep's --threads 0).
-    /// Results are identical for any count.
-    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
-    threads: Option<usize>,
-    /// Rows per task. Results are identical for any size.
-    #[arg(long, default_value_t = 32, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
-    block_rows: u64,
     /// The exact spatial index for projections of dimension ≤ 3 (k-d tree): auto uses it
     /// where it serves, never computes full distance rows. Results are identical either way;
     /// run.plan.low_index says which served.
     #[arg(long, value_enum, default_value_t = LowIndexArg::Auto)]
     low_index: LowIndexArg,
     #[command(flatten)]
-    backend: BackendArgs,
-    #[command(flatten)]
-    pairs: PairArgs,
+    run: RunArgs,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -49,34 +39,23 @@ enum LowIndexArg {
 }
 
 pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
-    if let Some(t) = args.threads {
-        faithful::evaluate::check_threads(t)?;
-    }
+    let mut opts = args.run.options(cancel)?;
     let (high, lows, labels) = args.input.read()?;
     let specs = if args.specs.is_empty() {
         default_specs(labels.is_some())
     } else {
         args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?
     };
-    let opts = args.backend.apply({
-        let mut o = Options::default();
-        o.threads = args.threads;
-        o.block_rows = args.block_rows as usize;
-        o.local = args.local;
-        o.low_index = match args.low_index {
-            LowIndexArg::Auto => LowIndex::Auto,
-            LowIndexArg::Never => LowIndex::Never,
-        };
-        o
-    });
-    let mut opts = args.pairs.apply(opts);
-    opts.cancel = Some(cancel);
-    let bar = progress_bar();
-    opts.progress = bar.as_ref().map(|(_, f)| f.clone());
+    opts.local = args.local;
+    opts.low_index = match args.low_index {
+        LowIndexArg::Auto => LowIndex::Auto,
+        LowIndexArg::Never => LowIndex::Never,
+    };
+    let bar = show_progress(&mut opts);
     let eval = Evaluator::new(high, opts);
     let lows: Vec<&Points> = lows.iter().collect();
     let result = eval.measure_many(&lows, labels.as_ref(), &specs);
-    if let Some((b, _)) = bar {
+    if let Some(b) = bar {
         b.finish_and_clear();
     }
     let result = result?;
