@@ -4,8 +4,7 @@
 
 use crate::data::{GraphReport, Metric, Points};
 use crate::error::{Error, Result};
-use crate::measures::{Resolved, reads_high_coordinates, reads_high_pairs};
-use crate::resources::Needs;
+use crate::measures::{HighReads, Resolved, graph_measures};
 
 /// How each space's distances were computed, for the run report.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -75,6 +74,17 @@ fn given(high: &Points) -> String {
     }
 }
 
+/// The measures a kNN graph serves, as a refusal names them ([`graph_measures`]).
+fn graph_served() -> String {
+    let name = |def: &crate::measures::MeasureDef| match def.high {
+        HighReads::CoordinatesUnless { param, value } => format!("{} with {param}={value}", def.id),
+        // Its curves from the lists' counts (coranking.rs): those the first K neighbours give.
+        _ if def.id == "coranking" => "coranking's Q_NX, R_NX and LCMC up to the graph's k".into(),
+        _ => def.id.into(),
+    };
+    graph_measures().map(name).collect::<Vec<_>>().join(", ")
+}
+
 /// Checks that the original space serves every measure: coordinate measures need coordinates
 /// and the Euclidean metric; a kNN graph serves only the measures that need nothing but each
 /// point's first k original neighbours (and at most the graph's k). Projections are Euclidean.
@@ -93,7 +103,7 @@ pub(crate) fn check(high: &Points, lows: &[&Points], resolved: &[Resolved]) -> R
     for r in resolved {
         let id = r.def.id;
         let needs_input = |need: &str| Error::NeedsInput { id: id.into(), need: need.into(), given: given(high) };
-        if reads_high_coordinates(r) && (!high.has_coordinates() || high.metric() != Metric::Euclidean) {
+        if r.high_reads() == HighReads::Coordinates && (!high.has_coordinates() || high.metric() != Metric::Euclidean) {
             return Err(needs_input(
                 "the original coordinates under the Euclidean metric (it computes centroids, angles, areas or fits of coordinates)",
             ));
@@ -105,20 +115,15 @@ pub(crate) fn check(high: &Points, lows: &[&Points], resolved: &[Resolved]) -> R
                 // Q_NX, R_NX and LCMC up to k_max from the lists (0: every K, n − 2).
                 k_needed = if r.k == 0 { high.n() - 2 } else { r.k };
             }
-            let graph_only = Needs {
-                knn_high: needs.knn_high,
-                knn_low: needs.knn_low,
-                cross_low: needs.cross_low,
-                ..Needs::default()
-            };
-            if needs != graph_only || reads_high_pairs(r) {
+            if !r.graph_servable() {
                 let what = if needs.cross > 0 {
                     "the original ranks of arbitrary pairs (trustworthiness ranks the projection's neighbours in the original space)"
                 } else {
                     "every original distance"
                 };
                 return Err(needs_input(&format!(
-                    "{what}: give --high (coordinates) or --high-distances; a kNN graph serves the measures that need only each point's k original neighbours (continuity, mrre_missing, lcmc, nh, nd, snc, knn_overlap, density_preservation, and coranking's Q_NX, R_NX and LCMC up to the graph's k)"
+                    "{what}: give --high (coordinates) or --high-distances; a kNN graph serves the measures that need only each point's k original neighbours ({})",
+                    graph_served()
                 )));
             }
             if k_needed > g.k() {

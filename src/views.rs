@@ -48,25 +48,46 @@ impl Default for ViewsRequest {
     }
 }
 
+/// Builder setters, `pub fn field(mut self, value) -> Self`, each with its doc line: the views'
+/// parameters of [`ViewsRequest`] and of the report's options, which hold the same ones.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty;)*) => {$(
+        $(#[$doc])*
+        pub fn $field(mut self, $field: $ty) -> Self {
+            self.$field = $field;
+            self
+        }
+    )*};
+}
+// For the report's options (html_report).
+#[cfg(feature = "report")]
+pub(crate) use setters;
+
+/// The parameters of the views of `id` (`views`, `report`) for n points: `k` in `1 ≤ k < n`.
+pub(crate) fn check_k(id: &str, k: usize, n: usize) -> Result<()> {
+    if k == 0 || k >= n {
+        return Err(Error::BadParam {
+            id: id.into(),
+            param: "k".into(),
+            value: k.to_string(),
+            reason: format!("out of range: need 1 <= k < n (n={n})"),
+        });
+    }
+    Ok(())
+}
+
 impl ViewsRequest {
     /// k = 10, 64 Shepard bins per axis, 4 co-ranking bins per octave.
     pub fn new() -> Self {
         Self::default()
     }
-    /// Neighbours per point of the lens and reliability map (0: none).
-    pub fn k(mut self, k: usize) -> Self {
-        self.k = k;
-        self
-    }
-    /// Bins per axis of the Shepard diagram (0: none).
-    pub fn shepard_bins(mut self, bins: usize) -> Self {
-        self.shepard_bins = bins;
-        self
-    }
-    /// Bins per octave of the co-ranking matrix (0: none).
-    pub fn coranking_per_octave(mut self, per_octave: usize) -> Self {
-        self.coranking_per_octave = per_octave;
-        self
+    setters! {
+        /// Neighbours per point of the lens and reliability map (0: none).
+        k: usize;
+        /// Bins per axis of the Shepard diagram (0: none).
+        shepard_bins: usize;
+        /// Bins per octave of the co-ranking matrix (0: none).
+        coranking_per_octave: usize;
     }
 
     fn check(&self, n: usize, budget: u64, projections: usize) -> Result<()> {
@@ -76,8 +97,8 @@ impl ViewsRequest {
             value: value.to_string(),
             reason,
         };
-        if self.k > 0 && self.k >= n {
-            return Err(bad("k", self.k, format!("out of range: need 1 <= k < n (n={n})")));
+        if self.k > 0 {
+            check_k("views", self.k, n)?;
         }
         if self.shepard_bins > MAX_SHEPARD_BINS {
             return Err(bad("shepard_bins", self.shepard_bins, format!("out of range: at most {MAX_SHEPARD_BINS}")));

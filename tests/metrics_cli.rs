@@ -1,7 +1,7 @@
 //! The command line's original space as users hold it: `--metric`, `--high-distances`,
-//! `--high-knn` and `--high-knn-indices/--high-knn-distances` on `measure`, `knn` and `shard`;
-//! the run report says what served; every bad input is one line, exit 2, in bounded time and
-//! memory.
+//! `--high-knn` and `--high-knn-indices/--high-knn-distances` on `measure`, `views`, `report`,
+//! `knn` and `shard`; the run report says what served; every bad input is one line, exit 2, in
+//! bounded time and memory.
 
 mod common;
 
@@ -384,4 +384,72 @@ fn shards_take_the_metric_and_the_matrix() {
         let want = if high[0] == "--high" { "correlation" } else { "precomputed" };
         assert_eq!(folded["run"]["spaces"]["high"]["metric"], want);
     }
+}
+
+/// `views` and `report` read the original space as `measure` does (one inputs path): under a
+/// metric (the bundled example too), as a distance matrix; their values are the library's. A
+/// kNN graph cannot serve their all-pairs views: one line, exit 2.
+#[test]
+fn views_and_report_take_the_metric_and_the_matrix_and_refuse_a_graph() {
+    use faithful::{BackendChoice, Evaluator, Metric, Options, ReportOptions, ViewsRequest};
+    let cpu = || {
+        let mut o = Options::default();
+        o.backend = BackendChoice::Cpu;
+        o
+    };
+    // The bundled example under cosine, without its all-pairs parts (fast in debug builds).
+    let v = json(&args(&[
+        &"views",
+        &"--json",
+        &"--metric",
+        &"cosine",
+        &"--k",
+        &"5",
+        &"--shepard-bins",
+        &"0",
+        &"--coranking-per-octave",
+        &"0",
+        &"--backend",
+        &"cpu",
+    ]));
+    assert_eq!(v["run"]["spaces"]["high"]["metric"], "cosine");
+    let ex = faithful::example_digits();
+    let eval = Evaluator::new(ex.high.with_metric(Metric::Cosine).unwrap(), cpu());
+    let lows: Vec<&faithful::Points> = ex.projections.iter().collect();
+    let request = ViewsRequest::new().k(5).shepard_bins(0).coranking_per_octave(0);
+    let lib = eval.views(&lows, Some(&ex.labels), &["tnc:k=5".parse().unwrap()], &request).unwrap();
+    let lib = serde_json::to_value(&lib).unwrap();
+    assert_eq!(v["knn_high"], lib["knn_high"]);
+    assert_eq!(v["projections"], lib["projections"]);
+    // A report from scipy's cosine matrix: the library's bytes.
+    let dir = tempfile::tempdir().unwrap();
+    let ld = fixture(&["generic", "ld.npy"]);
+    let mut d: Array2<f64> = ndarray_npy::read_npy(fixture(&["generic", "cosine", "dist.npy"])).unwrap();
+    d.diag_mut().fill(0.0);
+    let matrix = write_npy(dir.path(), "cos.npy", &d);
+    let out = dir.path().join("r.html");
+    let a = args(&[
+        &"report",
+        &"--high-distances",
+        &matrix,
+        &"--low",
+        &ld,
+        &"--k",
+        &"5",
+        &"--backend",
+        &"cpu",
+        &"--out",
+        &out,
+    ]);
+    let r = run(&a, Limits::default(), Stdio::piped());
+    assert!(r.out.status.success(), "{}", String::from_utf8_lossy(&r.out.stderr));
+    let eval = Evaluator::new(faithful::read_distances(&matrix).unwrap(), cpu());
+    let low = faithful::read_points(&ld).unwrap();
+    let lib = eval.html_report(&[&low], None, &[], &ReportOptions::new().k(5)).unwrap();
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), lib.html);
+    // A kNN graph: refused by the views, before any work.
+    let graph = fixture(&["graphs", "knn10.npz"]);
+    let given = "the original space was given as a kNN graph (10 neighbours per point)";
+    refused(&args(&[&"views", &"--high-knn", &graph, &"--low", &ld]), &["views: needs every original distance", given]);
+    refused(&args(&[&"report", &"--high-knn", &graph, &"--low", &ld, &"--out", &out]), &["views:", given]);
 }

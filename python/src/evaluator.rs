@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use faithful::{BackendChoice, Cancel, Labels, Metric, Numerics, Options, ParamValue, Points, Score};
+use faithful::{BackendChoice, Cancel, Labels, Metric, Numerics, Options, ParamValue, Points, Score, Spec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -66,6 +66,39 @@ impl Evaluator {
             *live = Live { eval: Arc::new(faithful::Evaluator::new(live.eval.high().clone(), opts)), cancel };
         }
         (live.eval.clone(), live.cancel.clone())
+    }
+
+    /// What a call of `measure_many`, `views` or `report` is given: its specs, its named
+    /// projections and its own labels, read before the evaluator is taken.
+    fn call(
+        &self,
+        py: Python<'_>,
+        lows: &[(String, Bound<'_, PyAny>)],
+        spec_list: &Bound<'_, PyAny>,
+        labels: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Call> {
+        let specs = specs(spec_list)?;
+        let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
+        let labels = labels.map(arrays::labels).transpose()?;
+        Ok(Call { specs, lows, labels })
+    }
+
+    /// A call's labels, else the evaluator's.
+    fn labels<'a>(&'a self, call: &'a Call) -> Option<&'a Labels> {
+        call.labels.as_ref().or(self.labels.as_ref())
+    }
+}
+
+/// A call's specs, projections and labels ([`Evaluator::call`]).
+struct Call {
+    specs: Vec<Spec>,
+    lows: Vec<Points>,
+    labels: Option<Labels>,
+}
+
+impl Call {
+    fn lows(&self) -> Vec<&Points> {
+        self.lows.iter().collect()
     }
 }
 
@@ -136,13 +169,10 @@ impl Evaluator {
         numerics_name: Option<&str>,
     ) -> PyResult<Evaluation> {
         let numerics = self.numerics(numerics_name)?;
-        let specs = specs(spec_list)?;
-        let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
-        let call_labels = labels.map(arrays::labels).transpose()?;
-        let labels = call_labels.as_ref().or(self.labels.as_ref());
+        let call = self.call(py, &lows, spec_list, labels)?;
+        let (specs, labels, lows) = (&call.specs, self.labels(&call), call.lows());
         let (eval, cancel) = self.live();
-        let lows: Vec<&Points> = lows.iter().collect();
-        let result = run_detached(py, &cancel, || eval.measure_many_as(numerics, &lows, labels, &specs))?;
+        let result = run_detached(py, &cancel, || eval.measure_many_as(numerics, &lows, labels, specs))?;
         Ok(Evaluation { inner: result.map_err(to_py)? })
     }
 
@@ -201,12 +231,9 @@ impl Evaluator {
         numerics_name: Option<&str>,
     ) -> PyResult<ViewsOut<'py>> {
         let numerics = self.numerics(numerics_name)?;
-        let specs = specs(spec_list)?;
-        let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
-        let call_labels = labels.map(arrays::labels).transpose()?;
-        let labels = call_labels.as_ref().or(self.labels.as_ref());
+        let call = self.call(py, &lows, spec_list, labels)?;
+        let (specs, labels, lows) = (&call.specs, self.labels(&call), call.lows());
         let (eval, cancel) = self.live();
-        let lows: Vec<&Points> = lows.iter().collect();
         let request =
             faithful::ViewsRequest::new().k(k).shepard_bins(shepard_bins).coranking_per_octave(coranking_per_octave);
         let eval = if numerics == eval.options().numerics {
@@ -217,7 +244,7 @@ impl Evaluator {
             opts.numerics = numerics;
             Arc::new(faithful::Evaluator::new(eval.high().clone(), opts))
         };
-        let v = run_detached(py, &cancel, || eval.views(&lows, labels, &specs, &request))?.map_err(to_py)?;
+        let v = run_detached(py, &cancel, || eval.views(&lows, labels, specs, &request))?.map_err(to_py)?;
         let n = eval.high().n();
         let ints = |v: &[u32]| matrix(py, n, k, v.iter().map(|&x| i64::from(x)).collect());
         let knn_high = v.knn_high.as_deref().map(ints);
@@ -276,12 +303,9 @@ impl Evaluator {
         title: Option<String>,
         labels: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<(String, Vec<String>)> {
-        let specs = specs(spec_list)?;
-        let lows = lows.iter().map(|(name, low)| arrays::points(py, name, low)).collect::<PyResult<Vec<Points>>>()?;
-        let call_labels = labels.map(arrays::labels).transpose()?;
-        let labels = call_labels.as_ref().or(self.labels.as_ref());
+        let call = self.call(py, &lows, spec_list, labels)?;
+        let (specs, labels, lows) = (&call.specs, self.labels(&call), call.lows());
         let (eval, cancel) = self.live();
-        let lows: Vec<&Points> = lows.iter().collect();
         let mut opts = faithful::ReportOptions::new()
             .k(k)
             .shepard_bins(shepard_bins)
@@ -291,7 +315,7 @@ impl Evaluator {
         if let Some(t) = title {
             opts = opts.title(t);
         }
-        let r = run_detached(py, &cancel, || eval.html_report(&lows, labels, &specs, &opts))?.map_err(to_py)?;
+        let r = run_detached(py, &cancel, || eval.html_report(&lows, labels, specs, &opts))?.map_err(to_py)?;
         Ok((r.html, r.left_out))
     }
 }

@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
 use crate::measures::Resolved;
 use crate::spec::Spec;
-use crate::views::{Views, ViewsRequest};
+use crate::views::{Views, ViewsRequest, check_k, setters};
 use pack::{Arrays, base64, pack};
 
 /// How [`Evaluator::html_report`] builds the report.
@@ -74,30 +74,27 @@ impl ReportOptions {
         self.title = Some(title.into());
         self
     }
-    /// Neighbours per point of the lens, reliability map and local T & C.
-    pub fn k(mut self, k: usize) -> Self {
-        self.k = k;
-        self
+    setters! {
+        /// Neighbours per point of the lens, reliability map and local T & C.
+        k: usize;
+        /// Bins per axis of the Shepard diagram (0: none).
+        shepard_bins: usize;
+        /// Bins per octave of the co-ranking matrix (0: none).
+        coranking_per_octave: usize;
+        /// The most points for which the all-pairs views are computed.
+        all_pairs_max_n: usize;
+        /// The largest file, in bytes.
+        max_bytes: u64;
     }
-    /// Bins per axis of the Shepard diagram (0: none).
-    pub fn shepard_bins(mut self, bins: usize) -> Self {
-        self.shepard_bins = bins;
-        self
-    }
-    /// Bins per octave of the co-ranking matrix (0: none).
-    pub fn coranking_per_octave(mut self, per_octave: usize) -> Self {
-        self.coranking_per_octave = per_octave;
-        self
-    }
-    /// The most points for which the all-pairs views are computed.
-    pub fn all_pairs_max_n(mut self, n: usize) -> Self {
-        self.all_pairs_max_n = n;
-        self
-    }
-    /// The largest file, in bytes.
-    pub fn max_bytes(mut self, bytes: u64) -> Self {
-        self.max_bytes = bytes;
-        self
+
+    /// The views of a report of n points: the all-pairs ones only up to
+    /// [`ReportOptions::all_pairs_max_n`] points.
+    fn views_request(&self, n: usize) -> ViewsRequest {
+        let all_pairs = n <= self.all_pairs_max_n;
+        ViewsRequest::new()
+            .k(self.k)
+            .shepard_bins(if all_pairs { self.shepard_bins } else { 0 })
+            .coranking_per_octave(if all_pairs { self.coranking_per_octave } else { 0 })
     }
 }
 
@@ -200,23 +197,12 @@ impl Evaluator {
                 reason: "a report needs at least 4 points".into(),
             });
         }
-        if opts.k == 0 || opts.k >= n {
-            return Err(Error::BadParam {
-                id: "report".into(),
-                param: "k".into(),
-                value: opts.k.to_string(),
-                reason: format!("out of range: need 1 <= k < n (n={n})"),
-            });
-        }
+        check_k("report", opts.k, n)?;
         let k = opts.k;
         let tnc_k = k.min(n.div_ceil(2) - 1).max(1);
         let all_pairs = n <= opts.all_pairs_max_n;
         let specs = report_specs(specs, n, tnc_k, labels.is_some(), all_pairs)?;
-        let request = ViewsRequest::new()
-            .k(k)
-            .shepard_bins(if all_pairs { opts.shepard_bins } else { 0 })
-            .coranking_per_octave(if all_pairs { opts.coranking_per_octave } else { 0 });
-        let views = self.views(lows, labels, &specs, &request)?;
+        let views = self.views(lows, labels, &specs, &opts.views_request(n))?;
         let mut left_out = Vec::new();
         if !all_pairs {
             left_out.push(format!(

@@ -129,6 +129,26 @@ pub enum KRule {
     Curve,
 }
 
+/// What a measure reads of the original space itself, beyond the resources its [`Needs`]
+/// declare: which inputs can serve it (coordinates, a distance matrix, a kNN graph).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HighReads {
+    /// Nothing but its [`Needs`] (neighbour lists, ranks, pair passes; or nothing of the
+    /// original space at all): any input that serves those, a kNN graph when they are only
+    /// each point's first k original neighbours.
+    Declared,
+    /// The distances of arbitrary original pairs, read itself: coordinates or a distance
+    /// matrix, never a kNN graph.
+    Pairs,
+    /// The original coordinates (centroids, angles, areas, Procrustes and least-squares fits,
+    /// k-means clusters): Euclidean geometry built in, so coordinates under the Euclidean metric.
+    Coordinates,
+    /// [`HighReads::Coordinates`], but [`HighReads::Declared`] when its choice parameter
+    /// `param` is `value` (snc: k-means clusters coordinates, HDBSCAN (`dbscan`) the
+    /// shared-neighbour graph).
+    CoordinatesUnless { param: &'static str, value: &'static str },
+}
+
 /// One measure: its ZADU contract and how it is computed.
 pub struct MeasureDef {
     /// ZADU's alias (`tnc`), used in outputs.
@@ -148,6 +168,8 @@ pub struct MeasureDef {
     /// The per-point outputs, each with its kind.
     pub local: &'static [LocalDef],
     pub needs: fn(&Resolved) -> Needs,
+    /// What it reads of the original space itself ([`Resolved::high_reads`]).
+    pub high: HighReads,
     pub compute: fn(&Ctx, &Resolved) -> Result<Output>,
     /// One line for `--help` and docs.
     pub about: &'static str,
@@ -238,5 +260,30 @@ impl Resolved {
     /// What this measure needs from the planner.
     pub fn needs(&self) -> Needs {
         (self.def.needs)(self)
+    }
+
+    /// What this spec reads of the original space itself: the measure's [`HighReads`], its
+    /// parameter settled ([`HighReads::CoordinatesUnless`] is `Coordinates` or `Declared`).
+    pub fn high_reads(&self) -> HighReads {
+        match self.def.high {
+            HighReads::CoordinatesUnless { param, value } => {
+                if self.params.iter().any(|(n, v)| n == param && matches!(v, ParamValue::Str(s) if s == value)) {
+                    HighReads::Declared
+                } else {
+                    HighReads::Coordinates
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Whether a kNN graph can serve this spec (its k checked apart): the spec reads nothing of
+    /// the original space itself and needs nothing of it but each point's first k neighbours
+    /// (the original lists, and the projection's lists with their original ranks within k).
+    pub fn graph_servable(&self) -> bool {
+        let needs = self.needs();
+        let lists_only =
+            Needs { knn_high: needs.knn_high, knn_low: needs.knn_low, cross_low: needs.cross_low, ..Needs::default() };
+        self.high_reads() == HighReads::Declared && needs == lists_only
     }
 }

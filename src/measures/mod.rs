@@ -45,8 +45,8 @@ mod topo;
 mod topology;
 mod triplet_accuracy;
 
-pub use def::{KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved};
-pub use registry::{REGISTRY, ZADU_PENDING, find, reads_high_coordinates, reads_high_pairs};
+pub use def::{HighReads, KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved};
+pub use registry::{REGISTRY, ZADU_PENDING, find, graph_measures};
 
 use crate::control::Control;
 use crate::data::{Labels, Points};

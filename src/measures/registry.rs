@@ -1,6 +1,6 @@
 //! The table of measures and the resolution of a [`Spec`] against it.
 
-use super::def::{KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved, custom_kmeans};
+use super::def::{HighReads, KRule, LocalDef, LocalKind, MeasureDef, ParamDef, ParamKind, Resolved, custom_kmeans};
 use crate::error::{Error, Result};
 use crate::resources::Needs;
 use crate::spec::{ParamValue, Spec};
@@ -25,6 +25,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_trustworthiness"), mean("local_continuity")],
         needs: |r| Needs::cross(r.k),
+        high: HighReads::Declared,
         compute: super::tnc::compute,
         about: "Trustworthiness & continuity: penalise false and missing neighbours by rank",
     },
@@ -38,6 +39,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_mrre_false"), mean("local_mrre_missing")],
         needs: |r| Needs::cross(r.k),
+        high: HighReads::Declared,
         compute: super::mrre::compute,
         about: "Mean relative rank error (higher is better, as in ZADU)",
     },
@@ -51,6 +53,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_continuity")],
         needs: |r| Needs::cross_low(r.k),
+        high: HighReads::Declared,
         compute: super::tnc::compute_continuity,
         about: "Continuity alone (tnc's second key; not a ZADU id): needs only each point's original k neighbours, \
                 so a kNN graph serves it",
@@ -65,6 +68,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_mrre_missing")],
         needs: |r| Needs::cross_low(r.k),
+        high: HighReads::Declared,
         compute: super::mrre::compute_missing,
         about: "MRRE of the missing neighbours alone (mrre's second key; not a ZADU id): needs only each point's \
                 original k neighbours, so a kNN graph serves it",
@@ -79,6 +83,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_lcmc")],
         needs: |r| Needs::knn_both(r.k),
+        high: HighReads::Declared,
         compute: super::lcmc::compute,
         about: "Local continuity meta-criterion: kNN overlap above chance",
     },
@@ -94,6 +99,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         // Its own exact pass over rows (every pair's rank in both spaces), not the kNN lists.
         needs: |_| Needs::default(),
+        high: HighReads::Declared,
         compute: super::coranking::compute,
         about: "Co-ranking family for every K ≤ k_max (0: n−2): AUC of R_NX on a log-K axis, Q_local, Q_global; \
                 curves qnx, rnx, lcmc, mrre_false, mrre_missing, trustworthiness, continuity (K < n/2)",
@@ -108,6 +114,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_neighborhood_hit")],
         needs: |r| Needs::knn_low(r.k),
+        high: HighReads::Declared,
         compute: super::nh::compute,
         about: "Neighbourhood hit: share of projection neighbours with the same label",
     },
@@ -121,6 +128,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_ca_trustworthiness"), mean("local_ca_continuity")],
         needs: |r| Needs::cross(r.k),
+        high: HighReads::Declared,
         compute: super::ca_tnc::compute,
         about: "Class-aware T&C: false neighbours of other classes, missing ones of the same class",
     },
@@ -134,6 +142,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |r| Needs::knn_both(r.k),
+        high: HighReads::Declared,
         compute: super::nd::compute,
         about: "Neighbour dissimilarity of the shared-neighbour graphs",
     },
@@ -147,6 +156,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |r| Needs::knn_both(r.k),
+        high: HighReads::Coordinates,
         compute: super::proc::compute,
         about: "Procrustes distance of each neighbourhood after optimal rotation",
     },
@@ -160,6 +170,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |r| Needs::cross(r.k),
+        high: HighReads::Declared,
         compute: super::topo::compute,
         about: "Topographic product of neighbour distance ratios",
     },
@@ -178,6 +189,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Coordinates,
         compute: super::l_tnc::compute,
         about: "Label T&C: per class pair, a cluster validation measure in X vs Y (random_seed: ch_btw shuffles only)",
     },
@@ -191,6 +203,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Declared,
         compute: super::dsc::compute,
         about: "Distance consistency: share of points nearest to their own class centroid",
     },
@@ -214,6 +227,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &["measure"],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Declared,
         compute: super::ivm::compute,
         about: "Internal validation of the projection with the labels as clusters (scikit-learn's three; Dunn's index, \
                 mean between- over within-class distance); key: the measure's name",
@@ -235,6 +249,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &["clustering", "measure"],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Declared,
         compute: super::c_evm::compute,
         about: "k-means (k = classes, k-means++ seeded as ZADU) on the projection vs the labels; key: {clustering}_{measure}",
     },
@@ -252,6 +267,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Coordinates,
         compute: super::cadi::compute,
         about: "Class angular distortion index over random class triplets (n_triplets=0: 10n)",
     },
@@ -265,6 +281,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Coordinates,
         compute: super::gi::compute,
         about: "Gap index: area distortion of the projection's Delaunay triangles (2-D projections)",
     },
@@ -278,6 +295,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::pair_sums(),
+        high: HighReads::Declared,
         compute: super::stress::compute,
         about: "Stress: √(Σ(d^X − d^Y)² / Σ(d^X)²) over all pairs",
     },
@@ -291,6 +309,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::pair_sums(),
+        high: HighReads::Declared,
         compute: super::sn_stress::compute,
         about: "Scale-normalised stress: the stress of the best scaling α·Y",
     },
@@ -304,6 +323,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::pair_isotonic(),
+        high: HighReads::Declared,
         compute: super::nm_stress::compute,
         about: "Non-metric stress: residual of the isotonic regression of d^Y on d^X over all pairs",
     },
@@ -317,6 +337,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::pair_sums(),
+        high: HighReads::Declared,
         compute: super::pr::compute,
         about: "Pearson correlation of d^X and d^Y over all pairs",
     },
@@ -330,6 +351,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::pair_ranks(),
+        high: HighReads::Declared,
         compute: super::srho::compute,
         about: "Spearman correlation (average ranks, ties averaged) of d^X and d^Y over all pairs",
     },
@@ -343,6 +365,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |r| Needs::density(r.float("sigma")),
+        high: HighReads::Declared,
         compute: super::kl_div::compute,
         about: "KL divergence of the Gaussian densities (bandwidth sigma) of X and Y",
     },
@@ -356,6 +379,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |r| Needs::density(r.float("sigma")),
+        high: HighReads::Declared,
         compute: super::dtm::compute,
         about: "Distance to measure: Σ|p − q| of the Gaussian densities of X and Y",
     },
@@ -386,6 +410,7 @@ pub static REGISTRY: &[MeasureDef] = &[
             LocalDef::new("local_cohesiveness", LocalKind::Score),
         ],
         needs: |r| Needs::knn_both(r.k),
+        high: HighReads::CoordinatesUnless { param: "clustering_strategy", value: "dbscan" },
         compute: super::snc::compute,
         about: "Steadiness & cohesiveness: random-walk clusters (HDBSCAN or k-means) of one space, \
                 distorted in the other (k=0: ⌊√n⌋; seeded as ZADU's RandomState)",
@@ -402,6 +427,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[LocalDef::new("local_sammon_stress", LocalKind::Sum)],
         needs: |_| Needs::sammon(),
+        high: HighReads::Declared,
         compute: super::sammon::compute,
         about: "Sammon's stress: Σ(d^X − d^Y)²/d^X ÷ Σd^X over all pairs (pairs at d^X = 0 left out); lower is better",
     },
@@ -419,6 +445,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[LocalDef::new("local_cca_stress", LocalKind::Sum)],
         needs: |r| Needs::cca(super::cca_stress::job(r)),
+        high: HighReads::Declared,
         compute: super::cca_stress::compute,
         about: "CCA stress: Σ(d^X − d^Y)²F(d^Y) ÷ Σ(d^X)²F(d^Y), F = exp(−d/λ) or 1[d ≤ λ] (lambda required); lower is better",
     },
@@ -432,6 +459,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::pair_sums(),
+        high: HighReads::Declared,
         compute: super::residual_variance::compute,
         about: "Residual variance: 1 − r² of d^X and d^Y over all pairs (Isomap's); lower is better",
     },
@@ -450,6 +478,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_nerv"), mean("local_nerv_recall"), mean("local_nerv_precision")],
         needs: |r| Needs::nerv(super::nerv::job(r)),
+        high: HighReads::Declared,
         compute: super::nerv::compute,
         about: "NeRV: mean over points of λ·KL(p‖q) + (1−λ)·KL(q‖p) of Gaussian neighbourhoods of the given perplexity; lower is better",
     },
@@ -469,6 +498,7 @@ pub static REGISTRY: &[MeasureDef] = &[
             LocalDef::new("missing_neighbours", LocalKind::Count),
         ],
         needs: |r| Needs::knn_both(r.k),
+        high: HighReads::Declared,
         compute: super::knn_overlap::compute,
         about: "kNN overlap |N^X ∩ N^Y|/k and Jaccard |∩|/|∪| per point; true, false and missing neighbours",
     },
@@ -483,6 +513,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_average_local_error")],
         needs: |r| Needs::ale(super::ale::squared(r)),
+        high: HighReads::Declared,
         compute: super::ale::compute,
         about: "Average local error: per point the mean |d^X/max d^X − d^Y/max d^Y| over the others; lower is better",
     },
@@ -496,6 +527,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[LocalDef::new("local_density_preservation", LocalKind::LogRatio)],
         needs: |r| Needs::knn_both(r.k),
+        high: HighReads::Declared,
         compute: super::density_preservation::compute,
         about: "densMAP's density preservation: Pearson r of the log local radii (mean squared kNN distance) of X and Y",
     },
@@ -515,6 +547,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Pairs,
         compute: super::triplet_accuracy::compute,
         about: "PaCMAP's random-triplet accuracy: share of triplets whose distance order is kept (n_triplets=0: 5n)",
     },
@@ -528,6 +561,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Coordinates,
         compute: super::global_score::compute,
         about: "TriMap's global score: exp(−(E_Y − E_PCA)/E_PCA) of linear reconstruction errors (1 for PCA)",
     },
@@ -542,6 +576,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Pairs,
         compute: super::topology::compute,
         about: "Persistent homology (Vietoris–Rips, H0 or H1) of X and Y compared by the bottleneck and 1-Wasserstein \
                 distances; curves: the diagrams (dim=0: deaths_high, deaths_low; dim=1: births_/deaths_ of each)",
@@ -559,6 +594,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         // points each result reports the kind as mean.
         local: &[LocalDef::new("local_hypothesis_margin", LocalKind::PartialMean)],
         needs: |_| Needs::default(),
+        high: HighReads::Declared,
         compute: super::hypothesis_margin::compute,
         about: "Hypothesis margin: per point ½(distance to the nearest other class − to the nearest own-class point) \
                 in the projection, averaged; higher is better",
@@ -573,6 +609,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[mean("local_knn_accuracy_low")],
         needs: |r| Needs::knn_both(r.k),
+        high: HighReads::Declared,
         compute: super::knn_classification::compute,
         about: "Leave-one-out kNN classification accuracy (majority of k neighbours, ties to the smallest label) \
                 in the projection and the original space, and their ratio",
@@ -588,28 +625,17 @@ pub static REGISTRY: &[MeasureDef] = &[
         // A point with a single Gabriel neighbour has no value in DRquality (NaN): null.
         local: &[LocalDef::new("local_gce", LocalKind::PartialMean)],
         needs: |_| Needs::default(),
+        high: HighReads::Pairs,
         compute: super::gce::compute,
         about: "Gabriel classification error (DRquality): each point's Gabriel neighbours in the 2-D projection, \
                 ranked by original distance, weighted by DRquality's harmonic decay where of another class; lower is better",
     },
 ];
 
-/// Whether the measure reads the original space's coordinates, not only its distances
-/// (centroids, angles, areas, Procrustes and least-squares fits, k-means clusters). Such a measure has Euclidean
-/// geometry built in: it needs coordinates and the Euclidean metric.
-pub fn reads_high_coordinates(r: &Resolved) -> bool {
-    match r.def.id {
-        "proc" | "l_tnc" | "cadi" | "gi" | "global_score" => true,
-        // HDBSCAN ("dbscan") clusters the shared-neighbour graph; k-means clusters coordinates.
-        "snc" => super::support::params::param_str(r, "clustering_strategy") != "dbscan",
-        _ => false,
-    }
-}
-
-/// Whether the measure reads original distances of arbitrary pairs itself (not through the
-/// resources its [`Needs`] declare): a kNN graph cannot serve it.
-pub fn reads_high_pairs(r: &Resolved) -> bool {
-    matches!(r.def.id, "triplet_accuracy" | "topology" | "gce")
+/// The measures a kNN graph serves, in registry order: those whose default spec is
+/// [`Resolved::graph_servable`] (a measure with a parameter that has no default is not).
+pub fn graph_measures() -> impl Iterator<Item = &'static MeasureDef> {
+    REGISTRY.iter().filter(|def| Resolved::new(&Spec::new(def.id)).is_ok_and(|r| r.graph_servable()))
 }
 
 /// ZADU 0.5.4 measures not implemented yet (alias, full id).
@@ -791,5 +817,48 @@ mod tests {
             }
             assert_eq!(keys(def.id), def.keys, "{}", def.id);
         }
+    }
+
+    /// Every measure declares what it reads of the original space: a parameter it depends on
+    /// is a declared choice with that value; a measure that reads pairs or coordinates itself
+    /// is never served by a kNN graph; and the measures a graph serves are exactly those that
+    /// docs/measures.md (its kNN graph row) and the README (its `--high-knn` item) name.
+    #[test]
+    fn every_measure_declares_what_it_reads_of_the_original_space_and_the_docs_name_the_graph_set() {
+        use std::collections::BTreeSet;
+        for def in REGISTRY {
+            match def.high {
+                HighReads::Declared | HighReads::Pairs | HighReads::Coordinates => {}
+                HighReads::CoordinatesUnless { param, value } => {
+                    let p = def.params.iter().find(|p| p.name == param).expect("a declared parameter");
+                    let (ParamKind::Choice(options) | ParamKind::Clustering(options)) = p.kind else {
+                        panic!("{}: {param} is a choice", def.id);
+                    };
+                    assert!(options.contains(&value), "{}: {value} is one of {param}'s choices", def.id);
+                }
+            }
+            if let Ok(r) = Resolved::new(&Spec::new(def.id)) {
+                let reads_itself = matches!(r.high_reads(), HighReads::Pairs | HighReads::Coordinates);
+                assert!(!(reads_itself && r.graph_servable()), "{}", def.id);
+            }
+        }
+        let served: BTreeSet<&str> = graph_measures().map(|d| d.id).collect();
+        for id in ["continuity", "lcmc", "coranking", "snc", "nh"] {
+            assert!(served.contains(id), "{id}");
+        }
+        for id in ["tnc", "stress", "proc", "gce", "triplet_accuracy", "topology", "cca_stress"] {
+            assert!(!served.contains(id), "{id}");
+        }
+        let ids: BTreeSet<&str> = REGISTRY.iter().map(|d| d.id).collect();
+        let named = |words: &mut dyn Iterator<Item = &'static str>| -> BTreeSet<&'static str> {
+            words.filter(|w| ids.contains(w)).collect()
+        };
+        let docs = include_str!("../../docs/measures.md");
+        let row = docs.lines().find(|l| l.starts_with("| a kNN graph")).expect("the kNN graph row");
+        let cell = row.split('|').nth(2).expect("its measures served");
+        assert_eq!(named(&mut cell.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))), served);
+        let readme = include_str!("../../README.md");
+        let item = readme.split("\n- ").find(|b| b.starts_with("`--high-knn G.npz`")).expect("the --high-knn item");
+        assert_eq!(named(&mut item.split('`').skip(1).step_by(2)), served);
     }
 }

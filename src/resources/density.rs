@@ -192,41 +192,50 @@ const ROUND: f64 = 6_755_399_441_055_744.0;
 /// Below this the result is subnormal or zero; such arguments use `f64::exp`.
 const LOW: f64 = -708.0;
 
+/// e^r's Taylor coefficients 1/i!, i = 0..=13.
+const TAYLOR: [f64; 14] = [
+    1.0,
+    1.0,
+    1.0 / 2.0,
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5040.0,
+    1.0 / 40320.0,
+    1.0 / 362880.0,
+    1.0 / 3628800.0,
+    1.0 / 39916800.0,
+    1.0 / 479001600.0,
+    1.0 / 6227020800.0,
+];
+
+/// e^max(x, LOW) for x ≤ 0: `x = k ln 2 + r`, e^r by [`TAYLOR`], scaled by 2^k. The one body of
+/// both loops below, inlined into each target's clone so that they stay vectorised.
+#[inline(always)]
+fn exp_clamped(x: f64) -> f64 {
+    let xc = x.max(LOW);
+    let t = xc * std::f64::consts::LOG2_E + ROUND;
+    let kf = t - ROUND;
+    let k = t.to_bits() as i64 - ROUND.to_bits() as i64;
+    let r = (xc - kf * LN2_HI) - kf * LN2_LO;
+    let mut p = TAYLOR[13];
+    for &c in TAYLOR[..13].iter().rev() {
+        p = p * r + c;
+    }
+    let scale = f64::from_bits(((k + 1023) as u64) << 52);
+    p * scale
+}
+
 /// `out[i] = e^{x[i]}` for `x[i] ≤ 0`, vectorised: `x = k ln 2 + r` with |r| ≤ ln 2 / 2, e^r by
 /// its degree-13 Taylor polynomial (truncation below 10⁻¹⁷ relative), scaled by 2^k. Within 2
 /// ulp of the correctly rounded value (tested against `f64::exp` below).
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub(crate) fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
-    const C: [f64; 14] = [
-        1.0,
-        1.0,
-        1.0 / 2.0,
-        1.0 / 6.0,
-        1.0 / 24.0,
-        1.0 / 120.0,
-        1.0 / 720.0,
-        1.0 / 5040.0,
-        1.0 / 40320.0,
-        1.0 / 362880.0,
-        1.0 / 3628800.0,
-        1.0 / 39916800.0,
-        1.0 / 479001600.0,
-        1.0 / 6227020800.0,
-    ];
     let mut rare = false;
     for (o, &x) in out.iter_mut().zip(x) {
-        let xc = x.max(LOW);
         rare |= x < LOW;
-        let t = xc * std::f64::consts::LOG2_E + ROUND;
-        let kf = t - ROUND;
-        let k = t.to_bits() as i64 - ROUND.to_bits() as i64;
-        let r = (xc - kf * LN2_HI) - kf * LN2_LO;
-        let mut p = C[13];
-        for &c in C[..13].iter().rev() {
-            p = p * r + c;
-        }
-        let scale = f64::from_bits(((k + 1023) as u64) << 52);
-        *o = p * scale;
+        *o = exp_clamped(x);
     }
     if rare {
         // Arguments below LOW were clamped; compute them with the library's exp.
@@ -243,34 +252,8 @@ pub(crate) fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
 /// probabilities are floored at 10⁻¹² anyway), where such a term cannot change a bit.
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub(crate) fn exp_nonpositive_flushed(x: &[f64], out: &mut [f64]) {
-    const C: [f64; 14] = [
-        1.0,
-        1.0,
-        1.0 / 2.0,
-        1.0 / 6.0,
-        1.0 / 24.0,
-        1.0 / 120.0,
-        1.0 / 720.0,
-        1.0 / 5040.0,
-        1.0 / 40320.0,
-        1.0 / 362880.0,
-        1.0 / 3628800.0,
-        1.0 / 39916800.0,
-        1.0 / 479001600.0,
-        1.0 / 6227020800.0,
-    ];
     for (o, &x) in out.iter_mut().zip(x) {
-        let xc = x.max(LOW);
-        let t = xc * std::f64::consts::LOG2_E + ROUND;
-        let kf = t - ROUND;
-        let k = t.to_bits() as i64 - ROUND.to_bits() as i64;
-        let r = (xc - kf * LN2_HI) - kf * LN2_LO;
-        let mut p = C[13];
-        for &c in C[..13].iter().rev() {
-            p = p * r + c;
-        }
-        let scale = f64::from_bits(((k + 1023) as u64) << 52);
-        *o = if x < LOW { 0.0 } else { p * scale };
+        *o = if x < LOW { 0.0 } else { exp_clamped(x) };
     }
 }
 

@@ -6,8 +6,8 @@ use std::ops::Range;
 
 use super::{Partial, SHARDABLE, halves, is_block};
 use crate::error::{Error, Result};
-use crate::measures::Resolved;
 use crate::measures::coranking;
+use crate::measures::{HighReads, Resolved};
 use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served, Timings};
 use crate::resources::{CoRankCounts, Needs, PassStats};
 use crate::spec::Spec;
@@ -47,12 +47,23 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
     if (first.dim_high == 0 && first.input_high == "coordinates") || first.dim_low == 0 {
         return Err(bad(0, "a space of 0 dimensions: a run has at least one in each".into()));
     }
-    // The specs under `measure`'s own rules for n points (k, k_max), before anything is folded.
+    // The specs under `measure`'s own rules for n points (k, k_max), before anything is folded;
+    // a spec that reads the original coordinates (the registry's `HighReads`) needs partials
+    // made from coordinates of at least one dimension.
     for text in &first.specs {
         let spec: Spec = text.parse().map_err(|e: Error| bad(0, e.to_string()))?;
         let mut r = Resolved::new(&spec).map_err(|e| bad(0, e.to_string()))?;
         r.default_k(n);
         r.check_k(n).map_err(|e| bad(0, e.to_string()))?;
+        if r.high_reads() == HighReads::Coordinates && (first.input_high != "coordinates" || first.dim_high == 0) {
+            return Err(bad(
+                0,
+                format!(
+                    "{}: reads the original coordinates; the partials' original space is a {} of {} dimensions",
+                    r.def.id, first.input_high, first.dim_high
+                ),
+            ));
+        }
     }
     let mut by_start: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, p) in partials.iter().enumerate() {

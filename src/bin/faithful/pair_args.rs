@@ -73,7 +73,7 @@ pub fn install_interrupt(cancel: Cancel) {
 }
 
 /// A progress bar on stderr when it is a terminal; `None` otherwise (never in the JSON).
-pub fn progress_bar() -> Option<(ProgressBar, ProgressFn)> {
+fn progress_bar() -> Option<(ProgressBar, ProgressFn)> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -92,6 +92,14 @@ pub fn progress_bar() -> Option<(ProgressBar, ProgressFn)> {
         b.set_position(p.done);
     });
     Some((bar, f))
+}
+
+/// A progress bar on stderr when it is a terminal, reported to by `opts`'s run; to be cleared
+/// when the run ends.
+pub fn show_progress(opts: &mut Options) -> Option<ProgressBar> {
+    let (bar, f) = progress_bar()?;
+    opts.progress = Some(f);
+    Some(bar)
 }
 
 #[cfg(test)]

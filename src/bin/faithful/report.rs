@@ -4,25 +4,18 @@
 
 use std::path::PathBuf;
 
-use faithful::{Evaluator, Options, Points, ReportOptions, Result, Spec};
+use faithful::{Evaluator, Points, ReportOptions, Result, Spec};
 
-use crate::arg_errors::{whole, whole_usize};
-use crate::backend_args::BackendArgs;
-use crate::measure::inputs;
+use crate::arg_errors::whole_usize;
 use crate::output;
-use crate::pair_args::{PairArgs, parse_bytes, progress_bar};
+use crate::pair_args::{parse_bytes, show_progress};
+use crate::run_args::RunArgs;
+use crate::space_args::InputArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Original space, n×D (.npy float64/float32 or headerless .csv). Default: the bundled digits.
-    #[arg(long, requires = "low")]
-    high: Option<PathBuf>,
-    /// A projection, n×d (the views draw its first two columns); repeat for several.
-    #[arg(long, requires = "high")]
-    low: Vec<PathBuf>,
-    /// One integer label per point (.npy or .csv).
-    #[arg(long)]
-    labels: Option<PathBuf>,
+    #[command(flatten)]
+    input: InputArgs,
     /// A measure for the scores table: ID[:P=V[,P=V]...]; repeat for several. Default: tnc,
     /// mrre, lcmc (and nh with labels) at --k; tnc at --k (the views' local T & C) and, up to
     /// --all-pairs-max-n points, stress and srho (the Shepard caption) are always added.
@@ -50,36 +43,16 @@ pub struct Args {
     /// would pass it is left out, and the report says what.
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     max_size: Option<u64>,
-    /// Worker threads, at most 1024 (default, or 0: all cores). Results are identical for any count.
-    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
-    threads: Option<usize>,
-    /// Rows per task. Results are identical for any size.
-    #[arg(long, default_value_t = 32, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
-    block_rows: u64,
     #[command(flatten)]
-    backend: BackendArgs,
-    #[command(flatten)]
-    pairs: PairArgs,
+    run: RunArgs,
 }
 
 pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
-    if let Some(t) = args.threads {
-        faithful::evaluate::check_threads(t)?;
-    }
+    let mut opts = args.run.options(cancel)?;
     // The output is checked before any work: a long run must not end in an unwritable path.
     output::check_writable(&args.out)?;
-    let (high, lows, labels) = inputs(args.high.as_ref(), &args.low, args.labels.as_ref())?;
+    let (high, lows, labels) = args.input.read()?;
     let specs = args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?;
-    let opts = args.backend.apply({
-        let mut o = Options::default();
-        o.threads = args.threads;
-        o.block_rows = args.block_rows as usize;
-        o
-    });
-    let mut opts = args.pairs.apply(opts);
-    opts.cancel = Some(cancel);
-    let bar = progress_bar();
-    opts.progress = bar.as_ref().map(|(_, f)| f.clone());
     let mut ro = ReportOptions::new()
         .k(args.k)
         .shepard_bins(args.shepard_bins)
@@ -91,10 +64,11 @@ pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
     if let Some(m) = args.max_size {
         ro = ro.max_bytes(m);
     }
+    let bar = show_progress(&mut opts);
     let eval = Evaluator::new(high, opts);
     let lows: Vec<&Points> = lows.iter().collect();
     let report = eval.html_report(&lows, labels.as_ref(), &specs, &ro);
-    if let Some((b, _)) = bar {
+    if let Some(b) = bar {
         b.finish_and_clear();
     }
     let report = report?;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use faithful::{Error, Metric, Points, Result, data};
+use faithful::{Error, Labels, Metric, Points, Result, data, example};
 
 /// `--metric` and `--minkowski-p`: the same on every command.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -91,4 +91,51 @@ pub fn read_high(
     }
     metric.metric()?;
     inputs.read()
+}
+
+/// The inputs of `measure`, `views` and `report`: the original space (`--high` under the
+/// metric, or one of the other inputs), the projections and the labels; the bundled digits
+/// example (its PCA and random projections, with labels, its original space under the metric)
+/// when no files are given.
+#[derive(clap::Args)]
+pub struct InputArgs {
+    /// Original space, n×D (.npy float64/float32 or headerless .csv). Default: the bundled digits.
+    #[arg(long, requires = "low", group = "high_input")]
+    high: Option<PathBuf>,
+    /// A projection, n×d (the report's views draw its first two columns); repeat for several.
+    #[arg(long, requires = "high_input")]
+    low: Vec<PathBuf>,
+    #[command(flatten)]
+    metric: MetricArgs,
+    #[command(flatten)]
+    inputs: HighInputArgs,
+    /// One integer label per point (.npy or .csv).
+    #[arg(long)]
+    labels: Option<PathBuf>,
+}
+
+impl InputArgs {
+    /// The original space, projections and labels from the files, or the bundled example.
+    pub fn read(&self) -> Result<(Points, Vec<Points>, Option<Labels>)> {
+        match read_high(self.high.as_deref(), &self.inputs, &self.metric)? {
+            Some((high, _)) => {
+                let lows = self.low.iter().map(data::read_points).collect::<Result<Vec<Points>>>()?;
+                let labels = match &self.labels {
+                    Some(path) => {
+                        let l = data::read_labels(path)?;
+                        l.check_len(high.n()).map_err(|e| e.in_file(path))?;
+                        Some(l)
+                    }
+                    None => None,
+                };
+                Ok((high, lows, labels))
+            }
+            None if self.labels.is_some() => Err(Error::LabelsWithoutData),
+            None => {
+                let ex = example::digits();
+                let high = self.metric.apply(ex.high, Path::new("the bundled digits"))?;
+                Ok((high, ex.projections, Some(ex.labels)))
+            }
+        }
+    }
 }

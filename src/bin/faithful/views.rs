@@ -2,15 +2,14 @@
 //! binned Shepard diagram, the co-ranking matrix), with the scores of the specs.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
-use faithful::{Evaluator, Options, Points, Result, Spec, ViewsRequest};
+use faithful::{Evaluator, Points, Result, Spec, ViewsRequest};
 
-use crate::arg_errors::{whole, whole_usize};
-use crate::backend_args::BackendArgs;
-use crate::measure::inputs;
+use crate::arg_errors::whole_usize;
 use crate::output;
-use crate::pair_args::{PairArgs, progress_bar};
+use crate::pair_args::show_progress;
+use crate::run_args::RunArgs;
+use crate::space_args::InputArgs;
 
 /// The parts of a views request shared by `views` and `report`.
 #[derive(clap::Args, Debug, Clone)]
@@ -34,15 +33,8 @@ impl ViewArgs {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Original space, n×D (.npy float64/float32 or headerless .csv). Default: the bundled digits.
-    #[arg(long, requires = "low")]
-    high: Option<PathBuf>,
-    /// A projection, n×d; repeat for several.
-    #[arg(long, requires = "high")]
-    low: Vec<PathBuf>,
-    /// One integer label per point (.npy or .csv).
-    #[arg(long)]
-    labels: Option<PathBuf>,
+    #[command(flatten)]
+    input: InputArgs,
     /// A measure to score as well: ID[:P=V[,P=V]...]; repeat for several. Default: tnc at --k.
     #[arg(long = "spec", value_name = "SPEC")]
     specs: Vec<String>,
@@ -52,16 +44,8 @@ pub struct Args {
     /// projection's `views` (neighbourhoods, shepard, coranking).
     #[arg(long)]
     json: bool,
-    /// Worker threads, at most 1024 (default, or 0: all cores). Results are identical for any count.
-    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
-    threads: Option<usize>,
-    /// Rows per task. Results are identical for any size.
-    #[arg(long, default_value_t = 32, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
-    block_rows: u64,
     #[command(flatten)]
-    backend: BackendArgs,
-    #[command(flatten)]
-    pairs: PairArgs,
+    run: RunArgs,
 }
 
 /// The specs as given, or tnc at k (the views' local trustworthiness and continuity).
@@ -73,26 +57,15 @@ pub fn specs_or_tnc(specs: &[String], k: usize) -> Result<Vec<Spec>> {
 }
 
 pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
-    if let Some(t) = args.threads {
-        faithful::evaluate::check_threads(t)?;
-    }
-    let (high, lows, labels) = inputs(args.high.as_ref(), &args.low, args.labels.as_ref())?;
+    let mut opts = args.run.options(cancel)?;
+    let (high, lows, labels) = args.input.read()?;
     let specs = specs_or_tnc(&args.specs, args.views.k)?;
-    let opts = args.backend.apply({
-        let mut o = Options::default();
-        o.threads = args.threads;
-        o.block_rows = args.block_rows as usize;
-        o.local = true;
-        o
-    });
-    let mut opts = args.pairs.apply(opts);
-    opts.cancel = Some(cancel);
-    let bar = progress_bar();
-    opts.progress = bar.as_ref().map(|(_, f)| f.clone());
+    opts.local = true;
+    let bar = show_progress(&mut opts);
     let eval = Evaluator::new(high, opts);
     let lows: Vec<&Points> = lows.iter().collect();
     let result = eval.views(&lows, labels.as_ref(), &specs, &args.views.request());
-    if let Some((b, _)) = bar {
+    if let Some(b) = bar {
         b.finish_and_clear();
     }
     let views = result?;
