@@ -592,6 +592,21 @@ pub static REGISTRY: &[MeasureDef] = &[
         about: "Gabriel classification error (DRquality): each point's Gabriel neighbours in the 2-D projection, \
                 ranked by original distance, weighted by DRquality's harmonic decay where of another class; lower is better",
     },
+    // Scatterplot diagnostics of the 2-D projection alone.
+    MeasureDef {
+        id: "scagnostics",
+        zadu_id: "scagnostics",
+        params: &[],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["outlying", "skewed", "clumpy", "sparse", "striated", "convex", "skinny", "stringy", "monotonic"],
+        keyed_by: &[],
+        local: &[],
+        needs: |_| Needs::default(),
+        compute: super::scagnostics::compute,
+        about: "Wilkinson's nine scagnostics of the 2-D scatterplot (outlying, skewed, clumpy, sparse, striated, convex, \
+                skinny, stringy, monotonic) after hexagonal binning, as pyscagnostics (R scagnostics' code) computes them",
+    },
 ];
 
 /// Whether the measure reads the original space's coordinates, not only its distances

@@ -1,0 +1,126 @@
+//! `scagnostics` (issue 27): Wilkinson, Anand & Grossman's nine scagnostics against pyscagnostics
+//! 0.1.0a4 (its C++ core built from source by `tests/fixtures/scagnostics/generate_scagnostics.py`,
+//! output `scagnostics.json` committed), bit for bit (the issue asks 1e-9: the port keeps the
+//! reference's structures and operation order, and uses no function but `sqrt`) on generic, clustered, collinear-ish,
+//! outlier, striated, dense (re-binned), curved, ring, duplicate-heavy and small data; and the
+//! hostile inputs: never a NaN or a panic, a typed error naming the measure where the reference
+//! has no value.
+
+use std::path::Path;
+
+use faithful::{Evaluator, Points, Spec};
+use serde_json::Value;
+
+const KEYS: [&str; 9] =
+    ["outlying", "skewed", "clumpy", "sparse", "striated", "convex", "skinny", "stringy", "monotonic"];
+
+fn points(name: &str, n: usize, dim: usize, f: impl Fn(usize, usize) -> f64) -> Points {
+    let rows = (0..n).flat_map(|i| (0..dim).map(move |c| (i, c))).map(|(i, c)| f(i, c)).collect();
+    Points::from_vec(name, n, dim, rows).unwrap()
+}
+
+/// The scagnostics of `low` (the original space is a copy: the measure reads only the projection).
+fn scag(low: &Points) -> faithful::Result<Vec<(String, f64)>> {
+    let eval = Evaluator::builder(low.clone()).build();
+    let spec: Spec = "scagnostics".parse().unwrap();
+    Ok(eval.measure(low, None, &[spec])?.remove(0).values)
+}
+
+#[test]
+fn scagnostics_match_pyscagnostics() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scagnostics/scagnostics.json");
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut checked = 0;
+    let mut nonzero = [0usize; 9];
+    let mut wrong = Vec::new();
+    for (name, r) in all["fixtures"].as_object().unwrap() {
+        let rows: Vec<f64> = r["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|p| [p[0].as_f64().unwrap(), p[1].as_f64().unwrap()])
+            .collect();
+        let low = Points::from_vec(name.as_str(), rows.len() / 2, 2, rows).unwrap();
+        let got = scag(&low).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let keys: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, KEYS, "{name}: keys in the reference's order");
+        for (i, (key, g)) in got.iter().enumerate() {
+            let w = r["values"][key].as_f64().unwrap();
+            if g.to_bits() != w.to_bits() {
+                wrong.push(format!("{name} {key}: faithful {g:e}, pyscagnostics {w:e} (diff {:e})", (g - w).abs()));
+            }
+            nonzero[i] += usize::from(w != 0.0);
+            checked += 1;
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {checked} values differ:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(checked >= 90, "{checked} values");
+    // Every measure is exercised with a non-trivial value somewhere.
+    assert!(nonzero.iter().all(|&c| c >= 2), "non-zero reference values per measure: {nonzero:?}");
+}
+
+#[test]
+fn scagnostics_refuse_projections_that_are_not_2d() {
+    for dim in [1, 3] {
+        let low = points("l", 30, dim, |i, c| ((i * 7 + c * 3) % 11) as f64 + 0.1 * i as f64);
+        let e = scag(&low).unwrap_err().to_string();
+        assert!(e.contains("scagnostics") && e.contains("2-D"), "dim {dim}: {e}");
+    }
+}
+
+/// All points identical, a horizontal and a vertical line, a diagonal line, n = 2 and 3,
+/// duplicates only, two clusters of duplicates: finite values in [0, 1]-ish ranges or a typed
+/// error naming the measure; never a NaN, a panic or a hang.
+#[test]
+fn scagnostics_on_hostile_inputs() {
+    let cases: Vec<(&str, Points)> = vec![
+        ("identical", points("l", 20, 2, |_, _| 3.5)),
+        ("horizontal line", points("l", 20, 2, |i, c| if c == 0 { i as f64 } else { 1.0 })),
+        ("vertical line", points("l", 20, 2, |i, c| if c == 1 { i as f64 } else { -1.0 })),
+        ("diagonal line", points("l", 50, 2, |i, _| i as f64)),
+        ("n=2", points("l", 2, 2, |i, c| (i + 2 * c) as f64)),
+        ("n=3", points("l", 3, 2, |i, c| ((i * i + c) % 5) as f64)),
+        ("n=3 collinear", points("l", 3, 2, |i, c| (i * (c + 1)) as f64)),
+        ("two duplicates", points("l", 40, 2, |i, c| ((i % 2) * (c + 1)) as f64)),
+        (
+            "three duplicates",
+            points("l", 60, 2, |i, c| if c == 0 { (i % 3) as f64 } else { ((i % 3) * (i % 3)) as f64 }),
+        ),
+        ("lattice", points("l", 100, 2, |i, c| if c == 0 { (i % 10) as f64 } else { (i / 10) as f64 })),
+        ("tiny scale", points("l", 60, 2, |i, c| 1e-300 * ((i * 7 + c * 13) % 17) as f64)),
+        ("huge scale", points("l", 60, 2, |i, c| 1e100 * ((i * 7 + c * 13) % 17) as f64)),
+    ];
+    let (mut defined, mut refused) = (0, 0);
+    for (what, low) in &cases {
+        match scag(low) {
+            Ok(values) => {
+                defined += 1;
+                assert_eq!(values.len(), 9, "{what}");
+                assert!(values.iter().all(|(_, v)| v.is_finite()), "{what}: {values:?}");
+            }
+            Err(e) => {
+                refused += 1;
+                let msg = e.to_string();
+                assert!(msg.contains("scagnostics"), "{what}: {msg}");
+                assert!(!msg.contains("NaN") && !msg.contains("panic"), "{what}: {msg}");
+            }
+        }
+    }
+    // The constant coordinates are refused; the lattice and the scaled data are scored.
+    for what in ["identical", "horizontal line", "vertical line"] {
+        let e = scag(&cases.iter().find(|c| c.0 == what).unwrap().1).unwrap_err().to_string();
+        assert!(e.contains("constant"), "{what}: {e}");
+    }
+    assert!(defined >= 3 && refused >= 3, "{defined} defined, {refused} refused");
+}
+
+/// The measure reads the projection alone: another original space gives the same bits.
+#[test]
+fn scagnostics_read_only_the_projection() {
+    let low = points("l", 300, 2, |i, c| (((i * 37 + c * 101) % 97) as f64).sin() * (1.0 + c as f64) + 0.01 * i as f64);
+    let base = scag(&low).unwrap();
+    let high = points("h", 300, 5, |i, c| (i * c) as f64);
+    let eval = Evaluator::builder(high).build();
+    let other = eval.measure(&low, None, &["scagnostics".parse().unwrap()]).unwrap().remove(0).values;
+    assert_eq!(base, other);
+}
