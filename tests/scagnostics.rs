@@ -21,8 +21,12 @@ fn points(name: &str, n: usize, dim: usize, f: impl Fn(usize, usize) -> f64) -> 
 
 /// The scagnostics of `low` (the original space is a copy: the measure reads only the projection).
 fn scag(low: &Points) -> faithful::Result<Vec<(String, f64)>> {
+    scag_spec(low, "scagnostics")
+}
+
+fn scag_spec(low: &Points, spec: &str) -> faithful::Result<Vec<(String, f64)>> {
     let eval = Evaluator::builder(low.clone()).build();
-    let spec: Spec = "scagnostics".parse().unwrap();
+    let spec: Spec = spec.parse().unwrap();
     Ok(eval.measure(low, None, &[spec])?.remove(0).values)
 }
 
@@ -51,7 +55,7 @@ fn scagnostics_match_pyscagnostics() {
             .flat_map(|p| [p[0].as_f64().unwrap(), p[1].as_f64().unwrap()])
             .collect();
         let low = Points::from_vec(name.as_str(), rows.len() / 2, 2, rows).unwrap();
-        let got = scag(&low).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = scag_spec(&low, r["spec"].as_str().unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
         let keys: Vec<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, KEYS, "{name}: keys in the reference's order");
         for (i, (key, g)) in got.iter().enumerate() {
@@ -64,9 +68,21 @@ fn scagnostics_match_pyscagnostics() {
         }
     }
     assert!(wrong.is_empty(), "{} of {checked} values differ:\n{}", wrong.len(), wrong.join("\n"));
-    assert!(checked >= 90, "{checked} values");
+    assert!(checked >= 126, "{checked} values");
     // Every measure is exercised with a non-trivial value somewhere.
     assert!(nonzero.iter().all(|&c| c >= 2), "non-zero reference values per measure: {nonzero:?}");
+}
+
+#[test]
+fn scagnostics_refuse_bins_out_of_range() {
+    let low = points("l", 30, 2, |i, c| ((i * 7 + c * 3) % 11) as f64);
+    for bins in ["0", "1", "-3", "1001", "99999999999"] {
+        let e = scag_spec(&low, &format!("scagnostics:bins={bins}")).unwrap_err();
+        assert!(matches!(e, faithful::Error::BadParam { .. }), "bins={bins}: {e:?}");
+        assert!(e.to_string().contains("bins"), "bins={bins}: {e}");
+    }
+    let e = scag_spec(&low, "scagnostics:remove_outliers=maybe").unwrap_err();
+    assert!(matches!(e, faithful::Error::BadParam { .. }), "{e:?}");
 }
 
 #[test]

@@ -596,7 +596,12 @@ pub static REGISTRY: &[MeasureDef] = &[
     MeasureDef {
         id: "scagnostics",
         zadu_id: "scagnostics",
-        params: &[],
+        // pyscagnostics' parameters and defaults: the starting hexagonal grid (halved while more
+        // than 250 bins are occupied) and the MST outlier peeling.
+        params: &[
+            ParamDef { name: "bins", kind: ParamKind::Int, default: "50" },
+            ParamDef { name: "remove_outliers", kind: ParamKind::Choice(&["true", "false"]), default: "true" },
+        ],
         min_classes: 0,
         k_rule: KRule::None,
         keys: &["outlying", "skewed", "clumpy", "sparse", "striated", "convex", "skinny", "stringy", "monotonic"],
@@ -644,11 +649,15 @@ pub fn find(id: &str) -> Result<&'static MeasureDef> {
 
 impl Resolved {
     /// Checks every parameter whose range depends on the number of points: `k` (ZADU's rule,
-    /// [`Resolved::check_k`]) and nerv's perplexity (1 ≤ perplexity ≤ n − 1).
+    /// [`Resolved::check_k`]) and nerv's perplexity (1 ≤ perplexity ≤ n − 1); and scagnostics'
+    /// `bins` (2 ≤ bins ≤ 1000).
     pub fn check_n(&self, n: usize) -> Result<()> {
         self.check_k(n)?;
         if self.def.id == "nerv" {
             super::nerv::check_perplexity(self, n)?;
+        }
+        if self.def.id == "scagnostics" {
+            super::scagnostics::check_bins(self)?;
         }
         Ok(())
     }

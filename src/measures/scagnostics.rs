@@ -1,11 +1,11 @@
 //! Scagnostics (`scagnostics`; Wilkinson, Anand & Grossman 2005, "Graph-Theoretic Scagnostics"):
 //! nine measures of the 2-D projection's scatterplot, computed as pyscagnostics 0.1.0a4 (the C++
-//! port of the code behind R's `scagnostics`) computes them with its defaults (`bins=50`,
-//! `remove_outliers=True`):
+//! port of the code behind R's `scagnostics`) computes them, with its parameters and defaults
+//! (`bins` = 50, `remove_outliers` = true):
 //!
 //! 1. Each axis scaled to [0, 1] by its range (`(v − min) / (max − min)`).
-//! 2. Hexagonal binning (`support::hexbin`): a 50 × 50 grid, halved while more than 250 bins
-//!    are occupied; bin centres scaled to integers 0..1000.
+//! 2. Hexagonal binning (`support::hexbin`): a `bins` × `bins` grid, halved while more than 250
+//!    bins are occupied; bin centres scaled to integers 0..1000.
 //! 3. The graphs on the bins (`support::scag_graph`): Delaunay triangulation, minimum spanning
 //!    tree, outlier peeling, alpha complex and hull, and the nine measures from them.
 //!
@@ -17,15 +17,33 @@
 
 use super::support::hexbin::bin_hex;
 use super::support::pairwise::undefined;
+use super::support::params::{param_int, param_str};
 use super::support::scag_graph::{NAMES, scagnostics};
 use super::{Ctx, Output, Resolved};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 const ID: &str = "scagnostics";
-/// The reference's starting grid (pyscagnostics' `bins=50`).
-const BINS: i32 = 50;
+/// The largest starting grid accepted: the binning allocates (bins + 20)² cells.
+const MAX_BINS: i64 = 1000;
 
-pub(super) fn compute(ctx: &Ctx, _r: &Resolved) -> Result<Output> {
+/// `bins` within 2..=1000 (a grid of one bin holds every point in one bin; past 1000 the grid's
+/// cells cost memory for nothing, the reference keeps at most 250 occupied bins).
+pub(super) fn check_bins(r: &Resolved) -> Result<i32> {
+    let bins = param_int(r, "bins");
+    if (2..=MAX_BINS).contains(&bins) {
+        return Ok(bins as i32);
+    }
+    Err(Error::BadParam {
+        id: ID.into(),
+        param: "bins".into(),
+        value: bins.to_string(),
+        reason: format!("must be an integer with 2 <= bins <= {MAX_BINS}"),
+    })
+}
+
+pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
+    let start = check_bins(r)?;
+    let remove_outliers = param_str(r, "remove_outliers") == "true";
     let (low, n) = (ctx.low, ctx.n());
     if low.dim() != 2 {
         return Err(undefined(
@@ -50,8 +68,9 @@ pub(super) fn compute(ctx: &Ctx, _r: &Resolved) -> Result<Output> {
         }
         axis.extend(col.map(|v| (v - lo) / range));
     }
-    let bins = bin_hex(&axes[0], &axes[1], BINS);
-    let values = scagnostics(&bins.x, &bins.y, &bins.counts, true).map_err(|reason| undefined(ID, reason))?;
+    let bins = bin_hex(&axes[0], &axes[1], start);
+    let values =
+        scagnostics(&bins.x, &bins.y, &bins.counts, remove_outliers).map_err(|reason| undefined(ID, reason))?;
     let mut out = Output::new();
     for (name, v) in NAMES.iter().zip(values) {
         if !v.is_finite() {
