@@ -662,10 +662,10 @@ impl Dt<'_> {
                     self.tris[t].on_complex = false;
                     deleted = true;
                 } else {
-                    if let Some(inv) = self.edges[e].inv_e {
-                        if self.tris[self.tri_of(inv)?].on_complex {
-                            continue;
-                        }
+                    if let Some(inv) = self.edges[e].inv_e
+                        && self.tris[self.tri_of(inv)?].on_complex
+                    {
+                        continue;
                     }
                     if !self.edge_is_exposed(alpha, e) {
                         self.tris[t].on_complex = false;
