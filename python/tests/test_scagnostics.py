@@ -25,7 +25,7 @@ def test_listed_with_keys_and_parameters():
                                   "outliers_406:bins=50,remove_outliers=false"])
 def test_values_are_the_references(name):
     r = ORACLE["fixtures"][name]
-    y = np.array(r["points"], dtype=np.float64)
+    y = np.array(ORACLE["datasets"][r["dataset"]], dtype=np.float64)
     score = faithful_dr.Evaluator(y).measure(y, [r["spec"]]).scores[0]
     assert [score[k] for k in KEYS] == [r["values"][k] for k in KEYS]
 
