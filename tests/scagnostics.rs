@@ -203,3 +203,41 @@ fn scagnostics_never_panic_on_degenerate_small_inputs() {
     }
     assert!(defined > 500 && refused > 10, "{defined} defined, {refused} refused");
 }
+
+/// The command line: `faithful measure --spec scagnostics` on the bundled example gives the
+/// library's bits for both projections (the digits' PCA and random projection, which match
+/// pyscagnostics too); a 3-D projection exits with code 2 and one line naming the measure.
+#[test]
+fn cli_scores_the_bundled_example_and_refuses_3d() {
+    let cli = env!("CARGO_BIN_EXE_faithful");
+    let out = std::process::Command::new(cli).args(["measure", "--spec", "scagnostics", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ex = faithful::example_digits();
+    let projections = json["projections"].as_array().unwrap();
+    assert_eq!(projections.len(), ex.projections.len());
+    for (p, low) in projections.iter().zip(&ex.projections) {
+        let s = &p["scores"][0];
+        assert_eq!(s["id"], "scagnostics");
+        for (key, v) in scag(low).unwrap() {
+            assert_eq!(s["values"][&key].as_f64().unwrap().to_bits(), v.to_bits(), "{}: {key}", p["name"]);
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let (high, low3) = (dir.path().join("high.npy"), dir.path().join("low3.npy"));
+    let rows: Vec<f64> = (0..60).map(|v| ((v * 7) % 13) as f64).collect();
+    faithful::write_npy(&mut std::fs::File::create(&high).unwrap(), 20, 3, rows.iter().copied()).unwrap();
+    faithful::write_npy(&mut std::fs::File::create(&low3).unwrap(), 20, 3, rows.iter().copied()).unwrap();
+    let out = std::process::Command::new(cli)
+        .args(["measure", "--spec", "scagnostics", "--high"])
+        .arg(&high)
+        .arg("--low")
+        .arg(&low3)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("scagnostics") && err.contains("2-D"), "{err}");
+}
