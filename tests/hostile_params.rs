@@ -328,7 +328,7 @@ fn new_measures_on_hostile_inputs_give_a_value_or_a_typed_error() {
     assert!(defined > 20, "{defined} defined results");
 }
 
-/// Issue 27's class separation and topology measures on the smallest and most degenerate inputs,
+/// Issue 27's class separation, topology and scatterplot measures on the smallest and most degenerate inputs,
 /// with labels: n = 2 and 3, every point identical, a collinear projection (the Gabriel graph's
 /// and the gap index's hard case), a single class, a class with one member. Each gives finite
 /// values (nulls only in a kind that allows them) or a typed error naming the measure, never a NaN.
@@ -342,6 +342,7 @@ fn class_and_topology_measures_on_hostile_inputs() {
         "topology:dim=0",
         "topology:dim=1",
         "gce",
+        "scagnostics",
     ];
     let cases: Vec<(&str, Points, Points, Vec<i64>)> = vec![
         ("n=2", points("h", 2, 3, |i, c| (i + c) as f64), points("l", 2, 2, |i, c| (i * c) as f64), vec![0, 1]),

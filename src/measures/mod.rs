@@ -35,6 +35,7 @@ mod proc;
 mod registry;
 mod residual_variance;
 mod sammon;
+mod scagnostics;
 mod sn_stress;
 mod snc;
 mod srho;

@@ -630,6 +630,26 @@ pub static REGISTRY: &[MeasureDef] = &[
         about: "Gabriel classification error (DRquality): each point's Gabriel neighbours in the 2-D projection, \
                 ranked by original distance, weighted by DRquality's harmonic decay where of another class; lower is better",
     },
+    // Scatterplot diagnostics of the 2-D projection alone.
+    MeasureDef {
+        id: "scagnostics",
+        zadu_id: "scagnostics",
+        // pyscagnostics' parameters and defaults: the starting hexagonal grid (halved while more
+        // than 250 bins are occupied) and the MST outlier peeling.
+        params: &[
+            ParamDef { name: "bins", kind: ParamKind::Int, default: "50" },
+            ParamDef { name: "remove_outliers", kind: ParamKind::Choice(&["true", "false"]), default: "true" },
+        ],
+        min_classes: 0,
+        k_rule: KRule::None,
+        keys: &["outlying", "skewed", "clumpy", "sparse", "striated", "convex", "skinny", "stringy", "monotonic"],
+        keyed_by: &[],
+        local: &[],
+        needs: |_| Needs::default(),
+        compute: super::scagnostics::compute,
+        about: "Wilkinson's nine scagnostics of the 2-D scatterplot (outlying, skewed, clumpy, sparse, striated, convex, \
+                skinny, stringy, monotonic) after hexagonal binning, as pyscagnostics (R scagnostics' code) computes them",
+    },
 ];
 
 /// The measures a kNN graph serves, in registry order: those whose default spec is
@@ -655,11 +675,15 @@ pub fn find(id: &str) -> Result<&'static MeasureDef> {
 
 impl Resolved {
     /// Checks every parameter whose range depends on the number of points: `k` (ZADU's rule,
-    /// [`Resolved::check_k`]) and nerv's perplexity (1 ≤ perplexity ≤ n − 1).
+    /// [`Resolved::check_k`]) and nerv's perplexity (1 ≤ perplexity ≤ n − 1); and scagnostics'
+    /// `bins` (2 ≤ bins ≤ 1000).
     pub fn check_n(&self, n: usize) -> Result<()> {
         self.check_k(n)?;
         if self.def.id == "nerv" {
             super::nerv::check_perplexity(self, n)?;
+        }
+        if self.def.id == "scagnostics" {
+            super::scagnostics::check_bins(self)?;
         }
         Ok(())
     }

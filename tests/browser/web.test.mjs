@@ -276,6 +276,10 @@ test('the picker lists the measures beyond ZADU, and the colour legend follows e
     assert.equal(await page.locator(`#m-${id}`).count(), 1, `${id} is in the measure picker`);
   }
   assert.equal(await page.getAttribute('input[name="p-cca_stress-lambda"]', 'placeholder'), 'required');
+  // Issue 27's groups: the scagnostics under "Scatterplot diagnostics", gce under "Class separation".
+  const group = (title) => page.locator('details.mgroup').filter({ has: page.locator('summary', { hasText: title }) });
+  assert.equal(await group('Scatterplot diagnostics').locator('#m-scagnostics').count(), 1, 'scagnostics is under Scatterplot diagnostics');
+  assert.equal(await group('Class separation').locator('#m-gce').count(), 1, 'gce is under Class separation');
   // Evaluate Sammon (a sum per point) and kNN overlap (means and counts) with local values.
   await page.locator('#measure-list input[type=checkbox]').evaluateAll((bs) => bs.forEach((b) => { b.checked = false; }));
   await page.locator('details.mgroup').evaluateAll((ds) => ds.forEach((d) => { d.open = true; }));
