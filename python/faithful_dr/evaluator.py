@@ -222,7 +222,7 @@ class Evaluator:
         report's ``spaces.high.graph`` says what was done. Only the measures that need nothing but
         each point's k original neighbours run from it (continuity, mrre_missing, lcmc, nd,
         knn_overlap, density_preservation, knn_classification, snc with HDBSCAN, coranking up to
-        the graph's k, and nh, dsc, ivm, c_evm, hypothesis_margin, which need no original space);
+        the graph's k, and nh, dsc, ivm, c_evm, hypothesis_margin, scagnostics, which need no original space);
         the others are refused with the input they need."""
         return cls(None, labels=labels, metric="precomputed", _name=name, _graph=_inputs.csr_graph(graph, name), **options)
 

@@ -646,6 +646,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keyed_by: &[],
         local: &[],
         needs: |_| Needs::default(),
+        high: HighReads::Declared,
         compute: super::scagnostics::compute,
         about: "Wilkinson's nine scagnostics of the 2-D scatterplot (outlying, skewed, clumpy, sparse, striated, convex, \
                 skinny, stringy, monotonic) after hexagonal binning, as pyscagnostics (R scagnostics' code) computes them",
