@@ -392,6 +392,50 @@ test('Node: the worker pool (worker_threads) gives the native CLI bits for any w
   assert.equal(out.ties.runs[1].first.run.pool.shared_memory, true);
 });
 
+test('Node: the worker pool carries the metric, a distance matrix and the neighbours\' labels', () => {
+  const code = `
+    import init, { Session } from 'faithful-dr';
+    await init();
+    const n = 240, d = 6;
+    const data = new Float64Array(n * d).map((_, t) => ((t * 7919) % 101) / 10 + 0.5);
+    const low = { data: new Float64Array(n * 2).map((_, t) => (t * 104729) % 97), rows: n, cols: 2 };
+    const dist = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) {
+      let s = 0;
+      for (let c = 0; c < d; c++) s += Math.abs(data[i * d + c] - data[j * d + c]);
+      dist[i * n + j] = dist[j * n + i] = s;
+    }
+    const specs = ['tnc:k=7', 'mrre:k=7', 'coranking:k_max=20', 'continuity:k=5'];
+    const plain = (v) => JSON.stringify(v, (_, x) => (ArrayBuffer.isView(x) ? { typed: x.constructor.name, values: Array.from(x) } : x));
+    const out = {};
+    for (const [name, opts] of [
+      ['cosine', { high: { data, rows: n, cols: d }, metric: 'cosine' }],
+      ['matrix', { high: { distances: dist, rows: n } }],
+    ]) {
+      const got = [];
+      for (const workers of [1, 3]) {
+        const s = await Session.create({ ...opts, backend: 'cpu', workers });
+        const r = await s.measure({ low, specs, local: true });
+        const nn = await s.neighbours({ space: 'high', k: 4 });
+        got.push({ workers: s.workers, scores: r.projections[0].scores, spaces: r.run.spaces, nn: Array.from(nn), numerics: nn.numerics, backend: nn.backend, run: typeof nn.run });
+        s.free();
+      }
+      out[name] = got;
+    }
+    process.stdout.write(plain(out));`;
+  const out = JSON.parse(execFileSync('node', ['--input-type=module', '-e', code], { cwd: app, encoding: 'utf8', maxBuffer: 1 << 28 }));
+  for (const [name, input] of [['cosine', 'coordinates'], ['matrix', 'distance matrix']]) {
+    const [one, pool] = out[name];
+    assert.ok(pool.workers >= 2, `${name}: the pool ran on ${pool.workers} workers`);
+    assert.deepStrictEqual(pool.scores, one.scores, `${name}: the pool's scores differ from one worker's`);
+    assert.equal(pool.spaces.high.input, input, name);
+    assert.deepStrictEqual(pool.spaces.high, one.spaces.high, `${name}: the pool's original space report`);
+    assert.deepStrictEqual(pool.nn, one.nn, `${name}: neighbours`);
+    for (const r of [one, pool]) assert.deepEqual([r.numerics, r.backend, r.run], ['exact', 'cpu', 'object'], name);
+  }
+  assert.notDeepStrictEqual(out.cosine[0].scores, out.matrix[0].scores, 'the two original spaces differ');
+});
+
 test('Node: the CPU entry equals the native CLI', () => {
   const code = `
     import init, { Session, exampleData } from 'faithful-dr';
