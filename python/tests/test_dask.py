@@ -32,10 +32,14 @@ def same_result(got, want):
     g, w = got.run, want.run
     for key in ("n", "dim_high", "dims_low", "backend", "numerics"):
         assert g[key] == w[key], key
-    # One projection: the same row pass, split. (measure_many shares the original space's pass
-    # across projections; a shard repeats it per projection.)
+    # The same bits, not the same path: a span may take the fused co-ranking pass, the rank
+    # table or the projection's k-d tree where the whole run took another (each reports its own
+    # tallies), so the work is held to what every path does: each original row computed once at
+    # least, and no tally negative.
+    n = w["n"]
+    assert g["work"]["distance_rows"] >= n, g["work"]
     for key in ("distance_rows", "ranks_from_knn", "ranks_counted", "rank_scans"):
-        assert len(w["dims_low"]) > 1 or g["work"][key] == w["work"][key], key
+        assert g["work"][key] >= 0 and w["work"][key] >= 0, key
 
 
 def tie_heavy(n=1000, seed=3):
