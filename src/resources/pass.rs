@@ -504,21 +504,7 @@ fn low_ranks(
         _ => return cross_ranks(dy, i, queries, own_knn, ranks, dists, sc, stats, count),
     };
     let CrossScratch { pending, pending_slot, counted, rank } = sc;
-    pending.clear();
-    pending_slot.clear();
-    for (s, &j) in queries.iter().enumerate() {
-        dists[s] = distance_pair(low, i, j as usize);
-        match own_knn.iter().position(|&h| h == j) {
-            Some(pos) => {
-                ranks[s] = pos as u32 + 1;
-                stats.ranks_from_knn += 1;
-            }
-            None => {
-                pending.push(j);
-                pending_slot.push(s);
-            }
-        }
-    }
+    split_by_knn(queries, own_knn, |j| distance_pair(low, i, j as usize), ranks, dists, pending, pending_slot, stats);
     if pending.is_empty() {
         return;
     }
@@ -540,6 +526,36 @@ fn low_ranks(
     }
 }
 
+/// Each query's distance (`dist`); a query in `own_knn` takes its rank from its position there,
+/// the others go to `pending` (with their slots in `pending_slot`) to be counted.
+#[allow(clippy::too_many_arguments)]
+fn split_by_knn(
+    queries: &[u32],
+    own_knn: &[u32],
+    dist: impl Fn(u32) -> f64,
+    ranks: &mut [u32],
+    dists: &mut [f64],
+    pending: &mut Vec<u32>,
+    pending_slot: &mut Vec<usize>,
+    stats: &mut PassStats,
+) {
+    pending.clear();
+    pending_slot.clear();
+    for (s, &j) in queries.iter().enumerate() {
+        dists[s] = dist(j);
+        match own_knn.iter().position(|&h| h == j) {
+            Some(pos) => {
+                ranks[s] = pos as u32 + 1;
+                stats.ranks_from_knn += 1;
+            }
+            None => {
+                pending.push(j);
+                pending_slot.push(s);
+            }
+        }
+    }
+}
+
 /// Ranks and distances, in the space of `dist_row`, of the points `queries`. `own_knn` is that
 /// space's kNN list of i: a query found there has rank position + 1 and needs no scan; the
 /// others are counted by `count`.
@@ -556,21 +572,7 @@ fn cross_ranks(
     count: fn(&[f64], usize, &[u32], &mut [u32], &mut RankScratch),
 ) {
     let CrossScratch { pending, pending_slot, counted, rank } = sc;
-    pending.clear();
-    pending_slot.clear();
-    for (s, &j) in queries.iter().enumerate() {
-        dists[s] = dist_row[j as usize];
-        match own_knn.iter().position(|&h| h == j) {
-            Some(pos) => {
-                ranks[s] = pos as u32 + 1;
-                stats.ranks_from_knn += 1;
-            }
-            None => {
-                pending.push(j);
-                pending_slot.push(s);
-            }
-        }
-    }
+    split_by_knn(queries, own_knn, |j| dist_row[j as usize], ranks, dists, pending, pending_slot, stats);
     if pending.is_empty() {
         return;
     }
