@@ -20,8 +20,8 @@ use crate::measures::{Ctx, Resolved};
 use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
 use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
 use crate::resources::{
-    HighRanksReport, ListKs, LowIndex, LowIndexReport, Needs, Neighbours, OrderPlan, PassOutput, ProjectionResources,
-    RankTable, Resident, ResidentRanks, TablePlan, plan_rank_table, row_pass_resident,
+    HighRanksReport, HighRowsReport, ListKs, LowIndex, LowIndexReport, Needs, Neighbours, OrderPlan, PassOutput,
+    ProjectionResources, RankTable, Resident, ResidentRanks, TablePlan, plan_rank_table, row_pass_resident,
 };
 use crate::spec::Spec;
 
@@ -568,6 +568,7 @@ impl Evaluator {
             extents: Default::default(),
             low_index: Vec::new(),
             coranking: Vec::with_capacity(lows.len()),
+            high_rows: None,
         };
         for (p, low) in lows.iter().enumerate() {
             // Projection-only cross ranks come with both directions (the fused pass ranks every j).
@@ -929,7 +930,7 @@ impl Evaluator {
         let timings =
             Timings { validate_s: t_valid, resources_s: t_res - t_valid, measures_s: t_end - t_res, total_s: t_end };
         let pairwise_report = any_pairwise.then_some(pairwise_report);
-        let work = (pass.stats, pass.low_index);
+        let work = (pass.stats, pass.low_index, pass.high_rows);
         let run = self.report(lows, needs, reused.as_ref(), work, &served, resource_bytes, timings, pairwise_report);
         self.check_reads()?;
         Ok((Evaluation { projections, run }, Kept { knn_high, lows: pass.lows, ctl }))
@@ -1049,7 +1050,7 @@ impl Evaluator {
         self.keep_knn(&nb, &served);
         let t = t0.elapsed().as_secs_f64();
         let timings = Timings { validate_s: 0.0, resources_s: t, measures_s: 0.0, total_s: t };
-        let run = self.report(&[], needs, None, (pass.stats, Vec::new()), &served, nb.bytes(), timings, None);
+        let run = self.report(&[], needs, None, (pass.stats, Vec::new(), None), &served, nb.bytes(), timings, None);
         Ok((nb, run))
     }
 
@@ -1059,7 +1060,7 @@ impl Evaluator {
         lows: &[&Points],
         needs: Needs,
         reused: Option<&CachedKnn>,
-        (work, low_index): (crate::resources::PassStats, Vec<LowIndexReport>),
+        (work, low_index, high_rows): (crate::resources::PassStats, Vec<LowIndexReport>, Option<HighRowsReport>),
         served: &Served,
         resource_bytes: usize,
         timings: Timings,
@@ -1126,6 +1127,7 @@ impl Evaluator {
                 pairwise,
                 high_ranks: served.high_ranks.clone(),
                 low_index,
+                high_rows,
             },
             work,
             timings,

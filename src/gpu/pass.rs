@@ -147,6 +147,7 @@ pub async fn gpu_row_pass_rows_async(
         extents: Default::default(),
         low_index,
         coranking: Vec::new(),
+        high_rows: None,
     };
     Ok((out, stats))
 }

@@ -19,6 +19,7 @@
 //! 6. `shepard`: the binned Shepard diagram (every pair's two distances counted in a grid, on
 //!    the extents `pairwise` keeps).
 
+mod certified_rows;
 mod coranking;
 mod cross;
 mod density;
@@ -35,6 +36,7 @@ mod scratch_pool;
 mod shepard;
 pub mod workspace;
 
+pub use certified_rows::HighRowsReport;
 pub use coranking::{
     CoRankCounts, FusedLists, ListKs, MAX_PER_OCTAVE, RankBins, coranking_from_lists, coranking_matrix_pass,
     coranking_pass, coranking_pass_fused, coranking_pass_rows, tnc_limit,

@@ -19,6 +19,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
+use super::certified_rows::{CertifiedChoice, CertifiedRows, HighRowsReport};
 use super::rank_table::RankTable;
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
@@ -50,6 +51,8 @@ pub struct PassOutput {
     /// The co-ranking counts of each projection, when the pass was fused with the co-ranking
     /// pass (else empty).
     pub coranking: Vec<super::CoRankCounts>,
+    /// How the original space's rows were served, when the pass computed any.
+    pub high_rows: Option<HighRowsReport>,
 }
 
 /// Whether a projection of dimension ≤ 3 is served by the exact spatial index (its kNN and
@@ -144,6 +147,16 @@ pub struct PassStats {
     pub low_index_fallbacks: u64,
     /// Rows whose lists were read off the co-ranking pass's sorted rows (the passes fused).
     pub rows_fused: u64,
+    /// Original-space rows served as certified f32 rows (counted in `distance_rows` too).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rows_certified: u64,
+    /// Pairs of certified rows whose comparison the f32 bound left open: computed exactly.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pairs_refined: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl PassStats {
@@ -157,6 +170,8 @@ impl PassStats {
         self.low_ranks_indexed += o.low_ranks_indexed;
         self.low_index_fallbacks += o.low_index_fallbacks;
         self.rows_fused += o.rows_fused;
+        self.rows_certified += o.rows_certified;
+        self.pairs_refined += o.pairs_refined;
     }
 }
 
@@ -185,6 +200,8 @@ struct Scratch {
     dx: Vec<f64>,
     dy: Vec<f64>,
     keys: Vec<Key>,
+    /// Certified rows: the kNN selection's buffer of f32 values.
+    top: Vec<f32>,
     cross: CrossScratch,
     tree: TreeScratch,
 }
@@ -194,6 +211,8 @@ struct Scratch {
 struct CrossScratch {
     pending: Vec<u32>,
     pending_slot: Vec<usize>,
+    /// The pending queries' distances (certified rows).
+    pending_dist: Vec<f64>,
     counted: Vec<u32>,
     rank: RankScratch,
 }
@@ -260,6 +279,22 @@ pub fn row_pass_resident(
     low_index: LowIndex,
     rows: Range<usize>,
 ) -> PassOutput {
+    row_pass_certified(high, resident, lows, needs, block_rows, low_index, rows, CertifiedChoice::Auto)
+}
+
+/// [`row_pass_resident`] with the choice of certified f32 rows for a cosine or correlation
+/// space (`certified_rows`): the same bits either way.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn row_pass_certified(
+    high: &Points,
+    resident: Resident,
+    lows: &[&Points],
+    needs: Needs,
+    block_rows: usize,
+    low_index: LowIndex,
+    rows: Range<usize>,
+    certified: CertifiedChoice,
+) -> PassOutput {
     let table = resident.ranks.filter(|t| t.n() == high.n() && t.covers(&rows));
     let cached_high = resident.knn;
     let ks = needs.pass_ks(lows.len());
@@ -281,9 +316,31 @@ pub fn row_pass_resident(
     } else {
         (lows.iter().map(|_| None).collect(), Vec::new())
     };
+    // Certified rows serve a row only for its kNN and cross ranks: not when the pass must find
+    // the pair-distance extent on it.
+    let (fast, high_rows) = if !shape.need_dx {
+        (None, None)
+    } else if shape.extents {
+        let why = "densities need the exact rows' pair-distance extent".to_string();
+        (None, Some(HighRowsReport { path: "exact_f64", reason: why }))
+    } else {
+        match CertifiedRows::plan(high, kc, certified) {
+            Ok(f) => {
+                let reason = format!(
+                    "{}: f32 dot products of the unit rows, each comparison certified or refined in f64 ({} bytes)",
+                    high.metric(),
+                    f.bytes()
+                );
+                (Some(f), Some(HighRowsReport { path: "certified_f32", reason }))
+            }
+            Err(reason) => (None, Some(HighRowsReport { path: "exact_f64", reason })),
+        }
+    };
 
-    let outs: Vec<BlockOut> =
-        blocks.par_iter().map(|rows| run_block(high, cached, table, lows, &trees, shape, rows.clone())).collect();
+    let outs: Vec<BlockOut> = blocks
+        .par_iter()
+        .map(|rows| run_block(high, cached, table, lows, &trees, shape, fast.as_ref(), rows.clone()))
+        .collect();
 
     let mut stats = PassStats { block_rows, blocks: blocks.len(), ..Default::default() };
     for o in &outs {
@@ -321,9 +378,10 @@ pub fn row_pass_resident(
     let all = |f: &dyn Fn(&BlockOut) -> Option<Extent>| outs.iter().map(f).reduce(join).flatten();
     let extents =
         Extents { high: all(&|o| o.high_extent), lows: (0..lows.len()).map(|p| all(&|o| o.low_extents[p])).collect() };
-    PassOutput { high: high_out, lows: lows_out, stats, extents, low_index, coranking: Vec::new() }
+    PassOutput { high: high_out, lows: lows_out, stats, extents, low_index, coranking: Vec::new(), high_rows }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_block(
     high: &Points,
     cached: Option<&Neighbours>,
@@ -331,15 +389,17 @@ fn run_block(
     lows: &[&Points],
     trees: &[Option<KdTree>],
     s: Shape,
+    fast: Option<&CertifiedRows>,
     rows: Range<usize>,
 ) -> BlockOut {
     let n = high.n();
     let m = rows.len();
     let any_rows = trees.iter().any(Option::is_none);
     let mut sc = Scratch {
-        dx: vec![0.0; n],
+        dx: vec![0.0; if fast.is_none() { n } else { 0 }],
         dy: vec![0.0; if any_rows || s.kc > 0 || s.kcl > 0 { n } else { 0 }],
         keys: Vec::with_capacity(if any_rows || s.need_dx { n } else { 0 }),
+        top: Vec::new(),
         cross: CrossScratch::default(),
         tree: TreeScratch::default(),
     };
@@ -364,10 +424,21 @@ fn run_block(
     };
     // The original space's rows ROW_TILE at a time: each block of points' coordinates is read
     // from memory once for all of them (the same bits as a row at a time).
-    let mut tile = vec![0.0; if s.need_dx { ROW_TILE.min(m) * n } else { 0 }];
+    let mut tile = vec![0.0; if s.need_dx && fast.is_none() { ROW_TILE.min(m) * n } else { 0 }];
+    // Certified rows: the whole block's f32 rows at once (each block of points' unit rows read
+    // once for all of them).
+    let mut gtile = vec![0.0f32; if fast.is_some() { m * n } else { 0 }];
+    if let Some(f) = fast {
+        f.approx_rows(rows.clone(), &mut gtile);
+    }
     let rows_end = rows.end;
     for (r, i) in rows.enumerate() {
-        if s.need_dx {
+        if fast.is_some() {
+            // Self is never a neighbour nor nearer than anything.
+            gtile[r * n + i] = f32::NEG_INFINITY;
+            out.stats.distance_rows += 1;
+            out.stats.rows_certified += 1;
+        } else if s.need_dx {
             let t = r % ROW_TILE;
             if t == 0 {
                 let end = (i + ROW_TILE).min(rows_end);
@@ -377,11 +448,22 @@ fn run_block(
             out.stats.distance_rows += 1;
             out.high_extent = out.high_extent.map(|e| e.join(Extent::of_row(&sc.dx, i)));
         }
+        let high_row = match fast {
+            Some(f) => HighRow::Certified(f, &gtile[r * n..(r + 1) * n]),
+            None => HighRow::Exact(&sc.dx),
+        };
         let (hx_idx, _): (&[u32], &[f64]) = match cached {
             Some(c) => (c.row(i, c.k), c.dist_row(i, c.k)),
             None if s.kh > 0 => {
                 let (a, b) = (r * s.kh, (r + 1) * s.kh);
-                select_knn(&sc.dx, i, s.kh, &mut sc.keys, &mut out.high_idx[a..b], &mut out.high_dist[a..b]);
+                let (idx, dist) = (&mut out.high_idx[a..b], &mut out.high_dist[a..b]);
+                match high_row {
+                    HighRow::Exact(dx) => select_knn(dx, i, s.kh, &mut sc.keys, idx, dist),
+                    HighRow::Certified(f, g) => {
+                        out.stats.pairs_refined +=
+                            f.select_knn(high, g, i, s.kh, &mut sc.top, &mut sc.keys, idx, dist).pairs;
+                    }
+                }
                 (&out.high_idx[a..b], &out.high_dist[a..b])
             }
             None => (&[], &[]),
@@ -452,7 +534,31 @@ fn run_block(
                 // Ranks in X of the projection's neighbours, and converse.
                 None => {
                     let qy = &ly_full[..s.kc];
-                    cross_ranks(&sc.dx, i, qy, hx_idx, ranks_hl, dists_hl, &mut sc.cross, &mut out.stats, count_ranks);
+                    match high_row {
+                        HighRow::Exact(dx) => cross_ranks(
+                            dx,
+                            i,
+                            qy,
+                            hx_idx,
+                            ranks_hl,
+                            dists_hl,
+                            &mut sc.cross,
+                            &mut out.stats,
+                            count_ranks,
+                        ),
+                        HighRow::Certified(f, g) => certified_cross_ranks(
+                            high,
+                            f,
+                            g,
+                            i,
+                            qy,
+                            hx_idx,
+                            ranks_hl,
+                            dists_hl,
+                            &mut sc.cross,
+                            &mut out.stats,
+                        ),
+                    }
                     let (sc_cross, sc_tree) = (&mut sc.cross, &mut sc.tree);
                     low_ranks(
                         low_row,
@@ -503,7 +609,7 @@ fn low_ranks(
         Some(t) if !filled => t,
         _ => return cross_ranks(dy, i, queries, own_knn, ranks, dists, sc, stats, count),
     };
-    let CrossScratch { pending, pending_slot, counted, rank } = sc;
+    let CrossScratch { pending, pending_slot, counted, rank, .. } = sc;
     split_by_knn(queries, own_knn, |j| distance_pair(low, i, j as usize), ranks, dists, pending, pending_slot, stats);
     if pending.is_empty() {
         return;
@@ -556,6 +662,47 @@ fn split_by_knn(
     }
 }
 
+/// The original space's row i as the pass holds it.
+#[derive(Clone, Copy)]
+enum HighRow<'a> {
+    /// The exact distance row.
+    Exact(&'a [f64]),
+    /// The certified f32 row (`g[i]` = −∞).
+    Certified(&'a CertifiedRows, &'a [f32]),
+}
+
+/// [`cross_ranks`] in the original space from its certified f32 row: each query's distance is
+/// the reference's pair (the row's bits), its count certified or refined (`certified_rows`).
+#[allow(clippy::too_many_arguments)]
+fn certified_cross_ranks(
+    high: &Points,
+    rows: &CertifiedRows,
+    g: &[f32],
+    i: usize,
+    queries: &[u32],
+    own_knn: &[u32],
+    ranks: &mut [u32],
+    dists: &mut [f64],
+    sc: &mut CrossScratch,
+    stats: &mut PassStats,
+) {
+    let CrossScratch { pending, pending_slot, pending_dist, counted, .. } = sc;
+    split_by_knn(queries, own_knn, |j| distance_pair(high, i, j as usize), ranks, dists, pending, pending_slot, stats);
+    if pending.is_empty() {
+        return;
+    }
+    pending_dist.clear();
+    pending_dist.extend(pending_slot.iter().map(|&s| dists[s]));
+    counted.clear();
+    counted.resize(pending.len(), 0);
+    stats.pairs_refined += rows.count_ranks(high, g, i, pending, pending_dist, counted).pairs;
+    for (&s, &r) in pending_slot.iter().zip(counted.iter()) {
+        ranks[s] = r;
+    }
+    stats.rank_scans += 1;
+    stats.ranks_counted += pending.len() as u64;
+}
+
 /// Ranks and distances, in the space of `dist_row`, of the points `queries`. `own_knn` is that
 /// space's kNN list of i: a query found there has rank position + 1 and needs no scan; the
 /// others are counted by `count`.
@@ -571,7 +718,7 @@ fn cross_ranks(
     stats: &mut PassStats,
     count: fn(&[f64], usize, &[u32], &mut [u32], &mut RankScratch),
 ) {
-    let CrossScratch { pending, pending_slot, counted, rank } = sc;
+    let CrossScratch { pending, pending_slot, counted, rank, .. } = sc;
     split_by_knn(queries, own_knn, |j| dist_row[j as usize], ranks, dists, pending, pending_slot, stats);
     if pending.is_empty() {
         return;
@@ -584,4 +731,104 @@ fn cross_ranks(
     }
     stats.rank_scans += 1;
     stats.ranks_counted += pending.len() as u64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Metric;
+    use crate::splitmix::SplitMix64;
+
+    /// Data built to break the certified rows: duplicates, rows that differ only in scale (cosine
+    /// distance 0 up to rounding), near-parallel rows (distances far below the f32 bound),
+    /// integer lattices (exact ties), huge and tiny scales, odd D, n not a multiple of a tile.
+    fn hostile(seed: u64, n: usize, d: usize, kind: usize) -> Vec<f64> {
+        let mut rng = SplitMix64(seed);
+        let base: Vec<f64> = (0..d).map(|_| rng.normal()).collect();
+        let mut v = Vec::with_capacity(n * d);
+        for i in 0..n {
+            for c in 0..d {
+                let x = match kind {
+                    0 => rng.normal(),
+                    1 => (rng.uniform() * 5.0).floor() - 2.0 + if c == i % d { 0.5 } else { 0.0 },
+                    2 => base[c] * (1.0 + (i % 7) as f64) + if i % 3 == 0 { 0.0 } else { rng.normal() * 1e-9 },
+                    3 => base[c] + rng.normal() * 2f64.powi(-20 - (i % 5) as i32),
+                    _ => rng.normal() * if i % 2 == 0 { 1e100 } else { 1e-100 },
+                };
+                v.push(x);
+            }
+        }
+        // Duplicates of earlier rows.
+        for i in (5..n).step_by(6) {
+            let (src, dst) = ((i / 2) * d, i * d);
+            v.copy_within(src..src + d, dst);
+        }
+        v
+    }
+
+    fn same(a: &PassOutput, b: &PassOutput, what: &str) {
+        let (ha, hb) = (a.high.as_ref().unwrap(), b.high.as_ref().unwrap());
+        assert_eq!(ha.idx, hb.idx, "{what}: high kNN");
+        assert!(ha.dist.iter().zip(&hb.dist).all(|(x, y)| x.to_bits() == y.to_bits()), "{what}: high distances");
+        for (la, lb) in a.lows.iter().zip(&b.lows) {
+            let (ca, cb) = (la.cross.as_ref().unwrap(), lb.cross.as_ref().unwrap());
+            assert_eq!(ca.rank_high_of_low, cb.rank_high_of_low, "{what}: original ranks");
+            assert_eq!(ca.rank_low_of_high, cb.rank_low_of_high, "{what}: projection ranks");
+            let bits = |x: &[f64], y: &[f64]| x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits());
+            assert!(bits(&ca.dist_high_of_low, &cb.dist_high_of_low), "{what}: original distances");
+            assert!(bits(&ca.dist_low_of_high, &cb.dist_low_of_high), "{what}: projection distances");
+            assert_eq!(la.knn.as_ref().unwrap().idx, lb.knn.as_ref().unwrap().idx, "{what}: low kNN");
+        }
+    }
+
+    /// Certified f32 rows give the exact rows' kNN lists, cross ranks and distances bit for bit,
+    /// under cosine and correlation, on hostile data, for several k and block sizes.
+    #[test]
+    fn certified_rows_are_the_exact_rows_bits() {
+        for (seed, (n, d)) in [(77usize, 17usize), (64, 40), (45, 3), (130, 33)].into_iter().enumerate() {
+            for kind in 0..5 {
+                let v = hostile(seed as u64 * 10 + kind as u64, n, d, kind);
+                let mut rng = SplitMix64(seed as u64);
+                let low_v: Vec<f64> = (0..n * 2).map(|t| if t % 5 == 0 { 1.0 } else { rng.normal() }).collect();
+                let low = Points::from_vec("low", n, 2, low_v).unwrap();
+                for metric in [Metric::Cosine, Metric::Correlation] {
+                    let Ok(high) = Points::from_vec("high", n, d, v.clone()).unwrap().with_metric(metric) else {
+                        continue;
+                    };
+                    for (k, block) in [(1, 7), (5, 32), (12, 9)] {
+                        let run = |c| {
+                            let r = Resident::default();
+                            row_pass_certified(&high, r, &[&low], Needs::cross(k), block, LowIndex::Auto, 0..n, c)
+                        };
+                        let (fast, exact) = (run(CertifiedChoice::Always), run(CertifiedChoice::Never));
+                        let what = format!("{metric} n={n} d={d} kind={kind} k={k}");
+                        assert_eq!(fast.high_rows.as_ref().unwrap().path, "certified_f32", "{what}");
+                        assert_eq!(fast.stats.rows_certified, n as u64, "{what}");
+                        assert_eq!(exact.high_rows.as_ref().unwrap().path, "exact_f64", "{what}");
+                        same(&fast, &exact, &what);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Outside the premises the pass keeps the exact rows and says why: another metric, and a
+    /// row whose norm is below 2^-400.
+    #[test]
+    fn certified_rows_refuse_outside_their_domain() {
+        let mut v: Vec<f64> = (0..40 * 20).map(|t| (t % 7) as f64 - 3.0 + t as f64 * 1e-3).collect();
+        let low = Points::from_vec("low", 40, 2, v[..80].to_vec()).unwrap();
+        let r = Resident::default();
+        let e = Points::from_vec("h", 40, 20, v.clone()).unwrap();
+        let out =
+            row_pass_certified(&e, r, &[&low], Needs::cross(3), 8, LowIndex::Auto, 0..40, CertifiedChoice::Always);
+        assert_eq!(out.high_rows.unwrap().path, "exact_f64");
+        v[20..40].iter_mut().for_each(|x| *x *= 1e-130);
+        let tiny = Points::from_vec("h", 40, 20, v).unwrap().with_metric(Metric::Cosine).unwrap();
+        let out =
+            row_pass_certified(&tiny, r, &[&low], Needs::cross(3), 8, LowIndex::Auto, 0..40, CertifiedChoice::Always);
+        let why = out.high_rows.unwrap();
+        assert_eq!(why.path, "exact_f64");
+        assert!(why.reason.contains("row 1's norm"), "{}", why.reason);
+    }
 }

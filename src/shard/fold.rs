@@ -308,6 +308,7 @@ fn fold_report(p: &Partial, parts: &[&Partial], work: PassStats, timings: Timing
             pairwise: None,
             high_ranks: None,
             low_index: Vec::new(),
+            high_rows: None,
         },
         work: PassStats { blocks, ..work },
         timings,

@@ -345,6 +345,7 @@ fn fused_output(parts: Vec<FusedLists>, rows: usize) -> PassOutput {
         extents: Default::default(),
         low_index: Vec::new(),
         coranking: Vec::new(),
+        high_rows: None,
     }
 }
 
