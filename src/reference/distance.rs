@@ -118,6 +118,9 @@ const W: usize = 32;
 /// pairs at a time, each its own sum in coordinate order, so the four chains of additions overlap
 /// instead of waiting on one another (a pair alone is latency-bound in high dimension).
 pub fn distance_pairs(points: &Points, i: usize, js: &[u32], out: &mut [f64]) {
+    if matches!(points.metric().kernel(), Kernel::Cosine) {
+        return cosine_pairs(points, i, js, out);
+    }
     if !matches!(points.metric().kernel(), Kernel::Euclidean) {
         // The other metrics (and a distance matrix): pair by pair under the points' metric.
         for (o, &j) in out.iter_mut().zip(js) {
@@ -143,6 +146,39 @@ pub fn distance_pairs(points: &Points, i: usize, js: &[u32], out: &mut [f64]) {
         }
         for t in 0..4 {
             out[at + t] = s[t].sqrt();
+        }
+        at += 4;
+    }
+    for (o, &j) in out[at..].iter_mut().zip(chunks.remainder()) {
+        *o = distance_pair(points, i, j as usize);
+    }
+}
+
+/// [`distance_pairs`] under cosine and correlation: four pairs at a time, each with its own two
+/// accumulators (the even and the odd coordinates, as [`two_lane_sum`]), so eight chains of
+/// additions overlap; each pair's operations and order are [`distance_pair`]'s.
+fn cosine_pairs(points: &Points, i: usize, js: &[u32], out: &mut [f64]) {
+    let (rows, norms) = cosine_parts(points);
+    let d = points.dim();
+    let xi = &rows[i * d..(i + 1) * d];
+    let de = d & !1;
+    let mut chunks = js.chunks_exact(4);
+    let mut at = 0;
+    for q in &mut chunks {
+        let xs = [0, 1, 2, 3].map(|t| &rows[q[t] as usize * d..(q[t] as usize + 1) * d]);
+        let (mut even, mut odd) = ([0.0f64; 4], [0.0f64; 4]);
+        for c in (0..de).step_by(2) {
+            for t in 0..4 {
+                even[t] += xi[c] * xs[t][c];
+                odd[t] += xi[c + 1] * xs[t][c + 1];
+            }
+        }
+        for t in 0..4 {
+            let mut h = even[t] + odd[t];
+            if d % 2 == 1 {
+                h += xi[d - 1] * xs[t][d - 1];
+            }
+            out[at + t] = cosine_finish(h, norms[i], norms[q[t] as usize]);
         }
         at += 4;
     }

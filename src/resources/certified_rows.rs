@@ -20,7 +20,7 @@ use std::ops::Range;
 use multiversion::multiversion;
 
 use crate::data::{Kernel, Points};
-use crate::reference::{Key, distance_pair, key};
+use crate::reference::{Key, distance_pairs, key};
 
 /// Points per packed block (two 16-lane f32 vectors).
 const NB: usize = 32;
@@ -63,7 +63,8 @@ pub enum CertifiedChoice {
     /// When the premises hold, D ≥ [`MIN_DIM`] and at most [`MAX_QUERIES`] cross ranks per row.
     #[default]
     Auto,
-    /// Whenever the premises hold (tests: the path on small and hostile data).
+    /// Whenever the premises hold (the tests' setting: the path on small and hostile data).
+    #[cfg_attr(not(test), allow(dead_code))]
     Always,
     /// Never (the exact f64 rows).
     Never,
@@ -87,6 +88,14 @@ pub struct HighRowsReport {
     /// `"certified_f32"` or `"exact_f64"`.
     pub path: &'static str,
     pub reason: String,
+}
+
+/// Buffers of the exact look-ups, reused across rows.
+#[derive(Default)]
+pub struct PairScratch {
+    top: Vec<f32>,
+    js: Vec<u32>,
+    ds: Vec<f64>,
 }
 
 /// Work of the certified rows, added to the pass's tallies.
@@ -210,16 +219,20 @@ impl CertifiedRows {
         g: &[f32],
         i: usize,
         k: usize,
-        scratch: &mut Vec<f32>,
+        sc: &mut PairScratch,
         keys: &mut Vec<Key>,
         idx: &mut [u32],
         dist: &mut [f64],
     ) -> Refined {
         debug_assert!(g[i] == f32::NEG_INFINITY && k >= 1 && k < self.n);
-        let kth = kth_largest(g, k, scratch);
+        let kth = kth_largest(g, k, &mut sc.top);
         let floor = f32_down(f64::from(kth) - 2.0 * self.beta);
+        sc.js.clear();
+        collect_at_least(g, floor, |j| sc.js.push(j as u32));
+        sc.ds.resize(sc.js.len(), 0.0);
+        distance_pairs(high, i, &sc.js, &mut sc.ds);
         keys.clear();
-        collect_at_least(g, floor, |j| keys.push(key(distance_pair(high, i, j), j)));
+        keys.extend(sc.js.iter().zip(&sc.ds).map(|(&j, &d)| key(d, j as usize)));
         keys.sort_unstable();
         for (t, &kk) in keys[..k].iter().enumerate() {
             idx[t] = (kk & 0xffff_ffff) as u32;
@@ -239,6 +252,7 @@ impl CertifiedRows {
         i: usize,
         queries: &[u32],
         dq: &[f64],
+        sc: &mut PairScratch,
         out: &mut [u32],
     ) -> Refined {
         let mut pairs = 0;
@@ -250,12 +264,16 @@ impl CertifiedRows {
             let mut nearer = above;
             if from_lo - above > 1 {
                 let kj = key(d, j as usize);
+                sc.js.clear();
                 collect_between(g, lo, hi, |l| {
                     if l != j as usize {
-                        pairs += 1;
-                        nearer += u32::from(key(distance_pair(high, i, l), l) < kj);
+                        sc.js.push(l as u32);
                     }
                 });
+                sc.ds.resize(sc.js.len(), 0.0);
+                distance_pairs(high, i, &sc.js, &mut sc.ds);
+                pairs += sc.js.len() as u64;
+                nearer += sc.js.iter().zip(&sc.ds).filter(|&(&l, &dl)| key(dl, l as usize) < kj).count() as u32;
             }
             *o = nearer + 1;
         }

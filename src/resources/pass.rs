@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::certified_rows::{CertifiedChoice, CertifiedRows, HighRowsReport};
+use super::certified_rows::{CertifiedChoice, CertifiedRows, HighRowsReport, PairScratch};
 use super::rank_table::RankTable;
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
@@ -200,8 +200,8 @@ struct Scratch {
     dx: Vec<f64>,
     dy: Vec<f64>,
     keys: Vec<Key>,
-    /// Certified rows: the kNN selection's buffer of f32 values.
-    top: Vec<f32>,
+    /// Certified rows' buffers.
+    pairs: PairScratch,
     cross: CrossScratch,
     tree: TreeScratch,
 }
@@ -211,8 +211,9 @@ struct Scratch {
 struct CrossScratch {
     pending: Vec<u32>,
     pending_slot: Vec<usize>,
-    /// The pending queries' distances (certified rows).
+    /// The pending queries' distances, and every query's (certified rows).
     pending_dist: Vec<f64>,
+    query_dist: Vec<f64>,
     counted: Vec<u32>,
     rank: RankScratch,
 }
@@ -399,7 +400,7 @@ fn run_block(
         dx: vec![0.0; if fast.is_none() { n } else { 0 }],
         dy: vec![0.0; if any_rows || s.kc > 0 || s.kcl > 0 { n } else { 0 }],
         keys: Vec::with_capacity(if any_rows || s.need_dx { n } else { 0 }),
-        top: Vec::new(),
+        pairs: PairScratch::default(),
         cross: CrossScratch::default(),
         tree: TreeScratch::default(),
     };
@@ -461,7 +462,7 @@ fn run_block(
                     HighRow::Exact(dx) => select_knn(dx, i, s.kh, &mut sc.keys, idx, dist),
                     HighRow::Certified(f, g) => {
                         out.stats.pairs_refined +=
-                            f.select_knn(high, g, i, s.kh, &mut sc.top, &mut sc.keys, idx, dist).pairs;
+                            f.select_knn(high, g, i, s.kh, &mut sc.pairs, &mut sc.keys, idx, dist).pairs;
                     }
                 }
                 (&out.high_idx[a..b], &out.high_dist[a..b])
@@ -556,6 +557,7 @@ fn run_block(
                             ranks_hl,
                             dists_hl,
                             &mut sc.cross,
+                            &mut sc.pairs,
                             &mut out.stats,
                         ),
                     }
@@ -610,7 +612,16 @@ fn low_ranks(
         _ => return cross_ranks(dy, i, queries, own_knn, ranks, dists, sc, stats, count),
     };
     let CrossScratch { pending, pending_slot, counted, rank, .. } = sc;
-    split_by_knn(queries, own_knn, |j| distance_pair(low, i, j as usize), ranks, dists, pending, pending_slot, stats);
+    split_by_knn(
+        queries,
+        own_knn,
+        |_, j| distance_pair(low, i, j as usize),
+        ranks,
+        dists,
+        pending,
+        pending_slot,
+        stats,
+    );
     if pending.is_empty() {
         return;
     }
@@ -638,7 +649,7 @@ fn low_ranks(
 fn split_by_knn(
     queries: &[u32],
     own_knn: &[u32],
-    dist: impl Fn(u32) -> f64,
+    dist: impl Fn(usize, u32) -> f64,
     ranks: &mut [u32],
     dists: &mut [f64],
     pending: &mut Vec<u32>,
@@ -648,7 +659,7 @@ fn split_by_knn(
     pending.clear();
     pending_slot.clear();
     for (s, &j) in queries.iter().enumerate() {
-        dists[s] = dist(j);
+        dists[s] = dist(s, j);
         match own_knn.iter().position(|&h| h == j) {
             Some(pos) => {
                 ranks[s] = pos as u32 + 1;
@@ -684,10 +695,14 @@ fn certified_cross_ranks(
     ranks: &mut [u32],
     dists: &mut [f64],
     sc: &mut CrossScratch,
+    pairs: &mut PairScratch,
     stats: &mut PassStats,
 ) {
-    let CrossScratch { pending, pending_slot, pending_dist, counted, .. } = sc;
-    split_by_knn(queries, own_knn, |j| distance_pair(high, i, j as usize), ranks, dists, pending, pending_slot, stats);
+    let CrossScratch { pending, pending_slot, pending_dist, query_dist, counted, .. } = sc;
+    // Every query's distance at once (four pairs at a time): the reference's bits.
+    query_dist.resize(queries.len(), 0.0);
+    distance_pairs(high, i, queries, query_dist);
+    split_by_knn(queries, own_knn, |s, _| query_dist[s], ranks, dists, pending, pending_slot, stats);
     if pending.is_empty() {
         return;
     }
@@ -695,7 +710,7 @@ fn certified_cross_ranks(
     pending_dist.extend(pending_slot.iter().map(|&s| dists[s]));
     counted.clear();
     counted.resize(pending.len(), 0);
-    stats.pairs_refined += rows.count_ranks(high, g, i, pending, pending_dist, counted).pairs;
+    stats.pairs_refined += rows.count_ranks(high, g, i, pending, pending_dist, pairs, counted).pairs;
     for (&s, &r) in pending_slot.iter().zip(counted.iter()) {
         ranks[s] = r;
     }
@@ -719,7 +734,7 @@ fn cross_ranks(
     count: fn(&[f64], usize, &[u32], &mut [u32], &mut RankScratch),
 ) {
     let CrossScratch { pending, pending_slot, counted, rank, .. } = sc;
-    split_by_knn(queries, own_knn, |j| dist_row[j as usize], ranks, dists, pending, pending_slot, stats);
+    split_by_knn(queries, own_knn, |_, j| dist_row[j as usize], ranks, dists, pending, pending_slot, stats);
     if pending.is_empty() {
         return;
     }
