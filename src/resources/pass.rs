@@ -21,6 +21,7 @@ use rayon::prelude::*;
 
 use super::certified_rows::{CertifiedChoice, CertifiedRows, HighRowsReport, PairScratch};
 use super::rank_table::RankTable;
+use super::scratch_pool::Pool;
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
 use crate::reference::{
@@ -338,9 +339,14 @@ pub(crate) fn row_pass_certified(
         }
     };
 
+    // The certified rows' block of f32 rows, kept across a worker's blocks (faulted in once).
+    let tiles: Pool<Vec<f32>> = Pool::new();
     let outs: Vec<BlockOut> = blocks
         .par_iter()
-        .map(|rows| run_block(high, cached, table, lows, &trees, shape, fast.as_ref(), rows.clone()))
+        .map(|rows| {
+            let fast = fast.as_ref().map(|f| (f, &tiles));
+            run_block(high, cached, table, lows, &trees, shape, fast, rows.clone())
+        })
         .collect();
 
     let mut stats = PassStats { block_rows, blocks: blocks.len(), ..Default::default() };
@@ -390,9 +396,38 @@ fn run_block(
     lows: &[&Points],
     trees: &[Option<KdTree>],
     s: Shape,
-    fast: Option<&CertifiedRows>,
+    fast: Option<(&CertifiedRows, &Pool<Vec<f32>>)>,
     rows: Range<usize>,
 ) -> BlockOut {
+    match fast {
+        Some((f, pool)) => pool.with(|buf| {
+            if buf.len() < rows.len() * high.n() {
+                buf.resize(rows.len() * high.n(), 0.0);
+            }
+            let gtile = &mut buf[..rows.len() * high.n()];
+            f.approx_rows(rows.clone(), gtile);
+            block_rows_of(high, cached, table, lows, trees, s, Some((f, gtile)), rows)
+        }),
+        None => block_rows_of(high, cached, table, lows, trees, s, None, rows),
+    }
+}
+
+/// [`run_block`]'s rows, with the block's certified f32 rows when they serve.
+#[allow(clippy::too_many_arguments)]
+fn block_rows_of(
+    high: &Points,
+    cached: Option<&Neighbours>,
+    table: Option<&RankTable>,
+    lows: &[&Points],
+    trees: &[Option<KdTree>],
+    s: Shape,
+    fast: Option<(&CertifiedRows, &mut [f32])>,
+    rows: Range<usize>,
+) -> BlockOut {
+    let (fast, gtile) = match fast {
+        Some((f, g)) => (Some(f), g),
+        None => (None, &mut [][..]),
+    };
     let n = high.n();
     let m = rows.len();
     let any_rows = trees.iter().any(Option::is_none);
@@ -426,12 +461,8 @@ fn run_block(
     // The original space's rows ROW_TILE at a time: each block of points' coordinates is read
     // from memory once for all of them (the same bits as a row at a time).
     let mut tile = vec![0.0; if s.need_dx && fast.is_none() { ROW_TILE.min(m) * n } else { 0 }];
-    // Certified rows: the whole block's f32 rows at once (each block of points' unit rows read
-    // once for all of them).
-    let mut gtile = vec![0.0f32; if fast.is_some() { m * n } else { 0 }];
-    if let Some(f) = fast {
-        f.approx_rows(rows.clone(), &mut gtile);
-    }
+    // Certified rows: the whole block's f32 rows were computed at once (each block of points'
+    // unit rows read once for all of them).
     let rows_end = rows.end;
     for (r, i) in rows.enumerate() {
         if fast.is_some() {
