@@ -38,13 +38,6 @@ pub enum Form {
     Chebyshev = 2,
 }
 
-impl Form {
-    /// Whether the bound is the linear one (a sum or maximum of magnitudes, no square root).
-    pub fn linear(self) -> bool {
-        self != Form::Squared
-    }
-}
-
 /// The uniform block of every certified kernel (layout of `Params` in bound.wgsl).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
