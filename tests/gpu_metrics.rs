@@ -490,3 +490,22 @@ fn the_witness_catches_cut_short_cityblock_and_chebyshev_loops() {
         }
     }
 }
+
+/// Cityblock and chebyshev share the certified domain: a nonzero coordinate below 2^-458 (where
+/// the reference's differences could be subnormal, and its rounding no longer relative) sends
+/// the space to the CPU with the reason, and the answer is the reference's.
+#[test]
+fn cityblock_and_chebyshev_outside_the_domain_are_served_by_the_cpu_with_the_reason() {
+    let Some(_) = gpu(GpuRequest::default()) else { return };
+    let base = points("t", 50, 3, |i, c| if i == 4 && c == 1 { 1e-300 } else { ((i * (c + 3)) % 7) as f64 });
+    let low = points("l", 50, 2, |i, c| ((i * (c + 2)) % 11) as f64);
+    for metric in [Metric::Cityblock, Metric::Chebyshev] {
+        let high = base.clone().with_metric(metric).unwrap();
+        let specs = ["tnc:k=5", "lcmc:k=5"];
+        let (c, g) = (run(&high, &low, BackendChoice::Cpu, &specs), run(&high, &low, BackendChoice::Gpu, &specs));
+        assert_eq!(g.run.backend, "cpu", "{metric}");
+        let why = g.run.fallback_reason.clone().unwrap_or_default();
+        assert!(why.contains("row 4, column 1") && why.contains("2^-458"), "{metric}: {why}");
+        assert_eq!(serde_json::to_string(&g.projections).unwrap(), serde_json::to_string(&c.projections).unwrap());
+    }
+}
