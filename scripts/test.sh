@@ -64,7 +64,7 @@ for example in evaluate_files knn_graph many_projections progress_cancel cpu_vs_
     cargo run --locked --quiet --example "$example" >/dev/null
 done
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
-RUST_TEST_THREADS=1 WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness --test gpu_kernels_twins --test gpu_distances_tiled --test gpu_shard
+RUST_TEST_THREADS=1 WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness --test gpu_kernels_twins --test gpu_distances_tiled --test gpu_shard --test gpu_metrics
 # The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.
 ./scripts/test_wasm.sh
 # The browser page (web/) end to end in headless Chromium: WebGPU and wasm CPU vs the native CLI.

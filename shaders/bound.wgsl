@@ -23,6 +23,10 @@ struct Params {
     rel_margin: f32,
     rows: u32,       // rows of this block (distances_tiled, rank_counts)
     tiles: u32,      // knn_candidates: tile minima per row (0: none)
+    form: u32,       // FORM_SQUARED, FORM_CITYBLOCK or FORM_CHEBYSHEV (bound::Form)
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -36,11 +40,22 @@ const INF_BITS: u32 = 0x7f800000u;
 // literal that no longer fits).
 const F32_MAX: f32 = 1.0e38;
 
-// ε(i, j): |s̃ - s_ref| ≤ ε for the reference's f64 value s_ref (in scaled units).
+// ε(i, j): |s̃ - s_ref| ≤ ε for the reference's f64 value s_ref (in scaled units). The squared
+// form bounds squared distances (docs/exactness.md, "The f32 error bound"); the linear form
+// bounds sums and maxima of magnitudes, cityblock and chebyshev ("Cityblock and Chebyshev on
+// the GPU"), with the norms N ≥ ‖y‖₁ or ‖y‖∞ and γ_D = 0 for a maximum.
 fn eps_of(s: f32, ni: f32, nj: f32) -> f32 {
-    let delta = sqrt((max(s, 0.0) + P.abs_e) * P.inv_one_minus_gamma_d);
     let a = P.alpha1 * (ni + nj) + P.abs_a;
-    let t = (delta + a) * P.inv_one_minus_u;
-    let e = P.gamma_d * delta * delta + (P.u * t + a) * (delta + t) + P.gamma_ref * t * t + P.abs_e;
+    var e: f32;
+    if (P.form == FORM_SQUARED) {
+        let delta = sqrt((max(s, 0.0) + P.abs_e) * P.inv_one_minus_gamma_d);
+        let t = (delta + a) * P.inv_one_minus_u;
+        e = P.gamma_d * delta * delta + (P.u * t + a) * (delta + t) + P.gamma_ref * t * t + P.abs_e;
+    } else {
+        let delta = (max(s, 0.0) + P.abs_e) * P.inv_one_minus_gamma_d;
+        let t = (delta + a) * P.inv_one_minus_u;
+        e = P.gamma_d * delta + (P.u * t + a) + P.gamma_ref * t + P.abs_e;
+    }
     return P.safety * e + P.rel_margin * s;
 }
+

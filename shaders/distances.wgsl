@@ -1,5 +1,6 @@
 // Certified kernels' squared distances, one coordinate chunk per dispatch: for row i of the
-// block and every j, s[r, j] (+)= Σ_{c in [P.lo, P.hi)} (y_ic - y_jc)² in f32. The host runs the
+// block and every j, s[r, j] (+)= Σ_{c in [P.lo, P.hi)} (y_ic - y_jc)² in f32 (by P.form:
+// Σ |y_ic - y_jc| under cityblock, the running max of |y_ic - y_jc| under chebyshev). The host runs the
 // chunks in order (at most 4096 coordinates each), so every invocation stays far inside
 // driver loop budgets; the result is the same sequential sum as one loop over all D.
 // Completeness witness: each row's coordinate trips are summed into `trips[r]` (in workgroup
@@ -25,10 +26,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         let a = i * P.dim;
         let b = j * P.dim;
         var done = 0u;
-        for (var c = P.lo; c < P.hi; c++) {
-            let t = pts[a + c] - pts[b + c];
-            s = s + t * t;
-            done += 1u;
+        // One loop per distance form (P.form is uniform: branched once, not per term).
+        if (P.form == FORM_SQUARED) {
+            for (var c = P.lo; c < P.hi; c++) {
+                let t = pts[a + c] - pts[b + c];
+                s = s + t * t;
+                done += 1u;
+            }
+        } else if (P.form == FORM_CITYBLOCK) {
+            for (var c = P.lo; c < P.hi; c++) {
+                s = s + abs(pts[a + c] - pts[b + c]);
+                done += 1u;
+            }
+        } else {
+            for (var c = P.lo; c < P.hi; c++) {
+                s = max(s, abs(pts[a + c] - pts[b + c]));
+                done += 1u;
+            }
         }
         s_out[r * P.n + j] = s;
         atomicAdd(&wg_trips, done);

@@ -1,4 +1,5 @@
-// Certified kernels' squared distances, tiled in the manner of a GEMM without the norm trick:
+// Certified kernels' distance values (squared distances; under cityblock and chebyshev, by
+// P.form, sums and maxima of |y_ic − y_jc|), tiled in the manner of a GEMM without the norm trick:
 // a workgroup of TW_P × TW_R invocations owns a tile of TR = 4·TW_R rows of the block and
 // TP = 4·TW_P points; it walks the dispatch's coordinates [P.lo, P.hi) in sub-chunks of TKC,
 // staging both the rows' and the points' coordinates of the sub-chunk in workgroup memory, and
@@ -6,7 +7,8 @@
 // chosen on the host from the adapter's limits (src/gpu/distances_tiled.rs, `Tiles::choose`)
 // and written in front of this source as constants.
 //
-// Summation order: every accumulator acc_a[b] gets its terms t·t, t = y_ic − y_jc, for
+// Summation order: every accumulator acc_a[b] gets its terms t·t (|t|; chebyshev: the maximum
+// with |t|), t = y_ic − y_jc, for
 // c = P.lo, P.lo + 1, …, P.hi − 1 in increasing order, one term per trip of the c loop, starting
 // from the previous dispatch's partial sum (or 0). That is the sequential difference form of
 // distances.wgsl (and of the CPU twin `twin::sqdist`) term for term; the tiles only change which
@@ -131,18 +133,42 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             }
         }
         workgroupBarrier();
-        for (var c = 0u; c < cn; c++) {
-            done += 1u;
-            let x = xs[c * TW_R + lid.y];
-            let y = ys[c * TW_P + lid.x];
-            let t0 = vec4<f32>(x.x) - y;
-            acc0 = acc0 + t0 * t0;
-            let t1 = vec4<f32>(x.y) - y;
-            acc1 = acc1 + t1 * t1;
-            let t2 = vec4<f32>(x.z) - y;
-            acc2 = acc2 + t2 * t2;
-            let t3 = vec4<f32>(x.w) - y;
-            acc3 = acc3 + t3 * t3;
+        // One loop per distance form (P.form is uniform: the branch is taken once per
+        // sub-chunk, never per term); each is the last loop of the sub-chunk, and counted.
+        if (P.form == FORM_SQUARED) {
+            for (var c = 0u; c < cn; c++) {
+                done += 1u;
+                let x = xs[c * TW_R + lid.y];
+                let y = ys[c * TW_P + lid.x];
+                let t0 = vec4<f32>(x.x) - y;
+                acc0 = acc0 + t0 * t0;
+                let t1 = vec4<f32>(x.y) - y;
+                acc1 = acc1 + t1 * t1;
+                let t2 = vec4<f32>(x.z) - y;
+                acc2 = acc2 + t2 * t2;
+                let t3 = vec4<f32>(x.w) - y;
+                acc3 = acc3 + t3 * t3;
+            }
+        } else if (P.form == FORM_CITYBLOCK) {
+            for (var c = 0u; c < cn; c++) {
+                done += 1u;
+                let x = xs[c * TW_R + lid.y];
+                let y = ys[c * TW_P + lid.x];
+                acc0 = acc0 + abs(vec4<f32>(x.x) - y);
+                acc1 = acc1 + abs(vec4<f32>(x.y) - y);
+                acc2 = acc2 + abs(vec4<f32>(x.z) - y);
+                acc3 = acc3 + abs(vec4<f32>(x.w) - y);
+            }
+        } else {
+            for (var c = 0u; c < cn; c++) {
+                done += 1u;
+                let x = xs[c * TW_R + lid.y];
+                let y = ys[c * TW_P + lid.x];
+                acc0 = max(acc0, abs(vec4<f32>(x.x) - y));
+                acc1 = max(acc1, abs(vec4<f32>(x.y) - y));
+                acc2 = max(acc2, abs(vec4<f32>(x.z) - y));
+                acc3 = max(acc3, abs(vec4<f32>(x.w) - y));
+            }
         }
         workgroupBarrier();
     }

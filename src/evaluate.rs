@@ -470,7 +470,7 @@ impl Evaluator {
         };
         #[cfg(feature = "gpu")]
         let selected = match (self.opts.backend, crate::gpu::domain::metric_unsupported(&self.high)) {
-            // The certified kernels compute Euclidean distances of coordinates only.
+            // The certified kernels compute distances of coordinates, under the certified metrics only.
             (BackendChoice::Auto, Some(why)) => Selected::Cpu { reason: Some(format!("auto: {why}")) },
             (BackendChoice::Gpu, Some(why)) => {
                 Selected::Cpu { reason: Some(format!("{why}; the CPU reference served")) }

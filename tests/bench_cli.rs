@@ -101,25 +101,27 @@ fn bench_cpu_receipt_under_a_metric() {
     }
 }
 
-/// Cosine and correlation are certified on the GPU: every kernel runs there, the distance
-/// block within its bound of 2·d (not d²) and the rest identical to the CPU's; a metric without
-/// a certified kernel leaves its GPU rows to the CPU, saying why.
+/// Cosine, correlation, cityblock, chebyshev and sqeuclidean are certified on the GPU: every
+/// kernel runs there, the distance block within its bound of the metric's value in the
+/// device's units (2·d for unit rows, d for cityblock and chebyshev, not d²) and the rest
+/// identical to the CPU's; a metric without a certified kernel (minkowski p = 3) leaves its GPU
+/// rows to the CPU, saying why.
 #[test]
 fn bench_gpu_under_a_metric() {
     if gpu_common::gpu(GpuRequest::default()).is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for metric in ["cosine", "correlation"] {
+    for metric in ["cosine", "correlation", "cityblock", "chebyshev", "sqeuclidean"] {
         let r = bench_with("gpu", &dir.path().join("gpu.json"), &["--metric", metric]);
         check_receipt(&r, "gpu", "identical");
         assert_eq!(r["settings"]["metric"], metric);
         let rows = r["rows"].as_array().unwrap();
         assert!(rows.iter().filter(|row| row["kernel"] != "pairs").all(|row| row["served"] == "gpu"), "{rows:?}");
     }
-    let r = bench_with("gpu", &dir.path().join("gpu.json"), &["--metric", "cityblock"]);
+    let r = bench_with("gpu", &dir.path().join("gpu.json"), &["--metric", "minkowski", "--minkowski-p", "3"]);
     for row in r["rows"].as_array().unwrap() {
         assert_eq!(row["parity"], "skipped", "{row}");
-        assert!(row["error"].as_str().unwrap().contains("metric cityblock has no certified GPU kernel"), "{row}");
+        assert!(row["error"].as_str().unwrap().contains("metric minkowski:p=3 has no certified GPU kernel"), "{row}");
     }
 }

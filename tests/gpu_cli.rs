@@ -106,6 +106,39 @@ fn measure_on_gpu_equals_cpu_and_reports_what_served() {
     assert_eq!(cpu["run"]["backend"], "cpu");
 }
 
+/// `measure --metric cityblock|chebyshev --backend gpu` on the bundled digits (integer pixel
+/// values 0–16: L1 and L∞ ties everywhere): the GPU serves, `fallback_reason` is null, and the
+/// scores and local values are the CPU's; an uncertified metric (minkowski p = 3) is served by
+/// the CPU and the report names it.
+#[test]
+fn measure_under_cityblock_and_chebyshev_on_gpu_equals_cpu() {
+    if gpu_common::gpu(GpuRequest::default()).is_none() {
+        return;
+    }
+    let specs = ["--spec", "tnc:k=10", "--spec", "lcmc:k=10", "--spec", "mrre:k=10"];
+    for metric in
+        [&["--metric", "cityblock"][..], &["--metric", "chebyshev"], &["--metric", "minkowski", "--minkowski-p", "3"]]
+    {
+        let go = |backend: &str| {
+            let mut args = vec!["measure", "--backend", backend, "--local", "--json"];
+            args.extend_from_slice(metric);
+            args.extend_from_slice(&specs);
+            json(&faithful(&args))
+        };
+        let (cpu, gpu) = (go("cpu"), go("gpu"));
+        assert_eq!(gpu["projections"].to_string(), cpu["projections"].to_string(), "{metric:?}");
+        let run = &gpu["run"];
+        if metric[1] == "minkowski" {
+            assert_eq!(run["backend"], "cpu", "{metric:?}");
+            let why = run["fallback_reason"].as_str().unwrap_or_default();
+            assert!(why.contains("metric minkowski:p=3 has no certified GPU kernel"), "{why}");
+        } else {
+            assert_eq!(run["backend"], "gpu", "{metric:?}: {}", run["fallback_reason"]);
+            assert!(run["fallback_reason"].is_null(), "{metric:?}: {}", run["fallback_reason"]);
+        }
+    }
+}
+
 #[test]
 fn backends_lists_adapters() {
     let out = json(&faithful(&["backends", "--json"]));

@@ -15,7 +15,7 @@ use faithful::gpu::prepare::prepare;
 use faithful::gpu::{GpuRequest, KernelSet, Tiles, gpu_row_pass, knn_candidates, sqdist, twin};
 use faithful::reference::{distance_pair, key};
 use faithful::resources::{Needs, row_pass};
-use faithful::{Numerics, Points};
+use faithful::{Metric, Numerics, Points};
 use gpu_common::{density_matches_twin, gpu, pair_stats_match_twin};
 
 /// The common corpus plus a case whose candidate lists overflow (identical points).
@@ -23,6 +23,25 @@ fn kernel_corpus() -> Vec<(String, Points, Points)> {
     let mut c = corpus();
     c.push(("identical_300".into(), points("s", 300, 3, |_, _| 2.0), points("sl", 300, 2, |i, _| (i % 3) as f64)));
     c
+}
+
+/// Spaces under cityblock and chebyshev (the distance kernels' linear form): a tie-heavy
+/// lattice with duplicates, generic data of odd D, and n past 63 tiles of points (τ' from the
+/// tile minima).
+fn linear_corpus() -> Vec<(String, Points, Points)> {
+    let mut out = Vec::new();
+    for metric in [Metric::Cityblock, Metric::Chebyshev] {
+        let lattice = common::levels("lattice", 150, 4, 3, 7);
+        let spaces = [
+            ("lattice_150", lattice, uniform("ll", 150, 2, 8)),
+            ("uniform_97_d9", uniform("u", 97, 9, 9), uniform("ul", 97, 2, 10)),
+            ("dups_4200", common::with_duplicates(4200, 4, 43), uniform("dl", 4200, 2, 11)),
+        ];
+        for (name, high, low) in spaces {
+            out.push((format!("{name}/{metric}"), high.with_metric(metric).unwrap(), low));
+        }
+    }
+    out
 }
 
 /// `distances.wgsl` (the classic kernel set): the device's s̃ and the twin's are both within ε
@@ -119,15 +138,26 @@ fn true_knn(p: &Points, i: usize, k: usize) -> Vec<u32> {
 /// every thread has a minimum: n > 63 tiles of points, the last case here).
 #[test]
 fn knn_candidates() {
-    let Some(g) = gpu(GpuRequest::default()) else { return };
     let mut cases = kernel_corpus();
     cases.push(("uniform_4500".into(), uniform("u", 4500, 3, 45), uniform("ul", 4500, 2, 46)));
     cases.push(("dups_4200".into(), common::with_duplicates(4200, 4, 42), uniform("dl", 4200, 2, 47)));
+    knn_candidates_match_twin(cases);
+}
+
+/// `knn_candidates.wgsl` on the linear form's s̃ and ε (cityblock, chebyshev), as above.
+#[test]
+fn knn_candidates_under_cityblock_and_chebyshev() {
+    knn_candidates_match_twin(linear_corpus());
+}
+
+fn knn_candidates_match_twin(cases: Vec<(String, Points, Points)>) {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
     for (name, high, _) in cases {
         let (n, k) = (high.n(), 5);
         let raw = knn_candidates::raw_candidates(&g, &high, k).unwrap();
         let prep = prepare(&high);
-        let params = knn_candidates::knn_params(n, high.dim(), k);
+        // The space's own form: squared (Euclidean), cityblock or chebyshev.
+        let params = knn_candidates::with_knn(Params::new_form(n, high.dim(), prep.form), k);
         let (s, _) = twin::distances_tiled(&prep, g.tiles, 0, n);
         let minima = twin::tile_minima(&params, &prep, g.tiles, 0, n, &s);
         let per = g.tiles.minima(n);
@@ -165,8 +195,18 @@ fn knn_candidates() {
 /// does with the device's) are the reference's ranks, exactly, and equal the device's.
 #[test]
 fn rank_counts() {
+    rank_counts_match_twin(kernel_corpus());
+}
+
+/// `rank_counts.wgsl` on the linear form's s̃ and ε (cityblock, chebyshev), as above.
+#[test]
+fn rank_counts_under_cityblock_and_chebyshev() {
+    rank_counts_match_twin(linear_corpus().into_iter().filter(|(_, h, _)| h.n() < 1000).collect());
+}
+
+fn rank_counts_match_twin(cases: Vec<(String, Points, Points)>) {
     let Some(g) = gpu(GpuRequest::default()) else { return };
-    for (name, high, low) in kernel_corpus() {
+    for (name, high, low) in cases {
         let (n, k) = (high.n(), 5);
         let cpu = row_pass(&high, None, &[&low], Needs::cross(k), 16);
         let (dev, _) = gpu_row_pass(&g, &high, None, &[&low], Needs::cross(k), Numerics::Exact).unwrap();
@@ -175,7 +215,7 @@ fn rank_counts() {
         let want = &cl.cross.as_ref().unwrap().rank_high_of_low;
         assert_eq!(&dl.cross.as_ref().unwrap().rank_high_of_low, want, "{name}: device ranks");
         let prep = prepare(&high);
-        let mut params = Params::new(n, high.dim());
+        let mut params = Params::new_form(n, high.dim(), prep.form);
         params.k = k as u32;
         params.cap = u32::MAX;
         let mut compared = 0;

@@ -338,6 +338,49 @@ fn matrix_js(data: &[f64], rows: usize, cols: usize) -> JsValue {
     m.into()
 }
 
+/// Cityblock and chebyshev (the distance kernels' linear form) and sqeuclidean are served by
+/// WebGPU with the CPU's scores bit for bit, on tie-heavy data (values on a grid of 0.1: many
+/// exact L1 and L∞ ties, ordered by index); minkowski p = 3 is the CPU's, and the report says
+/// why.
+#[wasm_bindgen_test]
+async fn a_session_serves_cityblock_and_chebyshev_on_webgpu() {
+    let (n, d) = (100usize, 5usize);
+    let data: Vec<f64> = (0..n * d).map(|t| ((t * 7919) % 31) as f64 / 10.0 + 0.5).collect();
+    let low: Vec<f64> = (0..n * 2).map(|t| ((t * 104_729) % 97) as f64).collect();
+    for metric in ["cityblock", "chebyshev", "sqeuclidean", "minkowski:p=3"] {
+        let mut results = Vec::new();
+        for backend in ["cpu", "webgpu"] {
+            let opts = Object::new();
+            Reflect::set(&opts, &"high".into(), &matrix_js(&data, n, d)).unwrap();
+            Reflect::set(&opts, &"backend".into(), &backend.into()).unwrap();
+            Reflect::set(&opts, &"metric".into(), &metric.into()).unwrap();
+            let s = Session::create(opts.unchecked_into()).await.unwrap();
+            let req = Object::new();
+            Reflect::set(&req, &"low".into(), &matrix_js(&low, n, 2)).unwrap();
+            let specs = Array::new();
+            specs.push(&"tnc:k=5".into());
+            specs.push(&"mrre:k=7".into());
+            Reflect::set(&req, &"specs".into(), &specs).unwrap();
+            let p = js_sys::Promise::from(JsValue::from(s.measure(req.unchecked_into())));
+            let r = wasm_bindgen_futures::JsFuture::from(p).await.unwrap();
+            if backend == "webgpu" {
+                let served = field(&r, &["run", "backend"]).as_string();
+                let why = field(&r, &["run", "fallback_reason"]).as_string().unwrap_or_default();
+                if metric.starts_with("minkowski") {
+                    assert_eq!(served.as_deref(), Some("cpu"), "{metric}");
+                    assert!(why.contains("has no certified GPU kernel"), "{metric}: {why}");
+                } else {
+                    assert_eq!(served.as_deref(), Some("gpu"), "WebGPU serves {metric}: {why}");
+                }
+            }
+            let t = field(&r, &["projections", "0", "scores", "0", "values", "trustworthiness"]).as_f64().unwrap();
+            let m = field(&r, &["projections", "0", "scores", "1", "values", "mrre_false"]).as_f64().unwrap();
+            results.push((t.to_bits(), m.to_bits()));
+        }
+        assert_eq!(results[0], results[1], "{metric}");
+    }
+}
+
 /// `Session.create` takes the original space under a metric (served by WebGPU for cosine) or
 /// as its distance matrix, with the same scores; a bad metric is a clear error.
 #[wasm_bindgen_test]

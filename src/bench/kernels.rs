@@ -282,7 +282,7 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
                 let (prep, s, e) = bounded_sqdist_tally_async(&g, high, 0..rows, &mut tally).await?;
                 let t1 = Instant::now();
                 stats = Some(GpuStats { transfers: tally, ..GpuStats::for_gpu(&g) });
-                (Check::Verdict(within_bound(high, prep.scale, &s, &e)), gpu_name.to_string(), start, t1)
+                (Check::Verdict(within_bound(high, &prep, &s, &e)), gpu_name.to_string(), start, t1)
             } else {
                 (0..rows).into_par_iter().for_each_init(
                     || vec![0.0; high.n()],
@@ -340,22 +340,18 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
     })
 }
 
-/// Whether every GPU squared distance s̃ (of the prepared space, scaled by `scale`) lies within
-/// its bound ε of the f64 reference: |s̃ − (d·scale)²| ≤ ε (|s̃ − 2d·scale²| ≤ ε under cosine and
-/// correlation, whose unit rows the device holds), the certificate the exact kernels
-/// rely on. Rows are recomputed on the CPU one at a time (O(n) memory).
-pub fn within_bound(points: &Points, scale: f64, s: &[f32], e: &[f32]) -> bool {
+/// Whether every GPU distance value s̃ (of the prepared space `prep`) lies within its bound ε of
+/// the f64 reference: |s̃ − s_ref| ≤ ε with s_ref the reference's distance in the device's
+/// units (`Prepared::reference_value`: (d·scale)² Euclidean, 2d·scale² under cosine and
+/// correlation, whose unit rows the device holds, d·scale under cityblock and chebyshev), the
+/// certificate the exact kernels rely on. Rows are recomputed on the CPU one at a time (O(n)
+/// memory).
+pub fn within_bound(points: &Points, prep: &crate::gpu::prepare::Prepared, s: &[f32], e: &[f32]) -> bool {
     let n = points.n();
-    // The device's value is the scaled squared distance, of the unit rows under cosine and
-    // correlation: 2·d(i, j) there (docs/exactness.md), d(i, j)² otherwise.
-    let cosine = points.metric().kernel() == crate::data::Kernel::Cosine;
     (0..s.len() / n).into_par_iter().all(|i| {
         let mut d = vec![0.0; n];
         distance_row(points, i, &mut d);
-        (0..n).all(|j| {
-            let reference = if cosine { 2.0 * d[j] } else { d[j] * d[j] } * scale * scale;
-            (f64::from(s[i * n + j]) - reference).abs() <= f64::from(e[i * n + j])
-        })
+        (0..n).all(|j| (f64::from(s[i * n + j]) - prep.reference_value(d[j])).abs() <= f64::from(e[i * n + j]))
     })
 }
 

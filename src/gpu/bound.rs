@@ -23,6 +23,21 @@ pub const MAX_DIM: usize = 1 << 22;
 /// stays far inside driver loop budgets such as Mesa's 65535 trips).
 pub const DIM_CHUNK: usize = 4096;
 
+/// What the distance kernels compute for a pair of prepared rows, and which bound `eps_of`
+/// evaluates (docs/exactness.md, "The f32 error bound" and "Cityblock and Chebyshev on the
+/// GPU"): the value written to the same s̃ buffer that every certified kernel reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u32)]
+pub enum Form {
+    /// `Σ (y_ic − y_jc)²`: Euclidean, sqeuclidean, and the unit rows of cosine and correlation.
+    #[default]
+    Squared = 0,
+    /// `Σ |y_ic − y_jc|`: cityblock (and minkowski p = 1).
+    Cityblock = 1,
+    /// `max |y_ic − y_jc|`: chebyshev (and minkowski p = ∞).
+    Chebyshev = 2,
+}
+
 /// The uniform block of every certified kernel (layout of `Params` in bound.wgsl).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -51,6 +66,10 @@ pub struct Params {
     pub rows: u32,
     /// `knn_candidates`: tile minima per row from `distances_tiled`'s epilogue (0: none).
     pub tiles: u32,
+    /// The distance form ([`Form`] as u32): what the distance kernels sum and which bound
+    /// `eps_of` evaluates.
+    pub form: u32,
+    pub pad: [u32; 3],
 }
 
 /// Rounds a positive f64 up to an f32 (never below the value).
@@ -60,15 +79,34 @@ pub fn f32_up(x: f64) -> f32 {
 }
 
 impl Params {
-    /// The bound's constants for dimension `dim` (each rounded up to f32). Only meaningful for
-    /// `dim < MAX_DIM`: use [`Params::checked`] where that is not known.
+    /// The bound's constants of the squared form for dimension `dim` (each rounded up to f32).
+    /// Only meaningful for `dim < MAX_DIM`: use [`Params::checked`] where that is not known.
     pub fn new(n: usize, dim: usize) -> Self {
+        Params::new_form(n, dim, Form::Squared)
+    }
+
+    /// The bound's constants of `form` for dimension `dim` (each rounded up to f32; the premise
+    /// of each constant is in docs/exactness.md beside its step). Only meaningful for
+    /// `dim < MAX_DIM`: use [`Params::checked_form`] where that is not known.
+    pub fn new_form(n: usize, dim: usize, form: Form) -> Self {
         let d = dim as f64;
-        let gamma_d = d * U32 / (1.0 - d * U32);
+        let gamma = |m: f64| m * U32 / (1.0 - m * U32);
+        // Step 3: a sum of D terms (squares or magnitudes) loses at most γ_D relative; a
+        // maximum loses nothing (it returns one of its operands), so γ = 0 for chebyshev.
+        let gamma_d = if form == Form::Chebyshev { 0.0 } else { gamma(d) };
         // Step 1: |y − 2^e (x − μ)| ≤ α|y| (+ flush terms in abs_a): f64 centring, host f32 rounding.
         let alpha = 1.0001 * (U32_HOST + 2.0 * U64) / (1.0 - U32_HOST);
-        let sqrt_d = d.sqrt();
+        // Step 5: the reference's D + 2 roundings per term (one difference, counted twice by
+        // the square, one product, D − 1 additions; fewer for |·| and max), relative.
         let gamma_ref = 1.01 * (d + 2.0) * U64 / (1.0 - (d + 2.0) * U64);
+        // Step 2: the flushed inputs and differences, at most 4m per coordinate, summed over
+        // the coordinates in quadrature (squared form: √D · 2^-123), in full (cityblock:
+        // D · 2^-124) or once (chebyshev); 2^-110 keeps A (and so uT) far above the flush
+        // threshold (see the evaluation lemma).
+        let abs_a = match form {
+            Form::Squared => d.sqrt() * 2f64.powi(-110),
+            Form::Cityblock | Form::Chebyshev => d.max(1.0) * 2f64.powi(-110),
+        };
         Params {
             n: n as u32,
             dim: dim as u32,
@@ -81,9 +119,7 @@ impl Params {
             inv_one_minus_gamma_d: f32_up(1.0 / (1.0 - gamma_d)),
             gamma_d: f32_up(gamma_d),
             alpha1: f32_up((1.0 + U32) * alpha),
-            // Step 2: √D · 2^-123 covers the flushed inputs, differences and norms; 2^-110
-            // keeps A (and so uT) far above the flush threshold (see the evaluation lemma).
-            abs_a: f32_up(sqrt_d * 2f64.powi(-110)),
+            abs_a: f32_up(abs_a),
             inv_one_minus_u: f32_up(1.0 / (1.0 - U32)),
             u: U32 as f32,
             gamma_ref: f32_up(gamma_ref),
@@ -94,6 +130,17 @@ impl Params {
             rel_margin: (1.0f64 / 1_048_576.0) as f32, // 2^-20
             rows: 0,
             tiles: 0,
+            form: form as u32,
+            pad: [0; 3],
+        }
+    }
+
+    /// The form these constants are for.
+    pub fn form(&self) -> Form {
+        match self.form {
+            1 => Form::Cityblock,
+            2 => Form::Chebyshev,
+            _ => Form::Squared,
         }
     }
 
@@ -101,10 +148,15 @@ impl Params {
     /// constant finite and positive where the proof needs it. Anything else is outside the
     /// certified domain (the caller routes the space to the CPU reference).
     pub fn checked(n: usize, dim: usize) -> Result<Self, GpuError> {
+        Params::checked_form(n, dim, Form::Squared)
+    }
+
+    /// [`Params::new_form`] after the premises' checks of [`Params::checked`].
+    pub fn checked_form(n: usize, dim: usize, form: Form) -> Result<Self, GpuError> {
         if dim >= MAX_DIM {
             return Err(GpuError::Domain(format!("D = {dim} is at least 2^22 (the f32 bound needs D·2^-23 < 1/2)")));
         }
-        let p = Params::new(n, dim);
+        let p = Params::new_form(n, dim, form);
         let consts = [
             p.inv_one_minus_gamma_d,
             p.gamma_d,
@@ -120,10 +172,16 @@ impl Params {
         if consts.iter().any(|c| !c.is_finite() || *c < 0.0) || p.inv_one_minus_gamma_d < 1.0 {
             return Err(GpuError::Domain(format!("the f32 bound's constants are not finite for D = {dim}")));
         }
-        // The largest U any pair can have (|y| ≤ 1, so s̃ ≤ 4D(1 + γ_D)) must stay below the
-        // kernels' "no value" sentinel 1e38 and be finite.
-        let s_max = f32_up(4.0 * (dim as f64) * 1.01);
-        let n_max = f32_up((dim as f64).sqrt() * 1.01);
+        // The largest U any pair can have (|y| ≤ 1, so s̃ ≤ 4D(1 + γ_D) squared, 2D(1 + γ_D)
+        // cityblock, 2 chebyshev) must stay below the kernels' "no value" sentinel 1e38 and be
+        // finite; the row norms are at most √D, D and 1.
+        let d = dim as f64;
+        let (s_max, n_max) = match form {
+            Form::Squared => (4.0 * d, d.sqrt()),
+            Form::Cityblock => (2.0 * d, d),
+            Form::Chebyshev => (2.0, 1.0),
+        };
+        let (s_max, n_max) = (f32_up(s_max * 1.01), f32_up(n_max * 1.01));
         let top = s_max + p.eps_of(s_max, n_max, n_max);
         if !top.is_finite() || top >= 1.0e37 {
             return Err(GpuError::Domain(format!("the f32 bound is not finite for D = {dim}")));
@@ -145,20 +203,32 @@ impl Params {
     /// [`Params::checked`] for a prepared space of `n` points of `dim` coordinates whose
     /// metric adds `abs_extra` (the prepared space's `abs_extra`; 0 for Euclidean spaces).
     pub fn checked_with_extra(n: usize, dim: usize, abs_extra: f64) -> Result<Self, GpuError> {
-        let p = Params::checked(n, dim)?.with_extra(abs_extra);
+        Params::checked_form_with_extra(n, dim, Form::Squared, abs_extra)
+    }
+
+    /// [`Params::checked_with_extra`] for the distance form `form`.
+    pub fn checked_form_with_extra(n: usize, dim: usize, form: Form, abs_extra: f64) -> Result<Self, GpuError> {
+        let p = Params::checked_form(n, dim, form)?.with_extra(abs_extra);
         if !p.abs_e.is_finite() {
             return Err(GpuError::Domain("the f32 bound's absolute term is not finite".into()));
         }
         Ok(p)
     }
 
-    /// ε for the f32 squared distance `s` between rows with norms `ni`, `nj` (CPU twin of
-    /// `eps_of`; the same operations in the same order).
+    /// ε for the f32 distance value `s` (squared, cityblock or chebyshev, by the form) between
+    /// rows with norms `ni`, `nj` (CPU twin of `eps_of`; the same operations in the same order).
     pub fn eps_of(&self, s: f32, ni: f32, nj: f32) -> f32 {
-        let delta = ((s.max(0.0) + self.abs_e) * self.inv_one_minus_gamma_d).sqrt();
         let a = self.alpha1 * (ni + nj) + self.abs_a;
-        let t = (delta + a) * self.inv_one_minus_u;
-        let e = self.gamma_d * delta * delta + (self.u * t + a) * (delta + t) + self.gamma_ref * t * t + self.abs_e;
+        let e = if self.form == 0 {
+            let delta = ((s.max(0.0) + self.abs_e) * self.inv_one_minus_gamma_d).sqrt();
+            let t = (delta + a) * self.inv_one_minus_u;
+            self.gamma_d * delta * delta + (self.u * t + a) * (delta + t) + self.gamma_ref * t * t + self.abs_e
+        } else {
+            // The linear form: Δ ≥ Σ|δ_c| (or max), T ≥ S, no square root.
+            let delta = (s.max(0.0) + self.abs_e) * self.inv_one_minus_gamma_d;
+            let t = (delta + a) * self.inv_one_minus_u;
+            self.gamma_d * delta + (self.u * t + a) + self.gamma_ref * t + self.abs_e
+        };
         self.safety * e + self.rel_margin * s
     }
 }
@@ -196,6 +266,43 @@ mod tests {
         assert!(Params::checked(10, 1).is_ok());
         let p = Params::checked(10, 70_000).unwrap();
         assert!(p.eps_of(1.0, 1.0, 1.0).is_finite());
+    }
+
+    /// The uniform block is 96 bytes (24 words), the layout of bound.wgsl's `Params`.
+    #[test]
+    fn params_are_twenty_four_words() {
+        assert_eq!(std::mem::size_of::<Params>(), 96);
+        assert_eq!(Params::new_form(1, 3, Form::Chebyshev).form(), Form::Chebyshev);
+        assert_eq!(Params::new(1, 3).form(), Form::Squared);
+    }
+
+    /// The linear form (cityblock, chebyshev): the evaluated ε covers the exact bound
+    /// e = γ Δ + (uT + A) + γ_ref T + abs_e with room for rounding U and L either way, at many
+    /// magnitudes and dimensions (docs/exactness.md, "Cityblock and Chebyshev on the GPU").
+    #[test]
+    fn f32_evaluation_of_linear_eps_covers_the_exact_bound() {
+        for form in [Form::Cityblock, Form::Chebyshev] {
+            for dim in [1usize, 3, 50, 784, 4096, 70_000, MAX_DIM - 1] {
+                let p = Params::checked_form(2, dim, form).unwrap();
+                let d = dim as f64;
+                let gd = if form == Form::Chebyshev { 0.0 } else { d * U32 / (1.0 - d * U32) };
+                let gr = 1.01 * (d + 2.0) * U64 / (1.0 - (d + 2.0) * U64);
+                let alpha = 1.0001 * (U32_HOST + 2.0 * U64) / (1.0 - U32_HOST);
+                let top = if form == Form::Chebyshev { 2.0 } else { 2.0 * d };
+                for s in [0.0f32, 1e-45, 1e-38, 1e-30, 1e-10, 1e-3, 0.5, 2.0, top as f32] {
+                    for nn in [0.0f32, 1e-20, 0.5, 1.0, d as f32] {
+                        let s64 = f64::from(s);
+                        let abs_e = (2.0 * d + 1.0) * MIN_NORMAL32;
+                        let delta = (s64 + abs_e) / (1.0 - gd);
+                        let a = (1.0 + U32) * alpha * 2.0 * f64::from(nn) + 4.0 * d * MIN_NORMAL32;
+                        let t = (delta + a) / (1.0 - U32);
+                        let e = gd * delta + (U32 * t + a) + gr * t + abs_e;
+                        let eps = f64::from(p.eps_of(s, nn, nn));
+                        assert!(eps - e >= U32 * (s64 + eps), "{form:?} D={dim} s={s} N={nn}: ε {eps:e} vs e {e:e}");
+                    }
+                }
+            }
+        }
     }
 
     /// The evaluated ε is at least twice the exact bound e minus its rounding: a direct check

@@ -30,7 +30,7 @@ fn trips_per_coordinate(gpu: &Gpu, n: usize) -> u64 {
 /// The bound's constants for a certified kernel on the prepared space `prep`, after the
 /// domain checks of [`Params::checked`] (and the test-only poison of `GpuRequest::poison_bound`).
 pub fn certified_params(gpu: &Gpu, prep: &super::prepare::Prepared) -> Result<Params, GpuError> {
-    let mut p = Params::checked_with_extra(prep.n, prep.dim, prep.abs_extra)?;
+    let mut p = Params::checked_form_with_extra(prep.n, prep.dim, prep.form, prep.abs_extra)?;
     if gpu.request.poison_bound {
         p.abs_e = f32::NAN;
     }

@@ -159,18 +159,21 @@ mod tests {
             (130, 5, Tiles { threads_rows: 8, threads_points: 8, coords: 4 }),
         ] {
             let data: Vec<f64> = (0..n * dim).map(|_| rng.uniform() - 0.5).collect();
-            let points = crate::Points::from_vec("t", n, dim, data).unwrap();
-            let prep = super::super::prepare::prepare(&points);
-            for (row0, rows) in [(0, n), (3, 1), (n - 65, 65)] {
-                let (s, trips) = super::super::twin::distances_tiled(&prep, tiles, row0, rows);
-                for r in 0..rows {
-                    for j in 0..n {
-                        let want = super::super::twin::sqdist(&prep, row0 + r, j);
-                        assert_eq!(s[r * n + j].to_bits(), want.to_bits(), "n={n} row {} point {j}", row0 + r);
+            // Every distance form: squared, cityblock's sums and chebyshev's maxima.
+            for metric in [crate::Metric::Euclidean, crate::Metric::Cityblock, crate::Metric::Chebyshev] {
+                let points = crate::Points::from_vec("t", n, dim, data.clone()).unwrap().with_metric(metric).unwrap();
+                let prep = super::super::prepare::prepare(&points);
+                for (row0, rows) in [(0, n), (3, 1), (n - 65, 65)] {
+                    let (s, trips) = super::super::twin::distances_tiled(&prep, tiles, row0, rows);
+                    for r in 0..rows {
+                        for j in 0..n {
+                            let want = super::super::twin::sqdist(&prep, row0 + r, j);
+                            assert_eq!(s[r * n + j].to_bits(), want.to_bits(), "n={n} row {} point {j}", row0 + r);
+                        }
                     }
+                    let per_row = tiles.trips_per_coordinate(n) * dim as u64;
+                    assert!(trips.iter().all(|&t| u64::from(t) == per_row), "{trips:?} vs {per_row}");
                 }
-                let per_row = tiles.trips_per_coordinate(n) * dim as u64;
-                assert!(trips.iter().all(|&t| u64::from(t) == per_row), "{trips:?} vs {per_row}");
             }
         }
     }

@@ -12,15 +12,22 @@ use crate::data::Points;
 pub const MIN_ABS: f64 = 1.343_575_221_513_417_8e-138; // 2^-458
 
 /// Why the GPU's kernels cannot serve these points' metric, if they cannot: the certified
-/// kernels compute Euclidean distances of coordinates (Minkowski p = 2 is Euclidean, bit for
-/// bit), and cosine and correlation as the Euclidean distances of unit rows with a proven gap;
-/// any other metric, and given distances, are served by the CPU reference.
+/// kernels compute squared Euclidean distances of coordinates (Euclidean and sqeuclidean;
+/// Minkowski p = 2 is Euclidean, bit for bit), cosine and correlation as the squared distances
+/// of unit rows with a proven gap, and cityblock and chebyshev (Minkowski p = 1 and ∞) as sums
+/// and maxima of magnitudes with their own bound; Minkowski of any other p, and given
+/// distances, are served by the CPU reference.
 pub fn metric_unsupported(points: &Points) -> Option<String> {
     use crate::data::Kernel;
     match points.metric().kernel() {
         // Cosine and correlation: the unit rows' squared distances, certified with the gap
-        // between them and the reference (`prepare::cosine_gap`).
-        Kernel::Euclidean | Kernel::Cosine if points.has_coordinates() => None,
+        // between them and the reference (`prepare::cosine_gap`). Sqeuclidean is Euclidean's
+        // sum before the root; cityblock and chebyshev have the linear form of the bound.
+        Kernel::Euclidean | Kernel::SqEuclidean | Kernel::Cosine | Kernel::Cityblock | Kernel::Chebyshev
+            if points.has_coordinates() =>
+        {
+            None
+        }
         _ if !points.has_coordinates() => Some(format!(
             "the original space is a {}, and the GPU's kernels compute distances of coordinates",
             points.input()

@@ -332,7 +332,7 @@ pub fn knn_params(n: usize, dim: usize, k: usize) -> Params {
 }
 
 /// `params` with the kNN fields for k neighbours.
-pub(super) fn with_knn(mut params: Params, k: usize) -> Params {
+pub fn with_knn(mut params: Params, k: usize) -> Params {
     params.k = k as u32;
     params.kt = k.div_ceil(WG) as u32;
     params.cap = cap(k) as u32;

@@ -2,7 +2,7 @@
 //! coordinates are of order 1, round to f32, and bound each row's norm from above.
 
 use super::GpuError;
-use super::bound::{U64, f32_up};
+use super::bound::{Form, U64, f32_up};
 use super::domain::check_points;
 use crate::data::{Kernel, Points};
 
@@ -13,7 +13,8 @@ pub struct Prepared {
     pub dim: usize,
     /// Row-major f32 coordinates y = fl32(2^e · fl64(x - μ)).
     pub pts: Vec<f32>,
-    /// Upper bounds of ‖y_i‖₂, as f32.
+    /// Upper bounds of the rows' norms in the form's own norm, as f32: ‖y_i‖₂ (squared form),
+    /// ‖y_i‖₁ (cityblock), ‖y_i‖∞ (chebyshev).
     pub norms: Vec<f32>,
     /// The power of two 2^e.
     pub scale: f64,
@@ -21,18 +22,51 @@ pub struct Prepared {
     /// for cosine and correlation, 2^{2e} times the gap between the reference's `2 d(i, j)` and
     /// the squared distance of the unit rows the device sees ([`cosine_gap`]).
     pub abs_extra: f64,
-    /// Whether the rows are a cosine or correlation space's unit rows, whose squared distance
-    /// approximates `2 d(i, j)` rather than `d(i, j)²` ([`Prepared::distance`]).
-    pub unit_rows: bool,
+    /// What the distance kernels compute (and which bound `eps_of` evaluates).
+    pub form: Form,
+    /// How the device's value relates to the metric's distance ([`Prepared::distance`]).
+    pub units: Units,
+}
+
+/// The metric's distance d(i, j) as a function of the device's value s (scaled units).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Units {
+    /// Euclidean: s ≈ 2^{2e} d², d = √s / 2^e.
+    Root,
+    /// sqeuclidean: s ≈ 2^{2e} d.
+    Squared,
+    /// Cosine and correlation (unit rows): s ≈ 2^{2e} · 2d.
+    UnitRows,
+    /// Cityblock and chebyshev: s ≈ 2^e d.
+    Linear,
 }
 
 impl Prepared {
-    /// The metric's distance that a device squared distance `s` (scaled units) approximates:
-    /// `√s / 2^e` for Euclidean rows, `s / (2 · 2^{2e})` for unit rows (cosine, correlation).
-    /// Only Fast numerics reads distances off the device; exact lists take the reference's.
+    /// The metric's distance that a device value `s` (scaled units) approximates: `√s / 2^e`
+    /// for Euclidean rows, `s / 2^{2e}` for sqeuclidean, `s / (2 · 2^{2e})` for unit rows
+    /// (cosine, correlation), `s / 2^e` for cityblock and chebyshev. Only Fast numerics reads
+    /// distances off the device; exact lists take the reference's.
     pub fn distance(&self, s: f32) -> f64 {
-        let s = f64::from(s);
-        if self.unit_rows { s / (2.0 * self.scale * self.scale) } else { s.sqrt() / self.scale }
+        let (s, k) = (f64::from(s), self.scale);
+        match self.units {
+            Units::Root => s.sqrt() / k,
+            Units::Squared => s / (k * k),
+            Units::UnitRows => s / (2.0 * k * k),
+            Units::Linear => s / k,
+        }
+    }
+
+    /// The value `s_ref` the bound ε covers (`|s̃ − s_ref| ≤ ε`) for the reference's distance
+    /// `d`: `2^{2e} d²` (Euclidean: in fact the reference's sum before its root), `2^{2e} d`,
+    /// `2^{2e} · 2d`, `2^e d` by [`Units`]. For tests and the distance benchmark's check.
+    pub fn reference_value(&self, d: f64) -> f64 {
+        let k = self.scale;
+        match self.units {
+            Units::Root => d * d * k * k,
+            Units::Squared => d * k * k,
+            Units::UnitRows => 2.0 * d * k * k,
+            Units::Linear => d * k,
+        }
     }
 }
 
@@ -52,14 +86,33 @@ pub fn prepare(points: &Points) -> Prepared {
     let max_abs = centred.iter().fold(0.0f64, |a, v| a.max(v.abs()));
     let scale = if max_abs > 0.0 { 2f64.powi(-(max_abs.log2().ceil() as i32)) } else { 1.0 };
     let pts: Vec<f32> = centred.iter().map(|v| (v * scale) as f32).collect();
-    // Each square of an f32 is exact in f64; the sum of D of them loses at most γ_{D−1}, the
-    // square root and this product one rounding each: (1 + 1.01 (D + 3) u64) covers all of it.
-    let up = 1.0 + 1.01 * (dim as f64 + 3.0) * U64;
-    let norms = pts
-        .chunks_exact(dim.max(1))
-        .map(|r| f32_up(r.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt() * up))
-        .collect();
-    Prepared { n, dim, pts, norms, scale, abs_extra: 0.0, unit_rows: false }
+    let (form, units) = match points.metric().kernel() {
+        Kernel::Cityblock => (Form::Cityblock, Units::Linear),
+        Kernel::Chebyshev => (Form::Chebyshev, Units::Linear),
+        Kernel::SqEuclidean => (Form::Squared, Units::Squared),
+        _ => (Form::Squared, Units::Root),
+    };
+    let norms = pts.chunks_exact(dim.max(1)).map(|r| norm_up(form, r)).collect();
+    Prepared { n, dim, pts, norms, scale, abs_extra: 0.0, form, units }
+}
+
+/// An f32 upper bound of the row's norm in the form's own norm (the premise `N_i ≥ ‖y_i‖` of
+/// Step 2 of the bound).
+fn norm_up(form: Form, r: &[f32]) -> f32 {
+    let d = r.len() as f64;
+    match form {
+        // Each square of an f32 is exact in f64; the sum of D of them loses at most γ_{D−1},
+        // the square root and this product one rounding each: (1 + 1.01 (D + 3) u64) covers
+        // all of it.
+        Form::Squared => {
+            f32_up(r.iter().map(|&v| f64::from(v) * f64::from(v)).sum::<f64>().sqrt() * (1.0 + 1.01 * (d + 3.0) * U64))
+        }
+        // Each |y| is exact in f64; the sum of D of them loses at most γ_{D−1}, this product
+        // one rounding: (1 + 1.01 (D + 1) u64) covers it.
+        Form::Cityblock => f32_up(r.iter().map(|&v| f64::from(v.abs())).sum::<f64>() * (1.0 + 1.01 * (d + 1.0) * U64)),
+        // A maximum of magnitudes is exact.
+        Form::Chebyshev => r.iter().fold(0.0f32, |m, &v| m.max(v.abs())),
+    }
 }
 
 /// Checks the prepared space against the certified domain (`gpu::domain`): a finite
@@ -85,7 +138,7 @@ pub fn prepare_checked(points: &Points) -> Result<Prepared, GpuError> {
         check_points(&unit)?;
         let mut prep = prepare(&unit);
         prep.abs_extra = prep.scale * prep.scale * cosine_gap(points.dim());
-        prep.unit_rows = true;
+        prep.units = Units::UnitRows;
         check_prepared(&prep)?;
         return Ok(prep);
     }

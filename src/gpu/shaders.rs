@@ -91,8 +91,10 @@ const DENSITY: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, Read
 
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
+    use super::bound::Form;
+    let (sq, l1, linf) = (Form::Squared as u32, Form::Cityblock as u32, Form::Chebyshev as u32);
     format!(
-        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_WITNESS: u32 = {RANK_WITNESS}u;\nconst RANK_INFO: u32 = {RANK_INFO}u;\nconst KNN_INFO: u32 = {KNN_INFO}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\n"
+        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_WITNESS: u32 = {RANK_WITNESS}u;\nconst RANK_INFO: u32 = {RANK_INFO}u;\nconst KNN_INFO: u32 = {KNN_INFO}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\nconst FORM_SQUARED: u32 = {sq}u;\nconst FORM_CITYBLOCK: u32 = {l1}u;\nconst FORM_CHEBYSHEV: u32 = {linf}u;\n"
     )
 }
 
@@ -320,6 +322,9 @@ mod tests {
                 "KNN_INFO",
                 "ROW_VALUES",
                 "MAX_SIGMAS",
+                "FORM_SQUARED",
+                "FORM_CITYBLOCK",
+                "FORM_CHEBYSHEV",
                 "TW_P",
                 "TW_R",
                 "TKC",

@@ -235,8 +235,9 @@ pub fn run(args: Args) -> Result<()> {
             if let Some(m) = metric {
                 data.high = data.high.with_metric(m)?;
             }
-            // The GPU serves the certified metrics (Euclidean, cosine, correlation); the others
-            // are the CPU's, and their GPU rows say why.
+            // The GPU serves the certified metrics (euclidean, sqeuclidean, cosine, correlation,
+            // cityblock, chebyshev); the others (minkowski of another p) are the CPU's, and
+            // their GPU rows say why.
             let gpu_skip = faithful::gpu::domain::metric_unsupported(&data.high);
             let case = Case::new(&data, k);
             for &kernel in &kernel_list {

@@ -33,8 +33,7 @@ pub fn distances_tiled(prep: &Prepared, tiles: Tiles, row0: usize, rows: usize) 
                             for (a, row) in acc.iter_mut().enumerate() {
                                 let x = coord(row0 + rr + a, row0 + rows, c);
                                 for (b, v) in row.iter_mut().enumerate() {
-                                    let t = x - coord(pp + b, n, c);
-                                    *v += t * t;
+                                    *v = super::distances::term(prep.form, *v, x - coord(pp + b, n, c));
                                 }
                             }
                         }
