@@ -382,7 +382,7 @@ fn dot_rows(packed: &[f32], n: usize, d: usize, rows: Range<usize>, out: &mut [f
 /// One chunk of one tile: `total[r][t] += Σ_c panel[c][r] · chunk[c][t]`, the sum from zero in
 /// c order with the MR×NB accumulators in registers (FMA where the target has it).
 fn chunk_dots(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
-    assert!(chunk.len() % NB == 0 && panel.len() == chunk.len() / NB * MR);
+    assert!(chunk.len().is_multiple_of(NB) && panel.len() == chunk.len() / NB * MR);
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: AVX-512F was detected at run time; the lengths are checked above.
