@@ -5,7 +5,7 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::GpuError;
-use super::shaders::WG;
+use super::shaders::{FORM_CHEBYSHEV, FORM_CITYBLOCK, FORM_SQUARED, WG};
 
 /// Unit roundoff of a device f32 operation: WGSL lets the result be either neighbouring float
 /// of the exact value (not only the nearest), so the relative error is below 2^-23.
@@ -31,11 +31,11 @@ pub const DIM_CHUNK: usize = 4096;
 pub enum Form {
     /// `Σ (y_ic − y_jc)²`: Euclidean, sqeuclidean, and the unit rows of cosine and correlation.
     #[default]
-    Squared = 0,
+    Squared = FORM_SQUARED,
     /// `Σ |y_ic − y_jc|`: cityblock (and minkowski p = 1).
-    Cityblock = 1,
+    Cityblock = FORM_CITYBLOCK,
     /// `max |y_ic − y_jc|`: chebyshev (and minkowski p = ∞).
-    Chebyshev = 2,
+    Chebyshev = FORM_CHEBYSHEV,
 }
 
 /// The uniform block of every certified kernel (layout of `Params` in bound.wgsl).

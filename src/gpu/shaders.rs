@@ -18,6 +18,10 @@ pub enum Kernel {
 
 /// Threads per workgroup of every kernel.
 pub const WG: usize = 64;
+/// The distance forms' codes in `Params.form` (`bound::Form`'s discriminants).
+pub const FORM_SQUARED: u32 = 0;
+pub const FORM_CITYBLOCK: u32 = 1;
+pub const FORM_CHEBYSHEV: u32 = 2;
 /// `knn_candidates`: per-thread list length (k ≤ 64 · KT_MAX) and the workgroup pool of U values.
 pub const KT_MAX: usize = 8;
 pub const POOL: usize = 1024;
@@ -91,8 +95,7 @@ const DENSITY: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, Read
 
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
-    use super::bound::Form;
-    let (sq, l1, linf) = (Form::Squared as u32, Form::Cityblock as u32, Form::Chebyshev as u32);
+    let (sq, l1, linf) = (FORM_SQUARED, FORM_CITYBLOCK, FORM_CHEBYSHEV);
     format!(
         "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_WITNESS: u32 = {RANK_WITNESS}u;\nconst RANK_INFO: u32 = {RANK_INFO}u;\nconst KNN_INFO: u32 = {KNN_INFO}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\nconst FORM_SQUARED: u32 = {sq}u;\nconst FORM_CITYBLOCK: u32 = {l1}u;\nconst FORM_CHEBYSHEV: u32 = {linf}u;\n"
     )
