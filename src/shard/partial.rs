@@ -300,7 +300,13 @@ fn count_values(reader: impl std::io::Read, limit: u64) -> std::result::Result<O
 /// A JSON error in at most 160 characters: serde quotes an unknown field or a bad value whole,
 /// and a damaged partial's one-line message must stay short.
 fn short(e: &serde_json::Error) -> String {
-    let text = e.to_string();
+    // serde quotes what it read (an unknown field's name): a control character there would
+    // break the one-line message, so each is written escaped.
+    let text: String = e
+        .to_string()
+        .chars()
+        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+        .collect();
     if text.chars().count() <= 160 {
         return text;
     }
