@@ -343,9 +343,16 @@ pub(crate) fn row_pass_certified(
     let tiles: Pool<Vec<f32>> = Pool::new();
     let outs: Vec<BlockOut> = blocks
         .par_iter()
-        .map(|rows| {
-            let fast = fast.as_ref().map(|f| (f, &tiles));
-            run_block(high, cached, table, lows, &trees, shape, fast, rows.clone())
+        .map(|rows| match fast.as_ref() {
+            Some(f) => tiles.with(|buf| {
+                let len = rows.len() * high.n();
+                if buf.len() < len {
+                    buf.resize(len, 0.0);
+                }
+                f.approx_rows(rows.clone(), &mut buf[..len]);
+                run_block(high, cached, table, lows, &trees, shape, Some((f, &mut buf[..len])), rows.clone())
+            }),
+            None => run_block(high, cached, table, lows, &trees, shape, None, rows.clone()),
         })
         .collect();
 
@@ -388,33 +395,9 @@ pub(crate) fn row_pass_certified(
     PassOutput { high: high_out, lows: lows_out, stats, extents, low_index, coranking: Vec::new(), high_rows }
 }
 
+/// One block of rows, with the block's certified f32 rows when they serve.
 #[allow(clippy::too_many_arguments)]
 fn run_block(
-    high: &Points,
-    cached: Option<&Neighbours>,
-    table: Option<&RankTable>,
-    lows: &[&Points],
-    trees: &[Option<KdTree>],
-    s: Shape,
-    fast: Option<(&CertifiedRows, &Pool<Vec<f32>>)>,
-    rows: Range<usize>,
-) -> BlockOut {
-    match fast {
-        Some((f, pool)) => pool.with(|buf| {
-            if buf.len() < rows.len() * high.n() {
-                buf.resize(rows.len() * high.n(), 0.0);
-            }
-            let gtile = &mut buf[..rows.len() * high.n()];
-            f.approx_rows(rows.clone(), gtile);
-            block_rows_of(high, cached, table, lows, trees, s, Some((f, gtile)), rows)
-        }),
-        None => block_rows_of(high, cached, table, lows, trees, s, None, rows),
-    }
-}
-
-/// [`run_block`]'s rows, with the block's certified f32 rows when they serve.
-#[allow(clippy::too_many_arguments)]
-fn block_rows_of(
     high: &Points,
     cached: Option<&Neighbours>,
     table: Option<&RankTable>,
