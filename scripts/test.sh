@@ -9,6 +9,8 @@
 # (tests/fixtures/generate.py, Python + ZADU 0.5.4) is not part of the test run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's start, with the seconds since this script began (CI's 45-minute budget).
+stage() { echo "== test.sh: $1 (at ${SECONDS} s)" >&2; }
 
 if ! command -v cargo >/dev/null 2>&1; then
     if [ -x "$HOME/.cargo/bin/cargo" ]; then
@@ -45,6 +47,7 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
     rustup component add rustfmt clippy
 fi
+stage "fmt, clippy, rustdoc, feature checks"
 cargo fmt --check
 cargo clippy --locked --workspace --all-targets --all-features -- -D warnings
 # The library's docs: a broken intra-doc link is an error (reuses clippy's dependency metadata).
@@ -56,7 +59,9 @@ cargo check --locked --lib --no-default-features --features gpu
 # One target dir for everything; tests build with opt-level 2 ([profile.test] in Cargo.toml).
 # One test thread per binary: several wgpu devices created and dropped at once have crashed
 # Mesa's lavapipe (SIGSEGV, seen twice on 2026-11-30 in gpu_parity, never with one thread).
+stage "cargo test (Vulkan lavapipe for the GPU tests)"
 RUST_TEST_THREADS=1 cargo test --locked --all-targets
+stage "doc tests and examples"
 cargo test --locked --doc
 # The examples (examples/, README.md "The library") on the bundled digits; cpu_vs_gpu asserts
 # identical scores on the CPU and every adapter (lavapipe and llvmpipe here).
@@ -64,12 +69,17 @@ for example in evaluate_files knn_graph many_projections progress_cancel cpu_vs_
     cargo run --locked --quiet --example "$example" >/dev/null
 done
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
+stage "GPU tests on GL (llvmpipe)"
 RUST_TEST_THREADS=1 WGPU_BACKEND=gl cargo test --locked --test gpu_parity --test gpu_cli --test gpu_adversarial --test gpu_fast_witness --test gpu_kernels_twins --test gpu_distances_tiled --test gpu_shard --test gpu_metrics
 # The browser API (wasm-bindgen tests) in headless Chromium on SwiftShader WebGPU.
+stage "wasm (wasm-bindgen tests in Chromium)"
 ./scripts/test_wasm.sh
 # The browser page (web/) end to end in headless Chromium: WebGPU and wasm CPU vs the native CLI.
+stage "browser page and npm"
 ./scripts/test_browser.sh
 # The Python package (python/): its wheel (release profile, reusing the release build that
 # test_browser.sh made) installed into target/py-venv, pytest against the golden fixtures,
 # scikit-learn, ZADU and the CLI.
+stage "Python"
 ./scripts/test_python.sh
+stage "done"

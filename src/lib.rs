@@ -35,6 +35,8 @@ pub mod backend;
 #[cfg(feature = "gpu")]
 pub mod bench;
 mod catalog;
+#[doc(hidden)]
+pub mod certify;
 mod control;
 #[doc(hidden)]
 pub mod data;

@@ -173,7 +173,8 @@ pub struct BlockPlan {
     /// neighbours were needed.
     pub low_index: Vec<crate::resources::LowIndexReport>,
     /// How the original space's rows were served when the CPU pass computed them: certified
-    /// f32 rows (`certified_f32`: cosine and correlation) or the exact f64 rows (`exact_f64`),
+    /// f32 rows (`certified_f32`: cosine, correlation, euclidean, sqeuclidean) or the exact f64
+    /// rows (`exact_f64`),
     /// and why; absent when no row was computed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub high_rows: Option<crate::resources::HighRowsReport>,

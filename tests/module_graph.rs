@@ -330,7 +330,7 @@ fn src_has_no_import_cycle() {
         ("measures::tnc", "measures::def"),
         ("measures::l_tnc", "measures::support::ch_btw"),
         ("data::npy", "data::sized"),
-        ("gpu::prepare", "gpu::domain"),
+        ("certify::prepare", "certify::domain"),
         ("evaluate", "measures::def"),
     ] {
         assert!(

@@ -9,12 +9,13 @@
 mod adapters;
 mod batch;
 pub mod bound;
+/// The certified domain, shared with the CPU's certified rows.
+pub use crate::certify::domain;
 pub mod context;
 pub mod density;
 pub mod dispatch;
 pub mod distances;
 pub mod distances_tiled;
-pub mod domain;
 mod fast_rows;
 pub mod knn_candidates;
 pub mod pair_stats;

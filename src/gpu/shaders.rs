@@ -18,10 +18,9 @@ pub enum Kernel {
 
 /// Threads per workgroup of every kernel.
 pub const WG: usize = 64;
-/// The distance forms' codes in `Params.form` (`bound::Form`'s discriminants).
-pub const FORM_SQUARED: u32 = 0;
-pub const FORM_CITYBLOCK: u32 = 1;
-pub const FORM_CHEBYSHEV: u32 = 2;
+/// The distance forms' codes in `Params.form` (`bound::Form`'s discriminants), defined with
+/// the bound.
+pub use crate::certify::bound::{FORM_CHEBYSHEV, FORM_CITYBLOCK, FORM_SQUARED};
 /// `knn_candidates`: per-thread list length (k ≤ 64 · KT_MAX) and the workgroup pool of U values.
 pub const KT_MAX: usize = 8;
 pub const POOL: usize = 1024;

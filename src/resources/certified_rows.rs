@@ -1,4 +1,5 @@
-//! Certified f32 rows of a cosine or correlation space on the CPU: the row pass's fast path.
+//! Certified f32 rows on the CPU, the row pass's fast path: of a cosine or correlation space here,
+//! of a Euclidean or sqeuclidean space in [`squared`].
 //!
 //! The exact rows (`reference::distance_rows`) sum every pair in f64 in scipy's order, without
 //! FMA: about 8 products per cycle and core at best. Here each pair's similarity of the unit
@@ -21,6 +22,8 @@ use multiversion::multiversion;
 
 use crate::data::{Kernel, Points};
 use crate::reference::{Key, distance_pairs, key};
+
+mod squared;
 
 /// Points per packed block (two 16-lane f32 vectors).
 const NB: usize = 32;
@@ -70,16 +73,26 @@ pub enum CertifiedChoice {
     Never,
 }
 
-/// The unit rows in f32, packed for the dot-product tiles, and the bound.
+/// The rows in f32, packed for the register tiles, and their bound.
 pub struct CertifiedRows {
     n: usize,
     d: usize,
     /// Block b holds points b·NB.. as D rows of NB values: `floats(packed)[(b·D + c)·NB + t]` is
-    /// `fl32(w_{b·NB+t, c} / N_{b·NB+t})`; the last block is padded with zeros.
+    /// the f32 coordinate c of point b·NB + t (the unit row's under cosine, the centred, scaled
+    /// row's under the squared form); the last block is padded with zeros.
     /// In 64-byte lines, so that no vector load straddles two cache lines.
     packed: Vec<Line>,
-    /// `B(D)` with the margins of docs/exactness.md: every threshold below is computed from it.
-    beta: f64,
+    form: Form,
+}
+
+/// What the f32 rows hold and how their comparisons are certified.
+enum Form {
+    /// Cosine and correlation: `g̃ = ` the f32 dot product of the unit rows, larger is nearer,
+    /// with the uniform bound `B(D)` (margins of docs/exactness.md included).
+    Dot { beta: f64 },
+    /// Euclidean and sqeuclidean: the GPU's squared difference form and per-pair ε
+    /// ([`squared`]).
+    Squared(squared::Squared),
 }
 
 /// How the original space's rows were served (`run.plan.high_rows`).
@@ -155,10 +168,21 @@ impl CertifiedRows {
         if choice == CertifiedChoice::Never {
             return Err("certified rows are off".into());
         }
-        if high.metric().kernel() != Kernel::Cosine {
-            return Err(format!("metric {}: certified f32 rows serve cosine and correlation", high.metric()));
-        }
         let (n, d) = (high.n(), high.dim());
+        let kernel = high.metric().kernel();
+        if matches!(kernel, Kernel::Euclidean | Kernel::SqEuclidean) {
+            if choice == CertifiedChoice::Auto {
+                squared::worth_it(d, queries)?;
+            }
+            let (packed, sq) = squared::plan(high)?;
+            return Ok(CertifiedRows { n, d, packed, form: Form::Squared(sq) });
+        }
+        if kernel != Kernel::Cosine {
+            return Err(format!(
+                "metric {}: certified f32 rows serve cosine, correlation, euclidean and sqeuclidean",
+                high.metric()
+            ));
+        }
         if d > MAX_DIM {
             return Err(format!("D = {d} is above 2^21, the certified rows' bound"));
         }
@@ -193,19 +217,54 @@ impl CertifiedRows {
                 packed[(b * d + c) * NB + t] = (x / norm) as f32;
             }
         }
-        Ok(CertifiedRows { n, d, packed: lines, beta })
+        Ok(CertifiedRows { n, d, packed: lines, form: Form::Dot { beta } })
     }
 
-    /// Bytes held (the packed unit rows).
+    /// Bytes held (the packed rows and norms).
     pub fn bytes(&self) -> usize {
-        self.packed.len() * 64
+        let norms = match &self.form {
+            Form::Dot { .. } => 0,
+            Form::Squared(sq) => sq.bytes(),
+        };
+        self.packed.len() * 64 + norms
     }
 
-    /// `out[r·n + j] = g̃(rows.start + r, j)`, the f32 dot product of the unit rows (j = i
-    /// included).
+    /// What the rows hold, for the run report.
+    pub fn describe(&self) -> &'static str {
+        match &self.form {
+            Form::Dot { .. } => "f32 dot products of the unit rows",
+            Form::Squared(_) => "f32 squared differences of the centred, scaled rows with each pair's ε",
+        }
+    }
+
+    /// Floats of one row's f32 values in [`CertifiedRows::approx_rows`]'s output: n (g̃) or 2n
+    /// (the squared form's U then L).
+    pub fn row_len(&self) -> usize {
+        match &self.form {
+            Form::Dot { .. } => self.n,
+            Form::Squared(_) => 2 * self.n,
+        }
+    }
+
+    /// Row i's f32 values, `row_len()` of them: `g̃(i, j)` (dot), or U then L (the squared form,
+    /// `squared::rows`), j = i included.
     pub fn approx_rows(&self, rows: Range<usize>, out: &mut [f32]) {
-        debug_assert_eq!(out.len(), rows.len() * self.n);
-        dot_rows(floats(&self.packed), self.n, self.d, rows, out);
+        debug_assert_eq!(out.len(), rows.len() * self.row_len());
+        match &self.form {
+            Form::Dot { .. } => dot_rows(floats(&self.packed), self.n, self.d, rows, out),
+            Form::Squared(sq) => squared::rows(sq, floats(&self.packed), self.n, self.d, rows, out),
+        }
+    }
+
+    /// Marks i in its own row as never a neighbour nor nearer than anything (g̃ = −∞; U = L = +∞).
+    pub fn exclude_self(&self, row: &mut [f32], i: usize) {
+        match &self.form {
+            Form::Dot { .. } => row[i] = f32::NEG_INFINITY,
+            Form::Squared(_) => {
+                row[i] = f32::INFINITY;
+                row[self.n + i] = f32::INFINITY;
+            }
+        }
     }
 
     /// The k nearest neighbours of i, exactly as `reference::select_knn` over the exact row
@@ -224,11 +283,17 @@ impl CertifiedRows {
         idx: &mut [u32],
         dist: &mut [f64],
     ) -> Refined {
-        debug_assert!(g[i] == f32::NEG_INFINITY && k >= 1 && k < self.n);
-        let kth = kth_largest(g, k, &mut sc.top);
-        let floor = f32_down(f64::from(kth) - 2.0 * self.beta);
+        debug_assert!(k >= 1 && k < self.n);
         sc.js.clear();
-        collect_at_least(g, floor, |j| sc.js.push(j as u32));
+        match &self.form {
+            Form::Dot { beta } => {
+                debug_assert!(g[i] == f32::NEG_INFINITY);
+                let kth = kth_largest(g, k, &mut sc.top);
+                let floor = f32_down(f64::from(kth) - 2.0 * beta);
+                collect_at_least(g, floor, |j| sc.js.push(j as u32));
+            }
+            Form::Squared(_) => squared::candidates(g, i, k, &mut sc.top, &mut sc.js),
+        }
         sc.ds.resize(sc.js.len(), 0.0);
         distance_pairs(high, i, &sc.js, &mut sc.ds);
         keys.clear();
@@ -255,10 +320,14 @@ impl CertifiedRows {
         sc: &mut PairScratch,
         out: &mut [u32],
     ) -> Refined {
+        let beta = match &self.form {
+            Form::Dot { beta } => *beta,
+            Form::Squared(_) => return squared::count_ranks(high, g, i, queries, dq, sc, out),
+        };
         let mut pairs = 0;
         for ((o, &j), &d) in out.iter_mut().zip(queries).zip(dq) {
             let base = 1.0 - d;
-            let (hi, lo) = (f32_up(base + self.beta), f32_down(base - self.beta));
+            let (hi, lo) = (f32_up(base + beta), f32_down(base - beta));
             let (above, from_lo) = count_above(g, hi, lo);
             // j itself lies in [lo, hi] (|1 − g̃_j − d_j| ≤ B): anything more needs a look.
             let mut nearer = above;
@@ -348,6 +417,24 @@ fn count_above(g: &[f32], hi: f32, lo: f32) -> (u32, u32) {
 /// the target has it), and the chunk sums are added in order to the pair's total: every product
 /// meets at most `min(KC, D) + ⌈D/KC⌉ + 1` roundings ([`rounding_depth`]), the bound's γ.
 fn dot_rows(packed: &[f32], n: usize, d: usize, rows: Range<usize>, out: &mut [f32]) {
+    tile_rows(packed, n, d, rows, chunk_dots, |row, j0, sums| {
+        out[row * n + j0..row * n + j0 + sums.len()].copy_from_slice(sums);
+    });
+}
+
+/// The register-tile walk of [`dot_rows`] and of the squared form (`squared::rows`): each tile's
+/// rows copied once into a D×MR panel, then for every block of points the tile's MR×NB sums
+/// from zero, `chunk` adding one chunk of [`KC`] coordinates at a time (the block's chunk and the
+/// panels' stay in the L1 cache while every tile uses them), and `finish(row, j0, sums)` given
+/// each row's finished sums of points `j0..j0 + sums.len()` (`row` counted from `rows.start`).
+fn tile_rows(
+    packed: &[f32],
+    n: usize,
+    d: usize,
+    rows: Range<usize>,
+    chunk: fn(&[f32], &[f32], &mut [[f32; NB]; MR]),
+    mut finish: impl FnMut(usize, usize, &[f32]),
+) {
     let m = rows.len();
     let tiles = m.div_ceil(MR);
     let mut panels = vec![0.0f32; tiles * d * MR];
@@ -366,14 +453,13 @@ fn dot_rows(packed: &[f32], n: usize, d: usize, rows: Range<usize>, out: &mut [f
             let c1 = (c0 + KC).min(d);
             for (tile, total) in totals.iter_mut().enumerate() {
                 let panel = &panels[(tile * d + c0) * MR..(tile * d + c1) * MR];
-                chunk_dots(&block[c0 * NB..c1 * NB], panel, total);
+                chunk(&block[c0 * NB..c1 * NB], panel, total);
             }
         }
         let width = NB.min(n - b * NB);
         for (tile, total) in totals.iter().enumerate() {
             for (r, a) in total.iter().enumerate().take(m - tile * MR) {
-                let row = tile * MR + r;
-                out[row * n + b * NB..row * n + b * NB + width].copy_from_slice(&a[..width]);
+                finish(tile * MR + r, b * NB, &a[..width]);
             }
         }
     }

@@ -8,7 +8,7 @@
 //! 1. helpers with no imports here: `radix` (the u128 sort), `row_order` (one row's
 //!    neighbour order), `scratch_pool`, `workspace`
 //!    (temporary files), `density` (kernel density sums), `needs`, `neighbours`, `cross`,
-//!    `certified_rows` (the row pass's certified f32 rows of a cosine space, on `reference`);
+//!    `certified_rows` (the row pass's certified f32 rows of a cosine or Euclidean space, on `reference` and `certify`);
 //! 2. `pairs`: everything about all pairs i < j, from the record encoding up to the in-memory
 //!    driver of the pair order (its own map in `pairs/mod.rs`);
 //! 3. `external_sort`: the external driver of the pair order, on `pairs`' records and scans;

@@ -329,8 +329,9 @@ pub(crate) fn row_pass_certified(
         match CertifiedRows::plan(high, kc, certified) {
             Ok(f) => {
                 let reason = format!(
-                    "{}: f32 dot products of the unit rows, each comparison certified or refined in f64 ({} bytes)",
+                    "{}: {}, each comparison certified or refined in f64 ({} bytes)",
                     high.metric(),
+                    f.describe(),
                     f.bytes()
                 );
                 (Some(f), Some(HighRowsReport { path: "certified_f32", reason }))
@@ -345,7 +346,7 @@ pub(crate) fn row_pass_certified(
         .par_iter()
         .map(|rows| match fast.as_ref() {
             Some(f) => tiles.with(|buf| {
-                let len = rows.len() * high.n();
+                let len = rows.len() * f.row_len();
                 if buf.len() < len {
                     buf.resize(len, 0.0);
                 }
@@ -448,9 +449,10 @@ fn run_block(
     // unit rows read once for all of them).
     let rows_end = rows.end;
     for (r, i) in rows.enumerate() {
-        if fast.is_some() {
+        if let Some(f) = fast {
             // Self is never a neighbour nor nearer than anything.
-            gtile[r * n + i] = f32::NEG_INFINITY;
+            let w = f.row_len();
+            f.exclude_self(&mut gtile[r * w..(r + 1) * w], i);
             out.stats.distance_rows += 1;
             out.stats.rows_certified += 1;
         } else if s.need_dx {
@@ -464,7 +466,7 @@ fn run_block(
             out.high_extent = out.high_extent.map(|e| e.join(Extent::of_row(&sc.dx, i)));
         }
         let high_row = match fast {
-            Some(f) => HighRow::Certified(f, &gtile[r * n..(r + 1) * n]),
+            Some(f) => HighRow::Certified(f, &gtile[r * f.row_len()..(r + 1) * f.row_len()]),
             None => HighRow::Exact(&sc.dx),
         };
         let (hx_idx, _): (&[u32], &[f64]) = match cached {
@@ -811,7 +813,8 @@ mod tests {
     }
 
     /// Certified f32 rows give the exact rows' kNN lists, cross ranks and distances bit for bit,
-    /// under cosine and correlation, on hostile data, for several k and block sizes.
+    /// under cosine and correlation (unit rows) and euclidean, sqeuclidean and minkowski p = 2
+    /// (the squared form), on hostile data, for several k and block sizes.
     #[test]
     fn certified_rows_are_the_exact_rows_bits() {
         for (seed, (n, d)) in [(77usize, 17usize), (64, 40), (45, 3), (130, 33)].into_iter().enumerate() {
@@ -820,7 +823,8 @@ mod tests {
                 let mut rng = SplitMix64(seed as u64);
                 let low_v: Vec<f64> = (0..n * 2).map(|t| if t % 5 == 0 { 1.0 } else { rng.normal() }).collect();
                 let low = Points::from_vec("low", n, 2, low_v).unwrap();
-                for metric in [Metric::Cosine, Metric::Correlation] {
+                let metrics = [Metric::Cosine, Metric::Correlation, Metric::Euclidean, Metric::SqEuclidean];
+                for metric in metrics.into_iter().chain(Metric::minkowski(2.0)) {
                     let Ok(high) = Points::from_vec("high", n, d, v.clone()).unwrap().with_metric(metric) else {
                         continue;
                     };
@@ -841,17 +845,25 @@ mod tests {
         }
     }
 
-    /// Outside the premises the pass keeps the exact rows and says why: another metric, and a
-    /// row whose norm is below 2^-400.
+    /// Outside the premises the pass keeps the exact rows and says why: another metric, a
+    /// row whose norm is below 2^-400 (cosine), coordinates below the squared form's domain.
     #[test]
     fn certified_rows_refuse_outside_their_domain() {
         let mut v: Vec<f64> = (0..40 * 20).map(|t| (t % 7) as f64 - 3.0 + t as f64 * 1e-3).collect();
         let low = Points::from_vec("low", 40, 2, v[..80].to_vec()).unwrap();
         let r = Resident::default();
-        let e = Points::from_vec("h", 40, 20, v.clone()).unwrap();
+        let e = Points::from_vec("h", 40, 20, v.clone()).unwrap().with_metric(Metric::Cityblock).unwrap();
         let out =
             row_pass_certified(&e, r, &[&low], Needs::cross(3), 8, LowIndex::Auto, 0..40, CertifiedChoice::Always);
         assert_eq!(out.high_rows.unwrap().path, "exact_f64");
+        let mut w = v.clone();
+        w[3] = 2e-200;
+        let sub = Points::from_vec("h", 40, 20, w).unwrap();
+        let out =
+            row_pass_certified(&sub, r, &[&low], Needs::cross(3), 8, LowIndex::Auto, 0..40, CertifiedChoice::Always);
+        let why = out.high_rows.unwrap();
+        assert_eq!(why.path, "exact_f64");
+        assert!(why.reason.contains("outside the certified domain"), "{}", why.reason);
         v[20..40].iter_mut().for_each(|x| *x *= 1e-130);
         let tiny = Points::from_vec("h", 40, 20, v).unwrap().with_metric(Metric::Cosine).unwrap();
         let out =

@@ -2,8 +2,8 @@
 //! f32 bound is proven. Checked on the host before anything is uploaded; a space outside it is
 //! served by the CPU reference, and the run report says why.
 
-use super::GpuError;
 use crate::data::Points;
+use crate::error::GpuError;
 
 /// Smallest magnitude of a nonzero coordinate: 2^-458 (about 1.3e-138). Every value at least
 /// this large is a multiple of 2^-510, so every nonzero difference of two coordinates (or of a

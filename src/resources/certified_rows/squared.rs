@@ -1,0 +1,522 @@
+//! Certified f32 rows of a Euclidean or sqeuclidean space on the CPU: the GPU's certified
+//! squared distances (docs/exactness.md, "The GPU path: certify, then refine"), evaluated by
+//! the CPU's vector units.
+//!
+//! The space is prepared exactly as for the GPU (`certify::prepare::prepare_checked`: centred in
+//! f64, scaled by a power of two, rounded to f32, row norms bounded from above; its domain
+//! checks are the premises of the bound), each pair's `s̃ = Σ_c (y_jc − y_ic)²` is summed in f32
+//! (register tiles, FMA where the CPU has it), and `U = fl(s̃ + ε)`, `L = fl(s̃ − ε)` with
+//! `ε = Params::eps_of(s̃, N_i, N_j)` bracket the reference's own sum `s_ref` scaled
+//! (`L ≤ s_ref ≤ U`). The proof's premises about the arithmetic are the device's: every f32
+//! operation may round either way (round to nearest is one of the two), sums in any order, fused
+//! or not, subnormals flushed or not; and ε is evaluated by the same operations in the same order
+//! as the device's `eps_of` (the proof's evaluation lemma allows √ within 2.5 ulp; the CPU's is
+//! correctly rounded). So exactly the GPU's comparisons are decided: `U_l < L_j` proves l before
+//! j, `L_l > U_j` proves l after j, anything else (NaN included) is compared with the
+//! reference's keys (`reference::distance_pairs`). The kNN lists, ranks and distances are the
+//! exact rows', bit for bit.
+
+use std::ops::Range;
+
+use multiversion::multiversion;
+
+use super::{KC, Line, MR, NB, PairScratch, Refined, floats_mut, tile_rows};
+use crate::certify::bound::Params;
+use crate::certify::prepare::prepare_checked;
+use crate::data::Points;
+use crate::reference::{distance_pairs, key};
+
+/// Below this dimension the exact rows cost about as much as the f32 rows and their bounds.
+pub const MIN_DIM: usize = 8;
+/// Most cross-rank queries per row this path serves (each pending query scans U and L).
+pub const MAX_QUERIES: usize = 32;
+
+/// The bound's constants and the rows' norm bounds.
+pub struct Squared {
+    params: Params,
+    /// `N_j ≥ ‖y_j‖₂` (f32, rounded up: `certify::prepare`).
+    norms: Vec<f32>,
+}
+
+impl Squared {
+    pub fn bytes(&self) -> usize {
+        self.norms.len() * 4
+    }
+}
+
+/// Whether `auto` takes the f32 rows for D and `queries` cross ranks per row.
+pub fn worth_it(d: usize, queries: usize) -> Result<(), String> {
+    if d < MIN_DIM {
+        return Err(format!("D = {d}: exact rows cost about as much below D = {MIN_DIM}"));
+    }
+    if queries > MAX_QUERIES {
+        return Err(format!("{queries} cross ranks per row: the exact rows' count is faster above {MAX_QUERIES}"));
+    }
+    Ok(())
+}
+
+/// The packed f32 rows and the bound of a Euclidean or sqeuclidean space, or why not (outside
+/// the certified domain of docs/exactness.md: the GPU's own checks).
+pub fn plan(high: &Points) -> Result<(Vec<Line>, Squared), String> {
+    let prep = prepare_checked(high).map_err(|e| format!("outside the certified domain: {e}"))?;
+    let params = Params::checked_with_extra(prep.n, prep.dim, prep.abs_extra).map_err(|e| e.to_string())?;
+    let (n, d) = (prep.n, prep.dim);
+    let mut lines = vec![Line([0.0; 16]); n.div_ceil(NB) * d * NB / 16];
+    let packed = floats_mut(&mut lines);
+    for (j, row) in prep.pts.chunks_exact(d).enumerate() {
+        let (b, t) = (j / NB, j % NB);
+        for (c, &y) in row.iter().enumerate() {
+            packed[(b * d + c) * NB + t] = y;
+        }
+    }
+    Ok((lines, Squared { params, norms: prep.norms }))
+}
+
+/// Row r of `out` (2n floats) is `U(i, ·)` then `L(i, ·)` for i = rows.start + r (j = i
+/// included; the pass then excludes it).
+pub fn rows(sq: &Squared, packed: &[f32], n: usize, d: usize, rows: Range<usize>, out: &mut [f32]) {
+    let row0 = rows.start;
+    tile_rows(packed, n, d, rows, chunk_squares, |r, j0, sums| {
+        let (u, l) = out[r * 2 * n..(r + 1) * 2 * n].split_at_mut(n);
+        let w = sums.len();
+        bounds(&sq.params, sums, sq.norms[row0 + r], &sq.norms[j0..j0 + w], &mut u[j0..j0 + w], &mut l[j0..j0 + w]);
+    });
+}
+
+/// `U = s̃ + ε`, `L = s̃ − ε` for one row against a block of points (vectorised: the same
+/// operations as `eps_of`, lane by lane).
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2+fma", "aarch64+neon"))]
+fn bounds(p: &Params, s: &[f32], ni: f32, nj: &[f32], u: &mut [f32], l: &mut [f32]) {
+    for (((&s, &nj), u), l) in s.iter().zip(nj).zip(u.iter_mut()).zip(l.iter_mut()) {
+        let e = p.eps_squared(s, ni, nj);
+        *u = s + e;
+        *l = s - e;
+    }
+}
+
+/// One chunk of one tile: `total[r][t] += Σ_c (chunk[c][t] − panel[c][r])²`, continuing the
+/// sums in registers (the bound holds for any order and for fused products).
+fn chunk_squares(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+    assert!(chunk.len().is_multiple_of(NB) && panel.len() == chunk.len() / NB * MR && chunk.len() <= KC * NB);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: AVX-512F was detected at run time; the lengths are checked above.
+        unsafe { chunk_squares_avx512(chunk, panel, total) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: AVX2 and FMA were detected at run time; the lengths are checked above.
+        unsafe { chunk_squares_avx2(chunk, panel, total) };
+        return;
+    }
+    chunk_squares_portable(chunk, panel, total);
+}
+
+/// [`chunk_squares`] with AVX2 and FMA: sixteen 8-lane registers hold no 8 × 32 tile, so the
+/// tile goes in four quarters of 4 rows × 16 points (8 accumulators, no spills).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn chunk_squares_avx2(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+    use std::arch::x86_64::*;
+    const { assert!(NB == 32 && MR == 8) };
+    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
+    for r0 in [0, 4] {
+        for p0 in [0, 16] {
+            let mut acc = [[_mm256_setzero_ps(); 2]; 4];
+            for (q, row) in acc.iter_mut().enumerate() {
+                // SAFETY: rows r0..r0 + 4 < MR, points p0..p0 + 16 ≤ NB.
+                unsafe {
+                    row[0] = _mm256_loadu_ps(total[r0 + q].as_ptr().add(p0));
+                    row[1] = _mm256_loadu_ps(total[r0 + q].as_ptr().add(p0 + 8));
+                }
+            }
+            for c in 0..chunk.len() / NB {
+                // SAFETY: c·NB + p0 + 16 ≤ chunk.len() and c·MR + r0 + 4 ≤ panel.len().
+                unsafe {
+                    let b0 = _mm256_loadu_ps(b.add(c * NB + p0));
+                    let b1 = _mm256_loadu_ps(b.add(c * NB + p0 + 8));
+                    for (q, row) in acc.iter_mut().enumerate() {
+                        let x = _mm256_broadcast_ss(&*a.add(c * MR + r0 + q));
+                        let (d0, d1) = (_mm256_sub_ps(b0, x), _mm256_sub_ps(b1, x));
+                        row[0] = _mm256_fmadd_ps(d0, d0, row[0]);
+                        row[1] = _mm256_fmadd_ps(d1, d1, row[1]);
+                    }
+                }
+            }
+            for (q, row) in acc.iter().enumerate() {
+                // SAFETY: as above.
+                unsafe {
+                    _mm256_storeu_ps(total[r0 + q].as_mut_ptr().add(p0), row[0]);
+                    _mm256_storeu_ps(total[r0 + q].as_mut_ptr().add(p0 + 8), row[1]);
+                }
+            }
+        }
+    }
+}
+
+/// [`chunk_squares`] with AVX-512: 8 rows × 2 vectors of 16 points, a subtraction and an FMA
+/// per term.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn chunk_squares_avx512(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+    use std::arch::x86_64::*;
+    const { assert!(NB == 32) };
+    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+    for (row, t) in acc.iter_mut().zip(total.iter()) {
+        // SAFETY: each total row holds NB = 32 floats.
+        unsafe {
+            row[0] = _mm512_loadu_ps(t.as_ptr());
+            row[1] = _mm512_loadu_ps(t.as_ptr().add(16));
+        }
+    }
+    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
+    for c in 0..chunk.len() / NB {
+        // SAFETY: c·NB + 32 ≤ chunk.len() and c·MR + MR ≤ panel.len() (checked by the caller).
+        unsafe {
+            let b0 = _mm512_loadu_ps(b.add(c * NB));
+            let b1 = _mm512_loadu_ps(b.add(c * NB + 16));
+            for (r, row) in acc.iter_mut().enumerate() {
+                let x = _mm512_set1_ps(*a.add(c * MR + r));
+                let (d0, d1) = (_mm512_sub_ps(b0, x), _mm512_sub_ps(b1, x));
+                row[0] = _mm512_fmadd_ps(d0, d0, row[0]);
+                row[1] = _mm512_fmadd_ps(d1, d1, row[1]);
+            }
+        }
+    }
+    for (t, row) in total.iter_mut().zip(&acc) {
+        // SAFETY: each total row holds NB = 32 floats.
+        unsafe {
+            _mm512_storeu_ps(t.as_mut_ptr(), row[0]);
+            _mm512_storeu_ps(t.as_mut_ptr().add(16), row[1]);
+        }
+    }
+}
+
+/// [`chunk_squares`] for any target (FMA where it has one).
+#[multiversion(targets("x86_64+avx2+fma", "aarch64+neon"))]
+fn chunk_squares_portable(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+    let fma = multiversion::target::target_cfg_f!(any(target_feature = "fma", target_feature = "neon"));
+    let mut acc = *total;
+    for (bv, av) in chunk.chunks_exact(NB).zip(panel.chunks_exact(MR)) {
+        for (row, &a) in acc.iter_mut().zip(av) {
+            for (x, &b) in row.iter_mut().zip(bv) {
+                let t = b - a;
+                *x = if fma { t.mul_add(t, *x) } else { t * t + *x };
+            }
+        }
+    }
+    *total = acc;
+}
+
+/// The kNN candidates of i from its row (U then L, i excluded with U = L = +∞): τ the k-th
+/// smallest U (k points have `s_ref ≤ U ≤ τ`, so every point of the exact list has
+/// `s_ref ≤ τ` — the ε's relative margin covers the index order of equal rounded distances,
+/// docs/exactness.md "kNN") and every j whose `L_j > τ` is not proven (NaN included).
+pub fn candidates(g: &[f32], i: usize, k: usize, buf: &mut Vec<f32>, js: &mut Vec<u32>) {
+    let n = g.len() / 2;
+    let (u, l) = g.split_at(n);
+    let tau = kth_smallest(u, k, buf);
+    scan(l, l, Test::NotAbove(tau), |j| {
+        if j != i {
+            js.push(j as u32);
+        }
+    });
+}
+
+/// The k-th smallest of the values below +∞ (NaN never counts), or +∞ when fewer than k are:
+/// one pass keeping the values below the current k-th of a buffer compacted when 4k wait.
+fn kth_smallest(u: &[f32], k: usize, buf: &mut Vec<f32>) -> f32 {
+    buf.clear();
+    let asc = |a: &f32, b: &f32| a.total_cmp(b);
+    let mut worst = f32::INFINITY;
+    let limit = 4 * k.max(16);
+    // Segments of 512: the threshold tightens between them.
+    for seg in u.chunks(512) {
+        scan(seg, seg, Test::Below(worst), |j| buf.push(seg[j]));
+        if buf.len() >= limit {
+            buf.select_nth_unstable_by(k - 1, asc);
+            buf.truncate(k);
+            worst = buf[k - 1];
+        }
+    }
+    if buf.len() < k {
+        return f32::INFINITY;
+    }
+    buf.select_nth_unstable_by(k - 1, asc);
+    buf[k - 1]
+}
+
+/// For each query j (distinct, none equal to i) at exact distance `dq[s]`, its rank
+/// `1 + #{l ≠ i : (d_l, l) < (d_j, j)}`: l with `U_l < L_j` is certainly nearer, with
+/// `L_l > U_j` certainly farther (i itself: U = L = +∞); every other l but j is compared with the
+/// reference's keys.
+pub fn count_ranks(
+    high: &Points,
+    g: &[f32],
+    i: usize,
+    queries: &[u32],
+    dq: &[f64],
+    sc: &mut PairScratch,
+    out: &mut [u32],
+) -> Refined {
+    let n = g.len() / 2;
+    let (u, l) = g.split_at(n);
+    let mut pairs = 0;
+    for ((o, &j), &d) in out.iter_mut().zip(queries).zip(dq) {
+        let (uj, lj) = (u[j as usize], l[j as usize]);
+        let (before, after) = count_decided(u, l, lj, uj);
+        let mut nearer = before;
+        // j itself is undecided against itself (U_j ≥ L_j): anything more needs a look.
+        if n as u32 - before - after > 1 || uj.is_nan() || lj.is_nan() {
+            let kj = key(d, j as usize);
+            sc.js.clear();
+            scan(u, l, Test::Open(lj, uj), |m| {
+                if m != j as usize && m != i {
+                    sc.js.push(m as u32);
+                }
+            });
+            sc.ds.resize(sc.js.len(), 0.0);
+            distance_pairs(high, i, &sc.js, &mut sc.ds);
+            pairs += sc.js.len() as u64;
+            nearer += sc.js.iter().zip(&sc.ds).filter(|&(&m, &dm)| key(dm, m as usize) < kj).count() as u32;
+        }
+        *o = nearer + 1;
+    }
+    Refined { pairs }
+}
+
+/// Which positions [`scan`] reports.
+#[derive(Clone, Copy)]
+enum Test {
+    /// `x < t` (false on NaN).
+    Below(f32),
+    /// `!(x > t)` (true on NaN: not proven after).
+    NotAbove(f32),
+    /// `!(x < lj) && !(y > uj)`: neither certainly before nor certainly after (true on NaN).
+    Open(f32, f32),
+}
+
+impl Test {
+    fn holds(self, x: f32, y: f32) -> bool {
+        match self {
+            Test::Below(t) => x < t,
+            Test::NotAbove(t) => !(x > t),
+            Test::Open(lj, uj) => !(x < lj) && !(y > uj),
+        }
+    }
+}
+
+/// Calls `f(j)`, in order, for every j where `test` holds of `(x[j], y[j])`: eight lanes
+/// compared at once and only the set bits of the mask visited (almost every block has none).
+fn scan(x: &[f32], y: &[f32], test: Test, mut f: impl FnMut(usize)) {
+    assert_eq!(x.len(), y.len());
+    let mut at = 0;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") {
+        at = x.len() / 8 * 8;
+        // SAFETY: AVX was detected at run time; at ≤ x.len() = y.len().
+        unsafe { scan_avx(&x[..at], &y[..at], test, &mut f) };
+    }
+    for j in at..x.len() {
+        if test.holds(x[j], y[j]) {
+            f(j);
+        }
+    }
+}
+
+/// [`scan`] over whole blocks of 8 with AVX compares (`_OQ` false on NaN, `_UQ` true on NaN,
+/// matching [`Test::holds`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn scan_avx<F: FnMut(usize)>(x: &[f32], y: &[f32], test: Test, f: &mut F) {
+    use std::arch::x86_64::*;
+    let mut visit = |b: usize, m: __m256| {
+        let mut m = _mm256_movemask_ps(m) as u32;
+        while m != 0 {
+            f(b + m.trailing_zeros() as usize);
+            m &= m - 1;
+        }
+    };
+    let (px, py) = (x.as_ptr(), y.as_ptr());
+    // SAFETY (every load): b + 8 ≤ x.len() = y.len() (the caller passes whole blocks).
+    match test {
+        Test::Below(t) => {
+            let t = _mm256_set1_ps(t);
+            for b in (0..x.len()).step_by(8) {
+                visit(b, _mm256_cmp_ps::<_CMP_LT_OQ>(unsafe { _mm256_loadu_ps(px.add(b)) }, t));
+            }
+        }
+        Test::NotAbove(t) => {
+            let t = _mm256_set1_ps(t);
+            for b in (0..x.len()).step_by(8) {
+                visit(b, _mm256_cmp_ps::<_CMP_NGT_UQ>(unsafe { _mm256_loadu_ps(px.add(b)) }, t));
+            }
+        }
+        Test::Open(lj, uj) => {
+            let (lj, uj) = (_mm256_set1_ps(lj), _mm256_set1_ps(uj));
+            for b in (0..x.len()).step_by(8) {
+                let (vx, vy) = unsafe { (_mm256_loadu_ps(px.add(b)), _mm256_loadu_ps(py.add(b))) };
+                visit(b, _mm256_and_ps(_mm256_cmp_ps::<_CMP_NLT_UQ>(vx, lj), _mm256_cmp_ps::<_CMP_NGT_UQ>(vy, uj)));
+            }
+        }
+    }
+}
+
+/// `(#{U_l < L_j}, #{L_l > U_j})`, vectorised (a NaN counts in neither).
+fn count_decided(u: &[f32], l: &[f32], lj: f32, uj: f32) -> (u32, u32) {
+    assert_eq!(u.len(), l.len());
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 was detected at run time; the lengths are equal.
+        return unsafe { count_decided_avx2(u, l, lj, uj) };
+    }
+    count_decided_portable(u, l, lj, uj)
+}
+
+/// [`count_decided`] with AVX2: ordered compares (false on NaN), the all-ones masks subtracted
+/// from lane counters.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn count_decided_avx2(u: &[f32], l: &[f32], lj: f32, uj: f32) -> (u32, u32) {
+    use std::arch::x86_64::*;
+    let (vl, vu) = (_mm256_set1_ps(lj), _mm256_set1_ps(uj));
+    let (mut b0, mut b1, mut a0, mut a1) =
+        (_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256());
+    let whole = u.len() / 16 * 16;
+    let (pu, pl) = (u.as_ptr(), l.as_ptr());
+    for at in (0..whole).step_by(16) {
+        // SAFETY: at + 16 ≤ whole ≤ u.len() = l.len().
+        unsafe {
+            let (x0, x1) = (_mm256_loadu_ps(pu.add(at)), _mm256_loadu_ps(pu.add(at + 8)));
+            let (y0, y1) = (_mm256_loadu_ps(pl.add(at)), _mm256_loadu_ps(pl.add(at + 8)));
+            b0 = _mm256_sub_epi32(b0, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(x0, vl)));
+            b1 = _mm256_sub_epi32(b1, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(x1, vl)));
+            a0 = _mm256_sub_epi32(a0, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(y0, vu)));
+            a1 = _mm256_sub_epi32(a1, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(y1, vu)));
+        }
+    }
+    let lanes = |v: __m256i| -> u32 {
+        let mut t = [0u32; 8];
+        // SAFETY: t holds 8 u32.
+        unsafe { _mm256_storeu_si256(t.as_mut_ptr().cast(), v) };
+        t.iter().sum()
+    };
+    let (rb, ra) = count_decided_portable(&u[whole..], &l[whole..], lj, uj);
+    (lanes(_mm256_add_epi32(b0, b1)) + rb, lanes(_mm256_add_epi32(a0, a1)) + ra)
+}
+
+/// [`count_decided`] for any target.
+#[multiversion(targets("x86_64+avx512f", "aarch64+neon"))]
+fn count_decided_portable(u: &[f32], l: &[f32], lj: f32, uj: f32) -> (u32, u32) {
+    let (mut before, mut after) = ([0u32; 16], [0u32; 16]);
+    let (mut cu, mut cl) = (u.chunks_exact(16), l.chunks_exact(16));
+    for (a, b) in (&mut cu).zip(&mut cl) {
+        for t in 0..16 {
+            before[t] += u32::from(a[t] < lj);
+            after[t] += u32::from(b[t] > uj);
+        }
+    }
+    let (mut x, mut y) = (before.iter().sum::<u32>(), after.iter().sum::<u32>());
+    for (&a, &b) in cu.remainder().iter().zip(cl.remainder()) {
+        x += u32::from(a < lj);
+        y += u32::from(b > uj);
+    }
+    (x, y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::Metric;
+    use crate::splitmix::SplitMix64;
+
+    /// Every pair's `[L, U]` holds the reference's own scaled sum (the bound's claim, checked on
+    /// the CPU's f32 rows over spreads, duplicates and ties), and the tiles are the f32 sums.
+    #[test]
+    fn every_pair_lies_in_its_bracket() {
+        let mut rng = SplitMix64(9);
+        for (n, d, scale) in [(70usize, 9usize, 1.0f64), (45, 33, 1e-30), (33, 64, 1e40), (100, 3, 1.0)] {
+            let mut v: Vec<f64> = (0..n * d).map(|t| if t % 7 == 0 { 3.0 } else { rng.normal() * scale }).collect();
+            v.copy_within(0..d, d); // a duplicate
+            for metric in [Metric::Euclidean, Metric::SqEuclidean] {
+                let p = Points::from_vec("p", n, d, v.clone()).unwrap().with_metric(metric).unwrap();
+                let prep = prepare_checked(&p).unwrap();
+                let (lines, sq) = plan(&p).unwrap();
+                let packed = super::super::floats(&lines);
+                let mut out = vec![0.0f32; n * 2 * n];
+                rows(&sq, packed, n, d, 0..n, &mut out);
+                for i in 0..n {
+                    for j in 0..n {
+                        let (u, l) = (out[i * 2 * n + j], out[i * 2 * n + n + j]);
+                        // The reference's sum before its root, in its order, scaled (exactly).
+                        let (xi, xj) = (p.row(i), p.row(j));
+                        let sigma = (1..d)
+                            .fold((xi[0] - xj[0]) * (xi[0] - xj[0]), |a, c| a + (xi[c] - xj[c]) * (xi[c] - xj[c]));
+                        let s_ref = sigma * prep.scale * prep.scale;
+                        assert!(
+                            f64::from(l) <= s_ref && s_ref <= f64::from(u),
+                            "{metric} i={i} j={j}: {l} {s_ref} {u}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The vectorised counts are the plain counts, NaN in neither, at any length.
+    #[test]
+    fn decided_counts_are_plain_counts() {
+        let mut rng = SplitMix64(4);
+        for n in [0usize, 5, 16, 17, 100, 1001] {
+            let mut u: Vec<f32> = (0..n).map(|_| (rng.uniform() * 10.0).floor() as f32).collect();
+            let l: Vec<f32> = u.iter().map(|&x| x - (rng.uniform() * 3.0).floor() as f32).collect();
+            if n > 3 {
+                u[3] = f32::NAN;
+                u[1] = f32::INFINITY;
+            }
+            for (lj, uj) in [(4.0f32, 6.0f32), (0.0, 0.0), (f32::NAN, 3.0), (-1.0, f32::INFINITY)] {
+                let want = (u.iter().filter(|&&x| x < lj).count() as u32, l.iter().filter(|&&x| x > uj).count() as u32);
+                assert_eq!(count_decided(&u, &l, lj, uj), want, "n={n} lj={lj} uj={uj}");
+                assert_eq!(count_decided_portable(&u, &l, lj, uj), want, "n={n}");
+            }
+        }
+    }
+
+    /// The vectorised scans report exactly the positions the scalar tests hold at, NaN included.
+    #[test]
+    fn scans_are_the_scalar_tests() {
+        let mut rng = SplitMix64(6);
+        for n in [0usize, 7, 8, 9, 64, 333] {
+            let mut x: Vec<f32> = (0..n).map(|_| (rng.uniform() * 6.0).floor() as f32).collect();
+            let y: Vec<f32> = x.iter().map(|&v| v - 1.0).collect();
+            if n > 5 {
+                x[5] = f32::NAN;
+                x[2] = f32::INFINITY;
+            }
+            for test in [Test::Below(3.0), Test::NotAbove(2.0), Test::Open(2.0, 3.0), Test::Below(f32::NAN)] {
+                let mut got = Vec::new();
+                scan(&x, &y, test, |j| got.push(j));
+                let want: Vec<usize> = (0..n).filter(|&j| test.holds(x[j], y[j])).collect();
+                assert_eq!(got, want, "n={n}");
+            }
+        }
+    }
+
+    #[test]
+    fn kth_smallest_is_a_sort() {
+        let mut rng = SplitMix64(3);
+        let mut buf = Vec::new();
+        for n in [3usize, 17, 100, 1000] {
+            let mut g: Vec<f32> = (0..n).map(|_| (rng.uniform() * 8.0).floor() as f32).collect();
+            g[n / 2] = f32::INFINITY;
+            g[0] = f32::NAN;
+            let mut sorted: Vec<f32> = g.iter().copied().filter(|x| x.is_finite()).collect();
+            sorted.sort_by(f32::total_cmp);
+            for k in [1, (n - 2) / 2, n - 2].into_iter().filter(|&k| k >= 1) {
+                assert_eq!(kth_smallest(&g, k, &mut buf), sorted[k - 1], "n={n} k={k}");
+            }
+            assert_eq!(kth_smallest(&g, n - 1, &mut buf), f32::INFINITY, "n={n}: fewer than k finite");
+        }
+    }
+}
