@@ -109,6 +109,8 @@ pub struct PairScratch {
     top: Vec<f32>,
     js: Vec<u32>,
     ds: Vec<f64>,
+    /// The undecided points of each query of a pass (`squared::count_ranks`).
+    open: [Vec<u32>; squared::Q],
 }
 
 /// Work of the certified rows, added to the pass's tallies.

@@ -217,7 +217,7 @@ pub fn candidates(g: &[f32], i: usize, k: usize, buf: &mut Vec<f32>, js: &mut Ve
     let n = g.len() / 2;
     let (u, l) = g.split_at(n);
     let tau = kth_smallest(u, k, buf);
-    scan(l, l, Test::NotAbove(tau), |j| {
+    scan(l, Test::NotAbove(tau), |j| {
         if j != i {
             js.push(j as u32);
         }
@@ -233,7 +233,7 @@ fn kth_smallest(u: &[f32], k: usize, buf: &mut Vec<f32>) -> f32 {
     let limit = 4 * k.max(16);
     // Segments of 512: the threshold tightens between them.
     for seg in u.chunks(512) {
-        scan(seg, seg, Test::Below(worst), |j| buf.push(seg[j]));
+        scan(seg, Test::Below(worst), |j| buf.push(seg[j]));
         if buf.len() >= limit {
             buf.select_nth_unstable_by(k - 1, asc);
             buf.truncate(k);
@@ -263,28 +263,39 @@ pub fn count_ranks(
     let n = g.len() / 2;
     let (u, l) = g.split_at(n);
     let mut pairs = 0;
-    for ((o, &j), &d) in out.iter_mut().zip(queries).zip(dq) {
-        let (uj, lj) = (u[j as usize], l[j as usize]);
-        let (before, after) = count_decided(u, l, lj, uj);
-        let mut nearer = before;
-        // j itself is undecided against itself (U_j ≥ L_j): anything more needs a look.
-        if n as u32 - before - after > 1 || uj.is_nan() || lj.is_nan() {
-            let kj = key(d, j as usize);
-            sc.js.clear();
-            scan(u, l, Test::Open(lj, uj), |m| {
-                if m != j as usize && m != i {
-                    sc.js.push(m as u32);
-                }
-            });
-            sc.ds.resize(sc.js.len(), 0.0);
-            distance_pairs(high, i, &sc.js, &mut sc.ds);
-            pairs += sc.js.len() as u64;
-            nearer += sc.js.iter().zip(&sc.ds).filter(|&(&m, &dm)| key(dm, m as usize) < kj).count() as u32;
+    // Q queries per pass over the row (the row streams from memory once for all of them).
+    for ((outs, qs), ds) in out.chunks_mut(Q).zip(queries.chunks(Q)).zip(dq.chunks(Q)) {
+        // Padding: L = U = −∞ leaves nothing before and everything after (the calls of a padded
+        // slot are ignored).
+        let (mut lq, mut uq) = ([f32::NEG_INFINITY; Q], [f32::NEG_INFINITY; Q]);
+        for (s, &j) in qs.iter().enumerate() {
+            (lq[s], uq[s]) = (l[j as usize], u[j as usize]);
         }
-        *o = nearer + 1;
+        sc.open.iter_mut().for_each(Vec::clear);
+        // One pass: the certain counts, and every undecided l but j and i listed.
+        let before = count_before(u, l, lq, uq, |s, m| {
+            if s < qs.len() && m != qs[s] as usize && m != i {
+                sc.open[s].push(m as u32);
+            }
+        });
+        for (s, ((o, &j), &d)) in outs.iter_mut().zip(qs).zip(ds).enumerate() {
+            let mut nearer = before[s];
+            let js = &sc.open[s];
+            if !js.is_empty() {
+                let kj = key(d, j as usize);
+                sc.ds.resize(js.len(), 0.0);
+                distance_pairs(high, i, js, &mut sc.ds);
+                pairs += js.len() as u64;
+                nearer += js.iter().zip(&sc.ds).filter(|&(&m, &dm)| key(dm, m as usize) < kj).count() as u32;
+            }
+            *o = nearer + 1;
+        }
     }
     Refined { pairs }
 }
+
+/// Queries per pass of [`count_before`].
+pub(super) const Q: usize = 4;
 
 /// Which positions [`scan`] reports.
 #[derive(Clone, Copy)]
@@ -293,33 +304,29 @@ enum Test {
     Below(f32),
     /// `!(x > t)` (true on NaN: not proven after).
     NotAbove(f32),
-    /// `!(x < lj) && !(y > uj)`: neither certainly before nor certainly after (true on NaN).
-    Open(f32, f32),
 }
 
 impl Test {
-    fn holds(self, x: f32, y: f32) -> bool {
+    fn holds(self, x: f32) -> bool {
         match self {
             Test::Below(t) => x < t,
             Test::NotAbove(t) => !(x > t),
-            Test::Open(lj, uj) => !(x < lj) && !(y > uj),
         }
     }
 }
 
-/// Calls `f(j)`, in order, for every j where `test` holds of `(x[j], y[j])`: eight lanes
+/// Calls `f(j)`, in order, for every j where `test` holds of `x[j]`: eight lanes
 /// compared at once and only the set bits of the mask visited (almost every block has none).
-fn scan(x: &[f32], y: &[f32], test: Test, mut f: impl FnMut(usize)) {
-    assert_eq!(x.len(), y.len());
+fn scan(x: &[f32], test: Test, mut f: impl FnMut(usize)) {
     let mut at = 0;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx") {
         at = x.len() / 8 * 8;
-        // SAFETY: AVX was detected at run time; at ≤ x.len() = y.len().
-        unsafe { scan_avx(&x[..at], &y[..at], test, &mut f) };
+        // SAFETY: AVX was detected at run time; at ≤ x.len().
+        unsafe { scan_avx(&x[..at], test, &mut f) };
     }
     for j in at..x.len() {
-        if test.holds(x[j], y[j]) {
+        if test.holds(x[j]) {
             f(j);
         }
     }
@@ -329,7 +336,7 @@ fn scan(x: &[f32], y: &[f32], test: Test, mut f: impl FnMut(usize)) {
 /// matching [`Test::holds`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx")]
-unsafe fn scan_avx<F: FnMut(usize)>(x: &[f32], y: &[f32], test: Test, f: &mut F) {
+unsafe fn scan_avx<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
     use std::arch::x86_64::*;
     let mut visit = |b: usize, m: __m256| {
         let mut m = _mm256_movemask_ps(m) as u32;
@@ -338,8 +345,8 @@ unsafe fn scan_avx<F: FnMut(usize)>(x: &[f32], y: &[f32], test: Test, f: &mut F)
             m &= m - 1;
         }
     };
-    let (px, py) = (x.as_ptr(), y.as_ptr());
-    // SAFETY (every load): b + 8 ≤ x.len() = y.len() (the caller passes whole blocks).
+    let px = x.as_ptr();
+    // SAFETY (every load): b + 8 ≤ x.len() (the caller passes whole blocks).
     match test {
         Test::Below(t) => {
             let t = _mm256_set1_ps(t);
@@ -353,76 +360,80 @@ unsafe fn scan_avx<F: FnMut(usize)>(x: &[f32], y: &[f32], test: Test, f: &mut F)
                 visit(b, _mm256_cmp_ps::<_CMP_NGT_UQ>(unsafe { _mm256_loadu_ps(px.add(b)) }, t));
             }
         }
-        Test::Open(lj, uj) => {
-            let (lj, uj) = (_mm256_set1_ps(lj), _mm256_set1_ps(uj));
-            for b in (0..x.len()).step_by(8) {
-                let (vx, vy) = unsafe { (_mm256_loadu_ps(px.add(b)), _mm256_loadu_ps(py.add(b))) };
-                visit(b, _mm256_and_ps(_mm256_cmp_ps::<_CMP_NLT_UQ>(vx, lj), _mm256_cmp_ps::<_CMP_NGT_UQ>(vy, uj)));
+    }
+}
+
+/// For Q queries at once, `#{l : U_l < L_q}` (false on NaN), calling `open(q, l)` for every l
+/// that is neither certainly before (`U_l < L_q`) nor certainly after (`L_l > U_q`) — NaN
+/// included —, in order of l for each q.
+fn count_before(u: &[f32], l: &[f32], lq: [f32; Q], uq: [f32; Q], mut open: impl FnMut(usize, usize)) -> [u32; Q] {
+    assert_eq!(u.len(), l.len());
+    let mut at = 0;
+    let mut before = [0u32; Q];
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        at = u.len() / 8 * 8;
+        // SAFETY: AVX2 was detected at run time; at ≤ u.len() = l.len().
+        before = unsafe { count_before_avx2(&u[..at], &l[..at], lq, uq, &mut open) };
+    }
+    for q in 0..Q {
+        for t in at..u.len() {
+            let (b, a) = (u[t] < lq[q], l[t] > uq[q]);
+            before[q] += u32::from(b);
+            if !b && !a {
+                open(q, t);
             }
         }
     }
+    before
 }
 
-/// `(#{U_l < L_j}, #{L_l > U_j})`, vectorised (a NaN counts in neither).
-fn count_decided(u: &[f32], l: &[f32], lj: f32, uj: f32) -> (u32, u32) {
-    assert_eq!(u.len(), l.len());
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 was detected at run time; the lengths are equal.
-        return unsafe { count_decided_avx2(u, l, lj, uj) };
-    }
-    count_decided_portable(u, l, lj, uj)
-}
-
-/// [`count_decided`] with AVX2: ordered compares (false on NaN), the all-ones masks subtracted
-/// from lane counters.
+/// [`count_before`] over whole blocks of 8 with AVX2: ordered compares (false on NaN), the
+/// all-ones masks subtracted from lane counters, and each query's undecided lanes (the
+/// complement of both masks) OR-ed over 64 points; the few groups of 64 with any (the query's
+/// own, and near-ties) are looked at again one by one.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn count_decided_avx2(u: &[f32], l: &[f32], lj: f32, uj: f32) -> (u32, u32) {
+unsafe fn count_before_avx2<F: FnMut(usize, usize)>(
+    u: &[f32],
+    l: &[f32],
+    lq: [f32; Q],
+    uq: [f32; Q],
+    open: &mut F,
+) -> [u32; Q] {
     use std::arch::x86_64::*;
-    let (vl, vu) = (_mm256_set1_ps(lj), _mm256_set1_ps(uj));
-    let (mut b0, mut b1, mut a0, mut a1) =
-        (_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256());
-    let whole = u.len() / 16 * 16;
+    let (vl, vu) = (lq.map(|x| _mm256_set1_ps(x)), uq.map(|x| _mm256_set1_ps(x)));
+    let ones = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    let mut before = [_mm256_setzero_si256(); Q];
     let (pu, pl) = (u.as_ptr(), l.as_ptr());
-    for at in (0..whole).step_by(16) {
-        // SAFETY: at + 16 ≤ whole ≤ u.len() = l.len().
-        unsafe {
-            let (x0, x1) = (_mm256_loadu_ps(pu.add(at)), _mm256_loadu_ps(pu.add(at + 8)));
-            let (y0, y1) = (_mm256_loadu_ps(pl.add(at)), _mm256_loadu_ps(pl.add(at + 8)));
-            b0 = _mm256_sub_epi32(b0, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(x0, vl)));
-            b1 = _mm256_sub_epi32(b1, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_LT_OQ>(x1, vl)));
-            a0 = _mm256_sub_epi32(a0, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(y0, vu)));
-            a1 = _mm256_sub_epi32(a1, _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(y1, vu)));
+    for group in (0..u.len()).step_by(64) {
+        let end = (group + 64).min(u.len());
+        let mut undecided = [_mm256_setzero_ps(); Q];
+        for at in (group..end).step_by(8) {
+            // SAFETY: at + 8 ≤ u.len() = l.len() (whole blocks).
+            let (x, y) = unsafe { (_mm256_loadu_ps(pu.add(at)), _mm256_loadu_ps(pl.add(at))) };
+            for q in 0..Q {
+                let (b, a) = (_mm256_cmp_ps::<_CMP_LT_OQ>(x, vl[q]), _mm256_cmp_ps::<_CMP_GT_OQ>(y, vu[q]));
+                before[q] = _mm256_sub_epi32(before[q], _mm256_castps_si256(b));
+                undecided[q] = _mm256_or_ps(undecided[q], _mm256_andnot_ps(_mm256_or_ps(b, a), ones));
+            }
+        }
+        for q in 0..Q {
+            if _mm256_movemask_ps(undecided[q]) != 0 {
+                for t in group..end {
+                    if !(u[t] < lq[q]) && !(l[t] > uq[q]) {
+                        open(q, t);
+                    }
+                }
+            }
         }
     }
-    let lanes = |v: __m256i| -> u32 {
+    before.map(|v| {
         let mut t = [0u32; 8];
         // SAFETY: t holds 8 u32.
         unsafe { _mm256_storeu_si256(t.as_mut_ptr().cast(), v) };
         t.iter().sum()
-    };
-    let (rb, ra) = count_decided_portable(&u[whole..], &l[whole..], lj, uj);
-    (lanes(_mm256_add_epi32(b0, b1)) + rb, lanes(_mm256_add_epi32(a0, a1)) + ra)
-}
-
-/// [`count_decided`] for any target.
-#[multiversion(targets("x86_64+avx512f", "aarch64+neon"))]
-fn count_decided_portable(u: &[f32], l: &[f32], lj: f32, uj: f32) -> (u32, u32) {
-    let (mut before, mut after) = ([0u32; 16], [0u32; 16]);
-    let (mut cu, mut cl) = (u.chunks_exact(16), l.chunks_exact(16));
-    for (a, b) in (&mut cu).zip(&mut cl) {
-        for t in 0..16 {
-            before[t] += u32::from(a[t] < lj);
-            after[t] += u32::from(b[t] > uj);
-        }
-    }
-    let (mut x, mut y) = (before.iter().sum::<u32>(), after.iter().sum::<u32>());
-    for (&a, &b) in cu.remainder().iter().zip(cl.remainder()) {
-        x += u32::from(a < lj);
-        y += u32::from(b > uj);
-    }
-    (x, y)
+    })
 }
 
 #[cfg(test)]
@@ -464,9 +475,10 @@ mod tests {
         }
     }
 
-    /// The vectorised counts are the plain counts, NaN in neither, at any length.
+    /// The vectorised counts are the plain counts (NaN never before), and the undecided positions
+    /// are listed in order for each query, at any length.
     #[test]
-    fn decided_counts_are_plain_counts() {
+    fn before_counts_are_plain_counts() {
         let mut rng = SplitMix64(4);
         for n in [0usize, 5, 16, 17, 100, 1001] {
             let mut u: Vec<f32> = (0..n).map(|_| (rng.uniform() * 10.0).floor() as f32).collect();
@@ -475,10 +487,13 @@ mod tests {
                 u[3] = f32::NAN;
                 u[1] = f32::INFINITY;
             }
-            for (lj, uj) in [(4.0f32, 6.0f32), (0.0, 0.0), (f32::NAN, 3.0), (-1.0, f32::INFINITY)] {
-                let want = (u.iter().filter(|&&x| x < lj).count() as u32, l.iter().filter(|&&x| x > uj).count() as u32);
-                assert_eq!(count_decided(&u, &l, lj, uj), want, "n={n} lj={lj} uj={uj}");
-                assert_eq!(count_decided_portable(&u, &l, lj, uj), want, "n={n}");
+            let (lq, uq) = ([4.0f32, 0.0, f32::NAN, -1.0], [6.0f32, 0.0, 3.0, f32::INFINITY]);
+            let mut got = vec![Vec::new(); Q];
+            let before = count_before(&u, &l, lq, uq, |q, t| got[q].push(t));
+            for q in 0..Q {
+                assert_eq!(before[q], u.iter().filter(|&&x| x < lq[q]).count() as u32, "n={n} q={q}");
+                let open: Vec<usize> = (0..n).filter(|&t| !(u[t] < lq[q]) && !(l[t] > uq[q])).collect();
+                assert_eq!(got[q], open, "n={n} q={q}");
             }
         }
     }
@@ -489,15 +504,14 @@ mod tests {
         let mut rng = SplitMix64(6);
         for n in [0usize, 7, 8, 9, 64, 333] {
             let mut x: Vec<f32> = (0..n).map(|_| (rng.uniform() * 6.0).floor() as f32).collect();
-            let y: Vec<f32> = x.iter().map(|&v| v - 1.0).collect();
             if n > 5 {
                 x[5] = f32::NAN;
                 x[2] = f32::INFINITY;
             }
-            for test in [Test::Below(3.0), Test::NotAbove(2.0), Test::Open(2.0, 3.0), Test::Below(f32::NAN)] {
+            for test in [Test::Below(3.0), Test::NotAbove(2.0), Test::NotAbove(f32::NAN), Test::Below(f32::NAN)] {
                 let mut got = Vec::new();
-                scan(&x, &y, test, |j| got.push(j));
-                let want: Vec<usize> = (0..n).filter(|&j| test.holds(x[j], y[j])).collect();
+                scan(&x, test, |j| got.push(j));
+                let want: Vec<usize> = (0..n).filter(|&j| test.holds(x[j])).collect();
                 assert_eq!(got, want, "n={n}");
             }
         }
