@@ -60,17 +60,35 @@ def generic(n, seed=11):
     return X, Y, c.astype(np.int64)
 
 
-def faithful(exe, hd, ld, labels, spec):
+TIME = "/usr/bin/time"
+
+
+def timed(cmd):
+    """Runs cmd; returns (process, wall seconds, peak RSS in MB or None) — the RSS from GNU
+    time's %M when /usr/bin/time exists (its last stderr line, removed from stderr)."""
+    wrap = os.path.exists(TIME)
     t = time.perf_counter()
-    p = subprocess.run([exe, "measure", "--high", hd, "--low", ld, "--labels", labels, "--spec", spec,
-                        "--json", "--backend", "cpu", "--memory-budget", "1G"],
-                       capture_output=True, text=True)
+    p = subprocess.run(([TIME, "-f", "%M"] if wrap else []) + cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t
+    rss = None
+    if wrap:
+        lines = p.stderr.rstrip("\n").split("\n")
+        try:
+            rss = round(int(lines[-1]) / 1024, 1)
+            p.stderr = "\n".join(lines[:-1])
+        except ValueError:
+            pass
+    return p, wall, rss
+
+
+def faithful(exe, hd, ld, labels, spec):
+    p, wall, rss = timed([exe, "measure", "--high", hd, "--low", ld, "--labels", labels, "--spec", spec,
+                          "--json", "--backend", "cpu", "--memory-budget", "1G"])
     if p.returncode != 0:
-        return {"error": p.stderr.strip(), "cli_s": wall}
+        return {"error": p.stderr.strip(), "cli_s": wall, "peak_rss_mb": rss}
     v = json.loads(p.stdout)
     s = v["projections"][0]["scores"][0]["values"]
-    return {"call_s": v["run"]["timings"]["total_s"], "cli_s": wall, "values": s}
+    return {"call_s": v["run"]["timings"]["total_s"], "cli_s": wall, "peak_rss_mb": rss, "values": s}
 
 
 def main():
@@ -80,24 +98,31 @@ def main():
     ap.add_argument("--markdown")
     ap.add_argument("--json")
     ap.add_argument("--h1", default="1000,2000,4000")
+    ap.add_argument("--h1-only", action="store_true", help="only the H1 runs of --h1")
+    ap.add_argument("--peer-max-n", type=int, default=10**9, help="run the peers only up to this n")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp()
     peer = os.path.join(tmp, "peer.py")
     open(peer, "w").write(PEER)
     rows = []
-    runs = [("topology:dim=0", 20000, "ripser0")]
+    runs = [] if a.h1_only else [("topology:dim=0", 20000, "ripser0")]
     runs += [("topology:dim=1", int(n), "ripser1") for n in a.h1.split(",")]
-    runs += [("knn_classification:k=10", 50000, "sklearn_knn"), ("hypothesis_margin", 50000, None)]
+    if not a.h1_only:
+        runs += [("knn_classification:k=10", 50000, "sklearn_knn"), ("hypothesis_margin", 50000, None)]
     for spec, n, peer_kind in runs:
         X, Y, c = generic(n)
         hd, ld, lab = (os.path.join(tmp, f"{w}{n}.npy") for w in ("hd", "ld", "lab"))
         np.save(hd, X), np.save(ld, Y), np.save(lab, c)
         f = faithful(a.faithful, hd, ld, lab, spec)
         row = {"spec": spec, "n": n, "faithful": f}
-        if peer_kind:
-            p = subprocess.run([a.python, peer, peer_kind, hd, ld, lab, "10"], capture_output=True, text=True)
+        if peer_kind and n > a.peer_max_n:
+            row["peer"] = peer_kind
+            row["peer_result"] = {"error": f"not run (n > --peer-max-n {a.peer_max_n})"}
+        elif peer_kind:
+            p, _, rss = timed([a.python, peer, peer_kind, hd, ld, lab, "10"])
             row["peer"] = peer_kind
             row["peer_result"] = json.loads(p.stdout) if p.returncode == 0 else {"error": p.stderr.strip()[-300:]}
+            row["peer_result"]["peak_rss_mb"] = rss
         print(json.dumps(row), file=sys.stderr)
         rows.append(row)
     if a.json:
