@@ -318,6 +318,8 @@ impl Test {
 /// Calls `f(j)`, in order, for every j where `test` holds of `x[j]`: eight lanes
 /// compared at once and only the set bits of the mask visited (almost every block has none).
 fn scan(x: &[f32], test: Test, mut f: impl FnMut(usize)) {
+    // Reassigned only where the x86 fast path exists.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut at = 0;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx") {
@@ -368,8 +370,9 @@ unsafe fn scan_avx<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
 /// included —, in order of l for each q.
 fn count_before(u: &[f32], l: &[f32], lq: [f32; Q], uq: [f32; Q], mut open: impl FnMut(usize, usize)) -> [u32; Q] {
     assert_eq!(u.len(), l.len());
-    let mut at = 0;
-    let mut before = [0u32; Q];
+    // Reassigned only where the x86 fast path exists.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let (mut at, mut before) = (0, [0u32; Q]);
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         at = u.len() / 8 * 8;
