@@ -61,12 +61,18 @@ cargo check --locked --lib --no-default-features --features gpu
 # Mesa's lavapipe (SIGSEGV, seen twice on 2026-11-30 in gpu_parity, never with one thread).
 stage "cargo test (Vulkan lavapipe for the GPU tests)"
 RUST_TEST_THREADS=1 cargo test --locked --all-targets
+# That build (the test profile: opt-level 2, debug assertions on) also made the CLI; the later
+# stages use it and that profile instead of building the crate again (CI's time budget).
+export FAITHFUL_CLI="$PWD/target/debug/faithful"
+[ -x "$FAITHFUL_CLI" ] || { echo "scripts/test.sh: cargo test made no $FAITHFUL_CLI" >&2; exit 1; }
 stage "doc tests and examples"
 cargo test --locked --doc
 # The examples (examples/, README.md "The library") on the bundled digits; cpu_vs_gpu asserts
 # identical scores on the CPU and every adapter (lavapipe and llvmpipe here).
+# In the test profile: they link the library that cargo test built (the dev profile would
+# compile the crate again at opt-level 0).
 for example in evaluate_files knn_graph many_projections progress_cancel cpu_vs_gpu; do
-    cargo run --locked --quiet --example "$example" >/dev/null
+    cargo run --locked --quiet --profile test --example "$example" >/dev/null
 done
 # The GPU parity suite once more on wgpu's GL backend (the first run used Vulkan).
 stage "GPU tests on GL (llvmpipe)"
@@ -77,9 +83,9 @@ stage "wasm (wasm-bindgen tests in Chromium)"
 # The browser page (web/) end to end in headless Chromium: WebGPU and wasm CPU vs the native CLI.
 stage "browser page and npm"
 ./scripts/test_browser.sh
-# The Python package (python/): its wheel (release profile, reusing the release build that
-# test_browser.sh made) installed into target/py-venv, pytest against the golden fixtures,
-# scikit-learn, ZADU and the CLI.
+# The Python package (python/): its wheel installed into target/py-venv, pytest against the
+# golden fixtures, scikit-learn, ZADU and the CLI. The wheel is built in the test profile, whose
+# dependencies the cargo test stage compiled (a release build would compile them all again).
 stage "Python"
-./scripts/test_python.sh
+FAITHFUL_WHEEL_PROFILE=test ./scripts/test_python.sh
 stage "done"

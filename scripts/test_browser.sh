@@ -59,11 +59,20 @@ if [ "$node_major" -lt 20 ]; then
 fi
 (cd tests/browser && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 
-web/build.sh
-target_dir=${CARGO_TARGET_DIR:-target}
-cargo build --locked --release --bin faithful
-cli="$target_dir/release/faithful"
+# The page's wasm is built with the tested npm package's features (test-trap, below), so that
+# scripts/npm_pack.sh finds it built (one wasm build of the crate, not two).
+FAITHFUL_WASM_FEATURES=test-trap web/build.sh
+# The native CLI the results are compared with: $FAITHFUL_CLI when given (scripts/test.sh passes
+# the one its cargo test build made), else a release build.
+if [ -n "${FAITHFUL_CLI:-}" ]; then
+    cli=$FAITHFUL_CLI
+else
+    target_dir=${CARGO_TARGET_DIR:-target}
+    cargo build --locked --release --bin faithful
+    cli="$target_dir/release/faithful"
+fi
 case "$cli" in /*) ;; *) cli="$root/$cli" ;; esac
+[ -x "$cli" ] || { echo "scripts/test_browser.sh: no CLI at $cli" >&2; exit 1; }
 
 export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp/faithful-xdg-$(id -u)}"
 mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"

@@ -35,13 +35,19 @@ py="$venv/bin/python"
 # scanpy (about 1 min of wheels: numba, umap-learn, ...) for the kNN-graph round trip of test_tl.py.
 "$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata "dask[distributed]" scipy scanpy matplotlib
 
-# The release profile, as a user's `pip install ./python`: it reuses the release build of
-# faithful's dependencies that scripts/test_browser.sh made for the CLI (the same features; a
-# `cargo test` build enables more through the dev-dependencies). The CLI for the JSON parity
-# test is that release binary.
-cargo build --locked --release --bin faithful
+# The wheel's Cargo profile: $FAITHFUL_WHEEL_PROFILE, else release (a user's `pip install
+# ./python`). scripts/test.sh passes `test`: its cargo test stage compiled the dependencies in
+# that profile (opt-level 2); a release build would compile them all once more.
+# The CLI for the JSON parity tests: $FAITHFUL_CLI, else the release binary built here.
+profile=${FAITHFUL_WHEEL_PROFILE:-release}
+cli=${FAITHFUL_CLI:-}
+if [ -z "$cli" ]; then
+    cargo build --locked --release --bin faithful
+    cli="$PWD/target/release/faithful"
+fi
+case "$cli" in /*) ;; *) cli="$PWD/$cli" ;; esac
 rm -rf target/py-wheels
-"$py" -m pip wheel -q --no-deps -w target/py-wheels ./python
+MATURIN_PEP517_ARGS="--profile $profile" "$py" -m pip wheel -q --no-deps -w target/py-wheels ./python
 wheel=$(ls target/py-wheels/faithful_dr-*.whl)
 "$py" -m pip install -q --force-reinstall --no-deps "$wheel"
 
@@ -53,4 +59,4 @@ rm -rf "$fresh" && python3 -m venv "$fresh"
 
 # pytest imports the installed package (not python/faithful_dr, which lacks the extension).
 cd python/tests
-FAITHFUL_CLI="$PWD/../../target/release/faithful" "../../$py" -m pytest -q -p no:cacheprovider .
+FAITHFUL_CLI="$cli" "../../$py" -m pytest -q -p no:cacheprovider .

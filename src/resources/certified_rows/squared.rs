@@ -445,6 +445,45 @@ mod tests {
     use crate::data::Metric;
     use crate::splitmix::SplitMix64;
 
+    /// The dispatched squared tile (AVX-512 or AVX2 where the CPU has them) gives the portable
+    /// version's bits, continuing a running total.
+    #[test]
+    fn vectorised_chunk_squares_are_the_portable_bits() {
+        let mut rng = SplitMix64(13);
+        for c in [1, 5, KC] {
+            let chunk: Vec<f32> = (0..c * NB).map(|_| rng.uniform() as f32 * 4.0 - 2.0).collect();
+            let panel: Vec<f32> = (0..c * MR).map(|_| rng.uniform() as f32 * 4.0 - 2.0).collect();
+            let start: [[f32; NB]; MR] = std::array::from_fn(|_| std::array::from_fn(|_| rng.uniform() as f32));
+            let mut portable = start;
+            chunk_squares_portable(&chunk, &panel, &mut portable);
+            let mut versions: Vec<(&str, [[f32; NB]; MR])> = Vec::new();
+            let mut dispatched = start;
+            chunk_squares(&chunk, &panel, &mut dispatched);
+            versions.push(("dispatched", dispatched));
+            // Each vector version the CPU has, not only the one the dispatch picks.
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                    let mut t = start;
+                    // SAFETY: AVX2 and FMA detected; the lengths are the caller's contract.
+                    unsafe { chunk_squares_avx2(&chunk, &panel, &mut t) };
+                    versions.push(("avx2", t));
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    let mut t = start;
+                    // SAFETY: AVX-512F detected; the lengths are the caller's contract.
+                    unsafe { chunk_squares_avx512(&chunk, &panel, &mut t) };
+                    versions.push(("avx512", t));
+                }
+            }
+            for (version, fast) in &versions {
+                for (f, p) in fast.iter().flatten().zip(portable.iter().flatten()) {
+                    assert_eq!(f.to_bits(), p.to_bits(), "{version}, chunk of {c} coordinates");
+                }
+            }
+        }
+    }
+
     /// Every pair's `[L, U]` holds the reference's own scaled sum (the bound's claim, checked on
     /// the CPU's f32 rows over spreads, duplicates and ties), and the tiles are the f32 sums.
     #[test]
