@@ -109,8 +109,10 @@ pub struct PairScratch {
     top: Vec<f32>,
     js: Vec<u32>,
     ds: Vec<f64>,
-    /// The undecided points of each query of a pass (`squared::count_ranks`).
+    /// The undecided points of each query of a pass (`squared::ranks_in_brackets`).
     open: [Vec<u32>; squared::Q],
+    /// The negated dot-product row (the cosine rows' rank counting).
+    neg: Vec<f32>,
 }
 
 /// Work of the certified rows, added to the pass's tallies.
@@ -326,29 +328,29 @@ impl CertifiedRows {
             Form::Dot { beta } => *beta,
             Form::Squared(_) => return squared::count_ranks(high, g, i, queries, dq, sc, out),
         };
-        let mut pairs = 0;
-        for ((o, &j), &d) in out.iter_mut().zip(queries).zip(dq) {
-            let base = 1.0 - d;
-            let (hi, lo) = (f32_up(base + beta), f32_down(base - beta));
-            let (above, from_lo) = count_above(g, hi, lo);
-            // j itself lies in [lo, hi] (|1 − g̃_j − d_j| ≤ B): anything more needs a look.
-            let mut nearer = above;
-            if from_lo - above > 1 {
-                let kj = key(d, j as usize);
-                sc.js.clear();
-                collect_between(g, lo, hi, |l| {
-                    if l != j as usize {
-                        sc.js.push(l as u32);
-                    }
-                });
-                sc.ds.resize(sc.js.len(), 0.0);
-                distance_pairs(high, i, &sc.js, &mut sc.ds);
-                pairs += sc.js.len() as u64;
-                nearer += sc.js.iter().zip(&sc.ds).filter(|&(&l, &dl)| key(dl, l as usize) < kj).count() as u32;
-            }
-            *o = nearer + 1;
-        }
-        Refined { pairs }
+        // Smaller is nearer in the shared counting: the negated row (exact), so `g̃_m > hi`
+        // becomes `−g̃_m < −hi` (certainly nearer) and `g̃_m < lo` becomes `−g̃_m > −lo`
+        // (certainly farther); j itself lies in [lo, hi] (|1 − g̃_j − d_j| ≤ B) and i has
+        // −g̃ = +∞ (`exclude_self`): after every query.
+        let mut neg = std::mem::take(&mut sc.neg);
+        neg.clear();
+        neg.extend(g.iter().map(|&x| -x));
+        let refined = squared::ranks_in_brackets(
+            high,
+            &neg,
+            &neg,
+            i,
+            queries,
+            dq,
+            |_, d| {
+                let base = 1.0 - d;
+                (-f32_up(base + beta), -f32_down(base - beta))
+            },
+            sc,
+            out,
+        );
+        sc.neg = neg;
+        refined
     }
 }
 
@@ -391,25 +393,6 @@ fn collect_between(g: &[f32], lo: f32, hi: f32, mut f: impl FnMut(usize)) {
             }
         }
     }
-}
-
-/// `(#{g > hi}, #{g ≥ lo})`, vectorised.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-fn count_above(g: &[f32], hi: f32, lo: f32) -> (u32, u32) {
-    let (mut above, mut from_lo) = ([0u32; 16], [0u32; 16]);
-    let mut chunks = g.chunks_exact(16);
-    for c in &mut chunks {
-        for t in 0..16 {
-            above[t] += u32::from(c[t] > hi);
-            from_lo[t] += u32::from(c[t] >= lo);
-        }
-    }
-    let (mut a, mut f) = (above.iter().sum::<u32>(), from_lo.iter().sum::<u32>());
-    for &x in chunks.remainder() {
-        a += u32::from(x > hi);
-        f += u32::from(x >= lo);
-    }
-    (a, f)
 }
 
 /// The dot products of `rows` (in tiles of [`MR`]) with every point, block of [`NB`] points by

@@ -262,17 +262,37 @@ pub fn count_ranks(
 ) -> Refined {
     let n = g.len() / 2;
     let (u, l) = g.split_at(n);
+    ranks_in_brackets(high, u, l, i, queries, dq, |j, _| (l[j], u[j]), sc, out)
+}
+
+/// The rank counting of [`count_ranks`] for any row of brackets `[l_m, u_m]` (smaller is
+/// nearer; i's own bracket must leave it after every query, e.g. `+∞`): query s's own bracket
+/// `(L_s, U_s) = bracket(j, dq[s])`; m with `u_m < L_s` is certainly nearer, with `l_m > U_s`
+/// certainly farther, every other m but j and i (NaN included) is compared with the reference's
+/// keys. Shared with the cosine rows (their negated dot products, `CertifiedRows::count_ranks`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn ranks_in_brackets(
+    high: &Points,
+    u: &[f32],
+    l: &[f32],
+    i: usize,
+    queries: &[u32],
+    dq: &[f64],
+    bracket: impl Fn(usize, f64) -> (f32, f32),
+    sc: &mut PairScratch,
+    out: &mut [u32],
+) -> Refined {
     let mut pairs = 0;
     // Q queries per pass over the row (the row streams from memory once for all of them).
     for ((outs, qs), ds) in out.chunks_mut(Q).zip(queries.chunks(Q)).zip(dq.chunks(Q)) {
         // Padding: L = U = −∞ leaves nothing before and everything after (the calls of a padded
         // slot are ignored).
         let (mut lq, mut uq) = ([f32::NEG_INFINITY; Q], [f32::NEG_INFINITY; Q]);
-        for (s, &j) in qs.iter().enumerate() {
-            (lq[s], uq[s]) = (l[j as usize], u[j as usize]);
+        for (s, (&j, &d)) in qs.iter().zip(ds).enumerate() {
+            (lq[s], uq[s]) = bracket(j as usize, d);
         }
         sc.open.iter_mut().for_each(Vec::clear);
-        // One pass: the certain counts, and every undecided l but j and i listed.
+        // One pass: the certain counts, and every undecided m but j and i listed.
         let before = count_before(u, l, lq, uq, |s, m| {
             if s < qs.len() && m != qs[s] as usize && m != i {
                 sc.open[s].push(m as u32);
