@@ -84,8 +84,9 @@ stage "wasm (wasm-bindgen tests in Chromium)"
 stage "browser page and npm"
 ./scripts/test_browser.sh
 # The Python package (python/): its wheel installed into target/py-venv, pytest against the
-# golden fixtures, scikit-learn, ZADU and the CLI. The wheel is built in the test profile, whose
-# dependencies the cargo test stage compiled (a release build would compile them all again).
+# golden fixtures, scikit-learn, ZADU and the CLI. The wheel is built in the dev profile, whose
+# dependencies (and library, Cargo.toml) the cargo test stage compiled (a release build would
+# compile them all again).
 stage "Python"
-FAITHFUL_WHEEL_PROFILE=test ./scripts/test_python.sh
+FAITHFUL_WHEEL_PROFILE=dev ./scripts/test_python.sh
 stage "done"

@@ -36,8 +36,8 @@ py="$venv/bin/python"
 "$py" -m pip install -q numpy pytest scikit-learn pandas zadu==0.5.4 anndata "dask[distributed]" scipy scanpy matplotlib
 
 # The wheel's Cargo profile: $FAITHFUL_WHEEL_PROFILE, else release (a user's `pip install
-# ./python`). scripts/test.sh passes `test`: its cargo test stage compiled the dependencies in
-# that profile (opt-level 2); a release build would compile them all once more.
+# ./python`). scripts/test.sh passes `dev`: its cargo test stage compiled the dependencies with
+# the same settings (Cargo.toml); a release build would compile them all once more.
 # The CLI for the JSON parity tests: $FAITHFUL_CLI, else the release binary built here.
 profile=${FAITHFUL_WHEEL_PROFILE:-release}
 cli=${FAITHFUL_CLI:-}
