@@ -243,6 +243,24 @@ test('a faithful report opens from file:// and draws every view', async () => {
   await page.close();
 });
 
+test('a report that leaves the kNN lists out still draws every view it holds', async () => {
+  // The example's full report is about 620 kB; under 500 kB the lists and cross ranks stay out,
+  // as they do at n = 100 000 under the 30 MB default (the compare view then links points
+  // without a lens).
+  const file = path.join(dir, 'report_without_lists.html');
+  execFileSync(CLI, ['report', '--out', file, '--backend', 'cpu', '--max-size', '500K'], { encoding: 'utf8' });
+  const { page, json } = await view(pathToFileURL(file).href);
+  assert.equal(json.n, ex.n);
+  assert.ok(json.left_out.some((s) => s.startsWith('the kNN lists and cross ranks')), JSON.stringify(json.left_out));
+  const kinds = json.views.map((v) => v.view);
+  assert.ok(kinds.includes('checkviz') && kinds.includes('compare'), kinds.join());
+  assert.ok(!kinds.includes('lens') && !kinds.includes('reliability'), kinds.join());
+  const cmp = json.views.find((v) => v.view === 'compare');
+  assert.equal(cmp.linked.lens, 'no kNN lists and cross ranks');
+  assert.equal(cmp.linked.missing, undefined);
+  await page.close();
+});
+
 test('screenshots were taken', () => {
   assert.ok(shots >= 6 || !CI, `${shots} view screenshots`);
 });

@@ -129,25 +129,41 @@ export class CompareView {
     ctx.drawImage(this.base, 0, 0);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     this.lenses = [];
+    const lens = this.hasLens();
     for (const panel of this.panels) {
       if (this.selection) drawSelection(ctx, panel.fit, this.selection, this.r);
-      if (this.point !== null) this.lenses.push(drawLens(ctx, this.model, panel.p, panel.fit, this.point, panel.box, { labels: false }));
+      if (this.point === null) continue;
+      if (lens) this.lenses.push(drawLens(ctx, this.model, panel.p, panel.fit, this.point, panel.box, { labels: false }));
+      else drawPoint(ctx, panel.fit, this.point);
     }
     if (this.info) {
       let html = '';
-      if (this.point !== null) {
+      if (this.point !== null && lens) {
         html += '<div class="fv-lists">' + this.lenses.map((l, s) => `<div><b>${this.model.projections[this.ps[s]].name}</b>, point #${l.point}: <span style="color:${LENS.missing}">${l.missing.length} missing</span>, <span style="color:${LENS.false}">${l.false.length} false</span> of ${this.model.k}</div>`).join('') + '</div>';
+      } else if (this.point !== null) {
+        html += `<div class="fv-lists">point #${this.point} (its neighbours are not shown: no kNN lists and cross ranks here)</div>`;
       }
       if (this.selection) html += this.ps.map((p) => selectionHtml(selectionStats(this.model, p, this.selection))).join('');
       this.info.innerHTML = html;
     }
   }
 
+  /** Whether both projections have the kNN lists and cross ranks a lens needs (a large report may leave them out). */
+  hasLens() {
+    const { model } = this;
+    return Boolean(model.knnHigh) && this.ps.every((p) => {
+      const pr = model.projections[p];
+      return pr.knnLow && pr.rankLowOfHigh && pr.rankHighOfLow;
+    });
+  }
+
   summary() {
     const names = this.ps.map((p) => this.model.projections[p].name);
     const out = { view: 'compare', projections: names, points: this.model.n, k: this.model.k };
-    if (this.point !== null) {
+    if (this.point !== null && this.hasLens()) {
       out.linked = { point: this.point, missing: this.ps.map((p) => lensOf(this.model, p, this.point).missing), false: this.ps.map((p) => lensOf(this.model, p, this.point).false) };
+    } else if (this.point !== null) {
+      out.linked = { point: this.point, lens: 'no kNN lists and cross ranks' };
     }
     if (this.selection) out.selection = this.ps.map((p) => selectionStats(this.model, p, this.selection));
     return out;
@@ -156,4 +172,15 @@ export class CompareView {
   data() {
     return this.summary();
   }
+}
+
+/** The linked point alone (a black ring), where no lens can be drawn. */
+function drawPoint(ctx, fit, i) {
+  ctx.save();
+  ctx.beginPath();
+  ctx.arc(fit.sx[i], fit.sy[i], 6, 0, 2 * Math.PI);
+  ctx.strokeStyle = '#111';
+  ctx.lineWidth = 2;
+  ctx.stroke();
+  ctx.restore();
 }
