@@ -417,7 +417,7 @@ fn tile_rows(
     n: usize,
     d: usize,
     rows: Range<usize>,
-    chunk: fn(&[f32], &[f32], &mut [[f32; NB]; MR]),
+    chunk: Chunk,
     mut finish: impl FnMut(usize, usize, &[f32]),
 ) {
     let m = rows.len();
@@ -454,20 +454,18 @@ fn tile_rows(
 /// c order with the MR×NB accumulators in registers (FMA where the target has it).
 fn chunk_dots(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
     assert!(chunk.len().is_multiple_of(NB) && panel.len() == chunk.len() / NB * MR);
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F was detected at run time; the lengths are checked above.
-        unsafe { chunk_dots_avx512(chunk, panel, total) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: AVX2 and FMA were detected at run time; the lengths are checked above.
-        unsafe { chunk_dots_avx2(chunk, panel, total) };
-        return;
-    }
-    chunk_dots_portable(chunk, panel, total);
+    // SAFETY: the lengths are whole chunks and their panels (checked above).
+    unsafe { DOTS.run(chunk, panel, total) }
 }
+
+/// [`chunk_dots`]'s versions.
+const DOTS: TileVersions = TileVersions {
+    portable: chunk_dots_portable,
+    #[cfg(target_arch = "x86_64")]
+    avx2: chunk_dots_avx2,
+    #[cfg(target_arch = "x86_64")]
+    avx512: chunk_dots_avx512,
+};
 
 /// [`chunk_dots`] with AVX2 and FMA: sixteen 8-lane registers hold no 8 × 32 tile (the
 /// portable version's spills), so the tile goes in four quarters of 4 rows × 16 points
@@ -562,6 +560,77 @@ pub fn rounding_depth(dim: usize) -> usize {
     KC.min(dim) + dim.div_ceil(KC) + 1
 }
 
+/// One chunk of one register tile (`chunk_dots`, `squared::chunk_squares`).
+type Chunk = fn(&[f32], &[f32], &mut [[f32; NB]; MR]);
+
+/// A tile kernel's versions, one chosen at run time by [`TileVersions::run`]; the tests hold
+/// each vector version the CPU has, not only the one chosen, to the portable version's bits.
+struct TileVersions {
+    portable: Chunk,
+    #[cfg(target_arch = "x86_64")]
+    avx2: unsafe fn(&[f32], &[f32], &mut [[f32; NB]; MR]),
+    #[cfg(target_arch = "x86_64")]
+    avx512: unsafe fn(&[f32], &[f32], &mut [[f32; NB]; MR]),
+}
+
+impl TileVersions {
+    /// The best version this CPU has: AVX-512F, else AVX2 + FMA, else the portable one.
+    ///
+    /// # Safety
+    /// `chunk` holds whole blocks of [`NB`] values (at most [`KC`] of them) and `panel` the
+    /// matching [`MR`] values per coordinate.
+    unsafe fn run(&self, chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F was detected at run time; the lengths are the caller's contract.
+            unsafe { (self.avx512)(chunk, panel, total) };
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: AVX2 and FMA were detected at run time; the lengths are the caller's contract.
+            unsafe { (self.avx2)(chunk, panel, total) };
+            return;
+        }
+        (self.portable)(chunk, panel, total)
+    }
+}
+
+/// Random chunks of 1, 7 and [`KC`] coordinates in `[lo, hi)` and a random running total: every
+/// version's result has the portable version's bits.
+#[cfg(test)]
+fn assert_tile_versions_agree(dispatched: Chunk, v: &TileVersions, seed: u64, lo: f32, hi: f32) {
+    let mut rng = crate::splitmix::SplitMix64(seed);
+    let mut draw = |m: usize| -> Vec<f32> { (0..m).map(|_| lo + (hi - lo) * rng.uniform() as f32).collect() };
+    for c in [1, 7, KC] {
+        let (chunk, panel, start) = (draw(c * NB), draw(c * MR), draw(NB * MR));
+        let start: [[f32; NB]; MR] = std::array::from_fn(|r| std::array::from_fn(|t| start[r * NB + t]));
+        let run = |f: &dyn Fn(&mut [[f32; NB]; MR])| {
+            let mut t = start;
+            f(&mut t);
+            t
+        };
+        let portable = run(&|t| (v.portable)(&chunk, &panel, t));
+        let mut results = vec![("dispatched", run(&|t| dispatched(&chunk, &panel, t)))];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: AVX2 and FMA detected; the lengths are whole chunks and panels.
+                results.push(("avx2", run(&|t| unsafe { (v.avx2)(&chunk, &panel, t) })));
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: AVX-512F detected; the lengths are whole chunks and panels.
+                results.push(("avx512", run(&|t| unsafe { (v.avx512)(&chunk, &panel, t) })));
+            }
+        }
+        for (version, fast) in &results {
+            for (f, p) in fast.iter().flatten().zip(portable.iter().flatten()) {
+                assert_eq!(f.to_bits(), p.to_bits(), "{version}, chunk of {c} coordinates");
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -574,43 +643,11 @@ mod tests {
         assert!(bound(MAX_DIM).is_finite() && bound(MAX_DIM) < 0.5);
     }
 
-    /// The dispatched chunk kernel (AVX-512 or AVX2 where the CPU has them) gives the portable
+    /// The dispatched chunk kernel and each vector version the CPU has give the portable
     /// version's bits: the same products, fused where the target fuses, summed in the same order.
     #[test]
     fn vectorised_chunk_dots_are_the_portable_bits() {
-        let mut rng = crate::splitmix::SplitMix64(11);
-        for c in [1, 7, KC] {
-            let chunk: Vec<f32> = (0..c * NB).map(|_| rng.uniform() as f32 * 2.0 - 1.0).collect();
-            let panel: Vec<f32> = (0..c * MR).map(|_| rng.uniform() as f32 * 2.0 - 1.0).collect();
-            let start: [[f32; NB]; MR] = std::array::from_fn(|_| std::array::from_fn(|_| rng.uniform() as f32));
-            let mut portable = start;
-            chunk_dots_portable(&chunk, &panel, &mut portable);
-            let mut versions: Vec<(&str, [[f32; NB]; MR])> = Vec::new();
-            let mut dispatched = start;
-            chunk_dots(&chunk, &panel, &mut dispatched);
-            versions.push(("dispatched", dispatched));
-            // Each vector version the CPU has, not only the one the dispatch picks.
-            #[cfg(target_arch = "x86_64")]
-            {
-                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-                    let mut t = start;
-                    // SAFETY: AVX2 and FMA detected; the lengths are the caller's contract.
-                    unsafe { chunk_dots_avx2(&chunk, &panel, &mut t) };
-                    versions.push(("avx2", t));
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    let mut t = start;
-                    // SAFETY: AVX-512F detected; the lengths are the caller's contract.
-                    unsafe { chunk_dots_avx512(&chunk, &panel, &mut t) };
-                    versions.push(("avx512", t));
-                }
-            }
-            for (version, fast) in &versions {
-                for (f, p) in fast.iter().flatten().zip(portable.iter().flatten()) {
-                    assert_eq!(f.to_bits(), p.to_bits(), "{version}, chunk of {c} coordinates");
-                }
-            }
-        }
+        assert_tile_versions_agree(chunk_dots, &DOTS, 11, -1.0, 1.0);
     }
 
     #[test]

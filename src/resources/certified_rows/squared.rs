@@ -20,7 +20,7 @@ use std::ops::Range;
 
 use multiversion::multiversion;
 
-use super::{KC, Line, MR, NB, PairScratch, Refined, floats_mut, tile_rows};
+use super::{KC, Line, MR, NB, PairScratch, Refined, TileVersions, floats_mut, tile_rows};
 use crate::certify::bound::Params;
 use crate::certify::prepare::prepare_checked;
 use crate::data::Points;
@@ -98,20 +98,18 @@ fn bounds(p: &Params, s: &[f32], ni: f32, nj: &[f32], u: &mut [f32], l: &mut [f3
 /// sums in registers (the bound holds for any order and for fused products).
 fn chunk_squares(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
     assert!(chunk.len().is_multiple_of(NB) && panel.len() == chunk.len() / NB * MR && chunk.len() <= KC * NB);
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: AVX-512F was detected at run time; the lengths are checked above.
-        unsafe { chunk_squares_avx512(chunk, panel, total) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: AVX2 and FMA were detected at run time; the lengths are checked above.
-        unsafe { chunk_squares_avx2(chunk, panel, total) };
-        return;
-    }
-    chunk_squares_portable(chunk, panel, total);
+    // SAFETY: the lengths are whole chunks and their panels (checked above).
+    unsafe { SQUARES.run(chunk, panel, total) }
 }
+
+/// [`chunk_squares`]'s versions.
+const SQUARES: TileVersions = TileVersions {
+    portable: chunk_squares_portable,
+    #[cfg(target_arch = "x86_64")]
+    avx2: chunk_squares_avx2,
+    #[cfg(target_arch = "x86_64")]
+    avx512: chunk_squares_avx512,
+};
 
 /// [`chunk_squares`] with AVX2 and FMA: sixteen 8-lane registers hold no 8 × 32 tile, so the
 /// tile goes in four quarters of 4 rows × 16 points (8 accumulators, no spills).
@@ -465,43 +463,11 @@ mod tests {
     use crate::data::Metric;
     use crate::splitmix::SplitMix64;
 
-    /// The dispatched squared tile (AVX-512 or AVX2 where the CPU has them) gives the portable
+    /// The dispatched squared tile and each vector version the CPU has give the portable
     /// version's bits, continuing a running total.
     #[test]
     fn vectorised_chunk_squares_are_the_portable_bits() {
-        let mut rng = SplitMix64(13);
-        for c in [1, 5, KC] {
-            let chunk: Vec<f32> = (0..c * NB).map(|_| rng.uniform() as f32 * 4.0 - 2.0).collect();
-            let panel: Vec<f32> = (0..c * MR).map(|_| rng.uniform() as f32 * 4.0 - 2.0).collect();
-            let start: [[f32; NB]; MR] = std::array::from_fn(|_| std::array::from_fn(|_| rng.uniform() as f32));
-            let mut portable = start;
-            chunk_squares_portable(&chunk, &panel, &mut portable);
-            let mut versions: Vec<(&str, [[f32; NB]; MR])> = Vec::new();
-            let mut dispatched = start;
-            chunk_squares(&chunk, &panel, &mut dispatched);
-            versions.push(("dispatched", dispatched));
-            // Each vector version the CPU has, not only the one the dispatch picks.
-            #[cfg(target_arch = "x86_64")]
-            {
-                if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-                    let mut t = start;
-                    // SAFETY: AVX2 and FMA detected; the lengths are the caller's contract.
-                    unsafe { chunk_squares_avx2(&chunk, &panel, &mut t) };
-                    versions.push(("avx2", t));
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    let mut t = start;
-                    // SAFETY: AVX-512F detected; the lengths are the caller's contract.
-                    unsafe { chunk_squares_avx512(&chunk, &panel, &mut t) };
-                    versions.push(("avx512", t));
-                }
-            }
-            for (version, fast) in &versions {
-                for (f, p) in fast.iter().flatten().zip(portable.iter().flatten()) {
-                    assert_eq!(f.to_bits(), p.to_bits(), "{version}, chunk of {c} coordinates");
-                }
-            }
-        }
+        super::super::assert_tile_versions_agree(chunk_squares, &SQUARES, 13, -2.0, 2.0);
     }
 
     /// Every pair's `[L, U]` holds the reference's own scaled sum (the bound's claim, checked on
