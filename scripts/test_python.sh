@@ -47,7 +47,12 @@ if [ -z "$cli" ]; then
 fi
 case "$cli" in /*) ;; *) cli="$PWD/$cli" ;; esac
 rm -rf target/py-wheels
-MATURIN_PEP517_ARGS="--profile $profile" "$py" -m pip wheel -q --no-deps -w target/py-wheels ./python
+# (maturin's own default is release: the profile is passed only when it is another one.)
+if [ "$profile" = release ]; then
+    "$py" -m pip wheel -q --no-deps -w target/py-wheels ./python
+else
+    MATURIN_PEP517_ARGS="--profile $profile" "$py" -m pip wheel -q --no-deps -w target/py-wheels ./python
+fi
 wheel=$(ls target/py-wheels/faithful_dr-*.whl)
 "$py" -m pip install -q --force-reinstall --no-deps "$wheel"
 
