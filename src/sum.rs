@@ -5,7 +5,7 @@
 
 /// NumPy's pairwise sum of a contiguous f64 slice (`np.sum`), bit for bit.
 pub fn pairwise_sum(a: &[f64]) -> f64 {
-    pairwise_sum_by(a.len(), &|t| a[t])
+    lane_sums([a], |[v]| [v])[0]
 }
 
 /// NumPy's pairwise sum of `f(0), f(1), ..., f(len - 1)` (as `np.sum` of that contiguous array).
@@ -75,6 +75,176 @@ fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64
         }
         res
     }
+}
+
+/// Eight f64 lanes: the terms of [`lane_sums`], eight at a time. Every operation is the scalar
+/// IEEE operation lane by lane (no fused multiply-add, no reordering), so a lane holds the bits
+/// the scalar expression would; the fixed arrays let the compiler use vector instructions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct L8(pub [f64; 8]);
+
+impl L8 {
+    /// Every lane `v`.
+    #[inline(always)]
+    pub fn splat(v: f64) -> L8 {
+        L8([v; 8])
+    }
+    /// `f` lane by lane (inline it: a scalar body the compiler can vectorise).
+    #[inline(always)]
+    pub fn map(self, f: impl Fn(f64) -> f64) -> L8 {
+        let mut v = self.0;
+        for x in &mut v {
+            *x = f(*x);
+        }
+        L8(v)
+    }
+    #[inline(always)]
+    fn zip(self, o: L8, f: impl Fn(f64, f64) -> f64) -> L8 {
+        let mut v = self.0;
+        for (x, &y) in v.iter_mut().zip(&o.0) {
+            *x = f(*x, y);
+        }
+        L8(v)
+    }
+    /// `|x|`.
+    #[inline(always)]
+    pub fn abs(self) -> L8 {
+        self.map(f64::abs)
+    }
+    /// `then` where this lane is > 0, else +0.
+    #[inline(always)]
+    pub fn where_positive(self, then: L8) -> L8 {
+        self.zip(then, |c, t| if c > 0.0 { t } else { 0.0 })
+    }
+}
+
+macro_rules! l8_op {
+    ($tr:ident, $f:ident, $op:tt) => {
+        impl std::ops::$tr for L8 {
+            type Output = L8;
+            #[inline(always)]
+            fn $f(self, o: L8) -> L8 {
+                self.zip(o, |a, b| a $op b)
+            }
+        }
+        impl std::ops::$tr<f64> for L8 {
+            type Output = L8;
+            #[inline(always)]
+            fn $f(self, o: f64) -> L8 {
+                self.map(|a| a $op o)
+            }
+        }
+        impl std::ops::$tr<L8> for f64 {
+            type Output = L8;
+            #[inline(always)]
+            fn $f(self, o: L8) -> L8 {
+                o.map(|b| self $op b)
+            }
+        }
+    };
+}
+l8_op!(Add, add, +);
+l8_op!(Sub, sub, -);
+l8_op!(Mul, mul, *);
+l8_op!(Div, div, /);
+
+/// `K` pairwise sums over the columns `cols` (all of one length) element by element: component
+/// c is NumPy's pairwise sum of the c-th terms `f` gives for `(cols[0][t], cols[1][t], ...)`,
+/// t = 0, 1, ..., bit for bit, as [`pairwise_sums`] gives it. `f` computes eight terms at once
+/// ([`L8`]: lane j of each argument is the column's value at t + j), written like the scalar
+/// expression; each leaf's eight lanes are NumPy's eight accumulators, so the sums are vector
+/// adds in NumPy's order. The last terms of a leaf go through lane 0. Vector instructions are
+/// those of the function this is inlined into: call it from a multiversioned function. The tree
+/// over the leaves is walked with a fixed stack, so nothing here is out of line.
+#[inline(always)]
+pub fn lane_sums<const M: usize, const K: usize, F: Fn([L8; M]) -> [L8; K]>(cols: [&[f64]; M], f: F) -> [f64; K] {
+    let len = cols.first().map_or(0, |c| c.len());
+    assert!(cols.iter().all(|c| c.len() == len), "lane_sums: columns of one length");
+    pairwise_leaves(len, |start, n| leaf(&cols, &f, start, n))
+}
+
+/// NumPy's pairwise tree over `len` terms with the leaves (start, n ≤ 128) summed by `leaf`:
+/// the recursion of `sums_range`, post-order on a fixed stack of (start, n), n = usize::MAX
+/// marking "add the last two results". Every split halves n (n > 128), so the depth is under
+/// 58 and the stack holds at most 2 frames per level plus one. `leaf` is called at one place.
+#[inline(always)]
+pub fn pairwise_leaves<const K: usize>(len: usize, leaf: impl Fn(usize, usize) -> [f64; K]) -> [f64; K] {
+    const COMBINE: usize = usize::MAX;
+    let mut todo = [(0usize, 0usize); 120];
+    let mut vals = [[0.0f64; K]; 60];
+    let (mut nt, mut nv) = (1usize, 0usize);
+    todo[0] = (0, len);
+    while nt > 0 {
+        nt -= 1;
+        let (start, n) = todo[nt];
+        if n == COMBINE {
+            nv -= 1;
+            let b = vals[nv];
+            let a = &mut vals[nv - 1];
+            for c in 0..K {
+                a[c] += b[c];
+            }
+        } else if n <= 128 {
+            vals[nv] = leaf(start, n);
+            nv += 1;
+        } else {
+            let mut n2 = n / 2;
+            n2 -= n2 % 8;
+            todo[nt] = (0, COMBINE);
+            todo[nt + 1] = (start + n2, n - n2);
+            todo[nt + 2] = (start, n2);
+            nt += 3;
+        }
+    }
+    vals[0]
+}
+
+/// A leaf of NumPy's pairwise sum (n ≤ 128): in sequence below 8 terms, else eight lanes
+/// combined as a tree and the last n mod 8 terms added in sequence. `f` is called at one place
+/// only (so that it is inlined however large it is): the full chunks of eight, then the last
+/// n mod 8 terms as one chunk padded with zeros (those lanes are dropped). The lanes start at
+/// −0, which adding the first chunk turns into the chunk exactly (−0 + x = x for every x, −0
+/// included), as NumPy starts them with the first eight terms.
+#[inline(always)]
+fn leaf<const M: usize, const K: usize, F: Fn([L8; M]) -> [L8; K]>(
+    cols: &[&[f64]; M],
+    f: &F,
+    start: usize,
+    n: usize,
+) -> [f64; K] {
+    let full = if n >= 8 { n - n % 8 } else { 0 };
+    let rest = n - full;
+    let mut r = [L8::splat(-0.0); K];
+    let mut last = [L8::splat(0.0); K];
+    let mut at = 0;
+    while at < n {
+        let x: [L8; M] = if at < full {
+            std::array::from_fn(|m| L8(*<&[f64; 8]>::try_from(&cols[m][start + at..start + at + 8]).expect("eight")))
+        } else {
+            std::array::from_fn(|m| {
+                let mut v = [0.0; 8];
+                v[..rest].copy_from_slice(&cols[m][start + at..start + n]);
+                L8(v)
+            })
+        };
+        let v = f(x);
+        if at < full {
+            for c in 0..K {
+                r[c] = r[c] + v[c];
+            }
+        } else {
+            last = v;
+        }
+        at += 8;
+    }
+    std::array::from_fn(|c| {
+        let r = &r[c].0;
+        let mut res = if n >= 8 { ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])) } else { 0.0 };
+        for &v in &last[c].0[..rest] {
+            res += v;
+        }
+        res
+    })
 }
 
 /// Neumaier's compensated sum: error about one rounding of the total, in any length.
@@ -186,6 +356,22 @@ mod tests {
             assert_eq!(got[0].to_bits(), sep(&|t| x[t] * x[t]).to_bits(), "n = {n}");
             assert_eq!(got[1].to_bits(), sep(&|t| x[t] * y[t]).to_bits(), "n = {n}");
             assert_eq!(got[2].to_bits(), sep(&|t| y[t] - x[t]).to_bits(), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn lane_sums_are_the_pairwise_sums() {
+        for n in [0usize, 1, 7, 8, 9, 15, 16, 17, 100, 128, 129, 255, 256, 1000, 4097, 5000, 70_001] {
+            let x: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.731).sin() * 1e3 + 0.1).collect();
+            let y: Vec<f64> =
+                (0..n).map(|i| if i % 5 == 0 { -0.0 } else { ((i as f64) * 0.377).cos() * 7.0 }).collect();
+            let f = |[a, b]: [f64; 2]| [a * a, if a > 0.0 { (a - b) * (a - b) / a } else { 0.0 }, (a - b).abs()];
+            let want = pairwise_sums(n, &|t| f([x[t], y[t]]));
+            let got = lane_sums([&x, &y], |[a, b]| [a * a, a.where_positive((a - b) * (a - b) / a), (a - b).abs()]);
+            for c in 0..3 {
+                assert_eq!(got[c].to_bits(), want[c].to_bits(), "n = {n}, term {c}");
+            }
+            assert_eq!(lane_sums([&y], |[b]| [b])[0].to_bits(), numpy_oracle(&y).to_bits(), "n = {n}");
         }
     }
 

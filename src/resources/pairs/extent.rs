@@ -1,5 +1,7 @@
 //! [`Extent`]: the smallest and largest pair distance of a space.
 
+use multiversion::multiversion;
+
 /// Smallest and largest distance over the pairs i < j of one space.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Extent {
@@ -12,11 +14,50 @@ impl Extent {
     pub(crate) fn join(self, o: Extent) -> Extent {
         Extent { min: self.min.min(o.min), max: self.max.max(o.max) }
     }
+    /// Of the distances `v` (NaN ignored, as `f64::min` does). Eight lanes at a time: min and max
+    /// are exact, so any order gives the same extent (distances are never −0: a root of a sum
+    /// of squares is +0 at least).
     pub(crate) fn of(v: &[f64]) -> Extent {
-        v.iter().fold(Extent::EMPTY, |e, &d| Extent { min: e.min.min(d), max: e.max.max(d) })
+        extent_of(v)
     }
     /// Of a whole distance row `d(i, ·)` without the diagonal.
     pub(crate) fn of_row(d: &[f64], i: usize) -> Extent {
         Extent::of(&d[..i]).join(Extent::of(&d[i + 1..]))
+    }
+}
+
+/// Thirty-two lanes (four independent chains of eight); `if v < lo { v } else { lo }` ignores a
+/// NaN `v` as `f64::min` does and is one vector min on x86, without `f64::min`'s NaN fix-up.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn extent_of(v: &[f64]) -> Extent {
+    const L: usize = 32;
+    let (mut lo, mut hi) = ([f64::INFINITY; L], [f64::NEG_INFINITY; L]);
+    let chunks = v.chunks_exact(L);
+    let rest = chunks.remainder();
+    for ch in chunks {
+        for j in 0..L {
+            let d = ch[j];
+            lo[j] = if d < lo[j] { d } else { lo[j] };
+            hi[j] = if d > hi[j] { d } else { hi[j] };
+        }
+    }
+    let lanes = (0..L).fold(Extent::EMPTY, |e, j| e.join(Extent { min: lo[j], max: hi[j] }));
+    rest.iter().fold(lanes, |e, &d| e.join(Extent { min: d, max: d }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lanes_give_the_sequential_extent() {
+        for n in [0usize, 1, 7, 8, 9, 17, 100, 1001] {
+            let mut v: Vec<f64> = (0..n).map(|i| ((i * 7919) % 1013) as f64 * 0.25).collect();
+            if n > 3 {
+                v[3] = f64::NAN;
+            }
+            let want = v.iter().fold(Extent::EMPTY, |e, &d| Extent { min: e.min.min(d), max: e.max.max(d) });
+            assert_eq!(Extent::of(&v), want, "n = {n}");
+        }
     }
 }

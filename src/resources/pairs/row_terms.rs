@@ -5,8 +5,10 @@
 //! Every sum is NumPy's pairwise sum over the whole row in index order, the point's own entry
 //! adding an exact 0, so a row's terms are those of `np.sum(M[i])` on the dense matrices.
 
-use super::super::density::{exp_nonpositive, exp_nonpositive_flushed};
-use crate::sum::pairwise_sums;
+use multiversion::multiversion;
+
+use super::super::density::{exp_nonpositive, exp_scaled_flushed};
+use crate::sum::{lane_sums, pairwise_leaves, pairwise_sums};
 
 /// NeRV's bandwidth search: the entropy tolerance, in nats.
 pub const NERV_TOLERANCE: f64 = 1e-5;
@@ -41,11 +43,11 @@ pub struct NervJob {
 }
 
 /// Sammon's row: `(Σ_{j: dx > 0} (dx − dy)²/dx, Σ_j dx)`.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub(super) fn sammon_row(dx: &[f64], dy: &[f64]) -> [f64; 2] {
-    pairwise_sums(dx.len(), &|j| {
-        let (a, b) = (dx[j], dy[j]);
+    lane_sums([dx, dy], |[a, b]| {
         let e = a - b;
-        [if a > 0.0 { e * e / a } else { 0.0 }, a]
+        [a.where_positive(e * e / a), a]
     })
 }
 
@@ -68,9 +70,13 @@ pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob, arg: &mut Vec<f64>, w
             }
         }
     }
-    let w = &w[..];
-    pairwise_sums(n, &|j| {
-        let (a, b, f) = (dx[j], dy[j], w[j]);
+    weighted_sums(dx, dy, w)
+}
+
+/// `(Σ_j (dx − dy)² w, Σ_j dx² w)`.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn weighted_sums(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
+    lane_sums([dx, dy, w], |[a, b, f]| {
         let e = a - b;
         [e * e * f, a * a * f]
     })
@@ -78,12 +84,13 @@ pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob, arg: &mut Vec<f64>, w
 
 /// The average local error's row sum: `Σ_j |dx/max_x − dy/max_y|`, or with `squared` of the
 /// squares, `Σ_j |dx²/max_x² − dy²/max_y²|` (tf-projection-qm's, on squared distances).
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub(super) fn ale_row(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
     if squared {
         let (mx, my) = (max_x * max_x, max_y * max_y);
-        return pairwise_sums(dx.len(), &|j| [(dx[j] * dx[j] / mx - dy[j] * dy[j] / my).abs()])[0];
+        return lane_sums([dx, dy], |[a, b]| [(a * a / mx - b * b / my).abs()])[0];
     }
-    pairwise_sums(dx.len(), &|j| [(dx[j] / max_x - dy[j] / max_y).abs()])[0]
+    lane_sums([dx, dy], |[a, b]| [(a / max_x - b / max_y).abs()])[0]
 }
 
 /// Squares of a distance row into `out`, the point's own entry set to +∞ (it never counts).
@@ -94,13 +101,11 @@ pub(super) fn squares(d: &[f64], i: usize, out: &mut [f64]) {
     out[i] = f64::INFINITY;
 }
 
-/// A NeRV row's scratch: the shifted squared row, the exponent arguments and the kernel values
-/// of the last evaluation.
+/// A NeRV row's scratch: the shifted squared row and the kernel values of the last evaluation.
 #[derive(Default)]
 pub(super) struct Kernel {
     /// `d2_j − m` (0 for the point itself, whose kernel value is 0).
     shifted: Vec<f64>,
-    arg: Vec<f64>,
     /// `e_j` of the last [`kernel_sums`] (0 for the point itself).
     pub e: Vec<f64>,
 }
@@ -111,7 +116,6 @@ impl Kernel {
         let m = d2.iter().copied().fold(f64::INFINITY, f64::min);
         self.shifted.clear();
         self.shifted.extend(d2.iter().map(|&v| if v.is_infinite() { 0.0 } else { v - m }));
-        self.arg.resize(d2.len(), 0.0);
         self.e.resize(d2.len(), 0.0);
     }
 }
@@ -122,15 +126,41 @@ impl Kernel {
 /// keeps S ≥ 1 (no underflow to an empty neighbourhood). The exponentials are the densities'
 /// vectorised `exp_nonpositive` (within 2 ulp of the correctly rounded value, the same bits on
 /// every platform), with values below e^−708 written as 0: next to S ≥ 1 they change no bit of
-/// S, nothing visible of W, and no probability above the 10⁻¹² floor.
+/// S, nothing visible of W, and no probability above the 10⁻¹² floor. Two passes over the row:
+/// the exponentials, then both sums ([`kernel_totals`]).
 fn kernel_sums(k: &mut Kernel, beta: f64, skip: usize) -> [f64; 2] {
-    for (a, &v) in k.arg.iter_mut().zip(&k.shifted) {
-        *a = -beta * v;
-    }
-    k.arg[skip] = f64::NEG_INFINITY;
-    exp_nonpositive_flushed(&k.arg, &mut k.e);
-    let (e, sh) = (&k.e, &k.shifted);
-    pairwise_sums(e.len(), &|j| [e[j], sh[j] * e[j]])
+    exp_scaled_flushed(beta, &k.shifted, &mut k.e);
+    k.e[skip] = 0.0;
+    kernel_totals(&k.e, &k.shifted)
+}
+
+/// `(Σ_j e_j, Σ_j sh_j e_j)`.
+#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
+fn kernel_totals(e: &[f64], sh: &[f64]) -> [f64; 2] {
+    assert_eq!(e.len(), sh.len());
+    // A leaf of NumPy's order on plain lane arrays (as `lane_sums`, which this hot loop spells
+    // out: the fixed arrays vectorise at full width here).
+    pairwise_leaves(e.len(), |start, n| {
+        let (e, sh) = (&e[start..start + n], &sh[start..start + n]);
+        if n < 8 {
+            return e.iter().zip(sh).fold([0.0, 0.0], |[a, b], (&e, &s)| [a + e, b + s * e]);
+        }
+        let full = n - n % 8;
+        let (mut re, mut rw) = ([-0.0f64; 8], [-0.0f64; 8]);
+        for (ce, cs) in e[..full].chunks_exact(8).zip(sh[..full].chunks_exact(8)) {
+            for j in 0..8 {
+                re[j] += ce[j];
+                rw[j] += cs[j] * ce[j];
+            }
+        }
+        let tree = |r: [f64; 8]| ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        let (mut a, mut b) = (tree(re), tree(rw));
+        for (&e, &s) in e[full..].iter().zip(&sh[full..]) {
+            a += e;
+            b += s * e;
+        }
+        [a, b]
+    })
 }
 
 /// The bandwidth `β = 1/(2σ²)` whose neighbourhood over the squared row `d2` (point `skip`'s,
@@ -191,10 +221,12 @@ pub(super) fn normalise(e: &[f64], s: f64, out: &mut [f64]) {
 /// entry (`skip`) adds nothing.
 pub(super) fn kl_both(p: &[f64], q: &[f64], skip: usize) -> [f64; 2] {
     pairwise_sums(p.len(), &|j| {
-        if j == skip {
+        let (a, b) = (p[j].max(NERV_FLOOR), q[j].max(NERV_FLOOR));
+        // Equal probabilities (the point itself, and the far points both floored) add
+        // a·ln 1 = +0: no logarithm needed, the same bits.
+        if j == skip || a == b {
             return [0.0, 0.0];
         }
-        let (a, b) = (p[j].max(NERV_FLOOR), q[j].max(NERV_FLOOR));
         [a * (a / b).ln(), b * (b / a).ln()]
     })
 }
@@ -202,6 +234,60 @@ pub(super) fn kl_both(p: &[f64], q: &[f64], skip: usize) -> [f64; 2] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rows built to break a vectorised sum: zeros, −0, repeated values, huge and tiny scales,
+    /// every leaf shape (lengths around 8, 128 and their multiples).
+    fn hostile_rows(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+        let mut s = seed;
+        let mut next = || {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let dx = (0..n)
+            .map(|j| match j % 7 {
+                0 => 0.0,
+                1 => 1e-300 * next(),
+                2 => 1e150 * next(),
+                _ => next() * 10.0,
+            })
+            .collect();
+        let dy = (0..n).map(|j| if j % 5 == 0 { -0.0 } else { next() * 3.0 }).collect();
+        (dx, dy)
+    }
+
+    /// The vectorised row terms (each multiversioned: the widest this CPU has) are the scalar
+    /// expressions summed in NumPy's order, bit for bit.
+    #[test]
+    fn vectorised_row_terms_are_the_scalar_sums() {
+        for (n, seed) in [(0, 1), (1, 2), (7, 3), (8, 4), (9, 5), (127, 6), (128, 7), (129, 8), (1000, 9), (5003, 10)] {
+            let (dx, dy) = hostile_rows(n, seed);
+            let bits = |v: [f64; 2]| v.map(f64::to_bits);
+            let want = pairwise_sums(n, &|j| {
+                let (a, b) = (dx[j], dy[j]);
+                let e = a - b;
+                [if a > 0.0 { e * e / a } else { 0.0 }, a]
+            });
+            assert_eq!(bits(sammon_row(&dx, &dy)), bits(want), "sammon, n = {n}");
+            let w: Vec<f64> = dy.iter().map(|&b| (-b / 2.0).exp()).collect();
+            let want = pairwise_sums(n, &|j| {
+                let (a, b, f) = (dx[j], dy[j], w[j]);
+                [(a - b) * (a - b) * f, a * a * f]
+            });
+            assert_eq!(bits(weighted_sums(&dx, &dy, &w)), bits(want), "cca, n = {n}");
+            for sq in [false, true] {
+                let (mx, my) = (2e150, 3.0);
+                let want = if sq {
+                    pairwise_sums(n, &|j| [(dx[j] * dx[j] / (mx * mx) - dy[j] * dy[j] / (my * my)).abs()])[0]
+                } else {
+                    pairwise_sums(n, &|j| [(dx[j] / mx - dy[j] / my).abs()])[0]
+                };
+                assert_eq!(ale_row(&dx, &dy, mx, my, sq).to_bits(), want.to_bits(), "ale {sq}, n = {n}");
+            }
+            let e: Vec<f64> = dy.iter().map(|&b| (-b).exp()).collect();
+            let want = pairwise_sums(n, &|j| [e[j], dx[j] * e[j]]);
+            assert_eq!(bits(kernel_totals(&e, &dx)), bits(want), "kernel totals, n = {n}");
+        }
+    }
 
     /// The fitted neighbourhood has the asked perplexity (2^H within the tolerance).
     #[test]
