@@ -7,8 +7,8 @@
 
 use multiversion::multiversion;
 
-use super::super::density::{exp_nonpositive, exp_scaled_flushed};
-use crate::sum::{lane_sums, pairwise_leaves, pairwise_sums};
+use super::super::density::{exp_nonpositive, gaussian_sums};
+use crate::sum::{lane_sums, pairwise_sums};
 
 /// NeRV's bandwidth search: the entropy tolerance, in nats.
 pub const NERV_TOLERANCE: f64 = 1e-5;
@@ -126,41 +126,10 @@ impl Kernel {
 /// keeps S ≥ 1 (no underflow to an empty neighbourhood). The exponentials are the densities'
 /// vectorised `exp_nonpositive` (within 2 ulp of the correctly rounded value, the same bits on
 /// every platform), with values below e^−708 written as 0: next to S ≥ 1 they change no bit of
-/// S, nothing visible of W, and no probability above the 10⁻¹² floor. Two passes over the row:
-/// the exponentials, then both sums ([`kernel_totals`]).
+/// S, nothing visible of W, and no probability above the 10⁻¹² floor. One pass over the row
+/// where the CPU has AVX-512 ([`gaussian_sums`]).
 fn kernel_sums(k: &mut Kernel, beta: f64, skip: usize) -> [f64; 2] {
-    exp_scaled_flushed(beta, &k.shifted, &mut k.e);
-    k.e[skip] = 0.0;
-    kernel_totals(&k.e, &k.shifted)
-}
-
-/// `(Σ_j e_j, Σ_j sh_j e_j)`.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-fn kernel_totals(e: &[f64], sh: &[f64]) -> [f64; 2] {
-    assert_eq!(e.len(), sh.len());
-    // A leaf of NumPy's order on plain lane arrays (as `lane_sums`, which this hot loop spells
-    // out: the fixed arrays vectorise at full width here).
-    pairwise_leaves(e.len(), |start, n| {
-        let (e, sh) = (&e[start..start + n], &sh[start..start + n]);
-        if n < 8 {
-            return e.iter().zip(sh).fold([0.0, 0.0], |[a, b], (&e, &s)| [a + e, b + s * e]);
-        }
-        let full = n - n % 8;
-        let (mut re, mut rw) = ([-0.0f64; 8], [-0.0f64; 8]);
-        for (ce, cs) in e[..full].chunks_exact(8).zip(sh[..full].chunks_exact(8)) {
-            for j in 0..8 {
-                re[j] += ce[j];
-                rw[j] += cs[j] * ce[j];
-            }
-        }
-        let tree = |r: [f64; 8]| ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        let (mut a, mut b) = (tree(re), tree(rw));
-        for (&e, &s) in e[full..].iter().zip(&sh[full..]) {
-            a += e;
-            b += s * e;
-        }
-        [a, b]
-    })
+    gaussian_sums(&k.shifted, beta, skip, &mut k.e)
 }
 
 /// The bandwidth `β = 1/(2σ²)` whose neighbourhood over the squared row `d2` (point `skip`'s,
@@ -283,9 +252,6 @@ mod tests {
                 };
                 assert_eq!(ale_row(&dx, &dy, mx, my, sq).to_bits(), want.to_bits(), "ale {sq}, n = {n}");
             }
-            let e: Vec<f64> = dy.iter().map(|&b| (-b).exp()).collect();
-            let want = pairwise_sums(n, &|j| [e[j], dx[j] * e[j]]);
-            assert_eq!(bits(kernel_totals(&e, &dx)), bits(want), "kernel totals, n = {n}");
         }
     }
 
