@@ -9,9 +9,7 @@
 //! in the last place times log₂ n (no catastrophic cancellation: nothing is computed as a
 //! difference of large sums).
 
-use multiversion::multiversion;
-
-use crate::sum::lane_sums;
+use crate::sum::pairwise_sums;
 
 /// Statistics of the pairs (d^X, d^Y) over all pairs i < j, for one projection.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -85,42 +83,40 @@ impl PairSums {
     /// The statistics of one row's pairs: `x[j]`, `y[j]` for the j > i. Two fused sweeps (each
     /// sum is NumPy's pairwise sum of its terms, bit for bit).
     pub(super) fn of_row(x: &[f64], y: &[f64]) -> PairSums {
-        row_sums(x, y)
-    }
-}
-
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-fn row_sums(x: &[f64], y: &[f64]) -> PairSums {
-    let c = x.len();
-    if c == 0 {
-        return PairSums::default();
-    }
-    let [sum_xx, sum_yy, sum_xy, sum_sq_diff, sum_x, sum_y] =
-        lane_sums([x, y], |[a, b]| [a * a, b * b, a * b, (a - b) * (a - b), a, b]);
-    let (mean_x, mean_y) = (sum_x / c as f64, sum_y / c as f64);
-    let alpha = if sum_yy > 0.0 { sum_xy / sum_yy } else { 0.0 };
-    let [residual, m2_x, m2_y, co_moment] = lane_sums([x, y], |[a, b]| {
-        [
-            (a - alpha * b) * (a - alpha * b),
-            (a - mean_x) * (a - mean_x),
-            (b - mean_y) * (b - mean_y),
-            (a - mean_x) * (b - mean_y),
-        ]
-    });
-    let scaled_residual = if sum_yy > 0.0 { residual } else { sum_xx };
-    PairSums {
-        count: c as u64,
-        sum_sq_diff,
-        sum_xx,
-        sum_yy,
-        sum_xy,
-        scaled_residual,
-        mean_x,
-        mean_y,
-        m2_x,
-        m2_y,
-        co_moment,
-        y_scale_exp: 0,
+        let c = x.len();
+        if c == 0 {
+            return PairSums::default();
+        }
+        let [sum_xx, sum_yy, sum_xy, sum_sq_diff, sum_x, sum_y] = pairwise_sums(c, &|t| {
+            let (a, b) = (x[t], y[t]);
+            [a * a, b * b, a * b, (a - b) * (a - b), a, b]
+        });
+        let (mean_x, mean_y) = (sum_x / c as f64, sum_y / c as f64);
+        let alpha = if sum_yy > 0.0 { sum_xy / sum_yy } else { 0.0 };
+        let [residual, m2_x, m2_y, co_moment] = pairwise_sums(c, &|t| {
+            let (a, b) = (x[t], y[t]);
+            [
+                (a - alpha * b) * (a - alpha * b),
+                (a - mean_x) * (a - mean_x),
+                (b - mean_y) * (b - mean_y),
+                (a - mean_x) * (b - mean_y),
+            ]
+        });
+        let scaled_residual = if sum_yy > 0.0 { residual } else { sum_xx };
+        PairSums {
+            count: c as u64,
+            sum_sq_diff,
+            sum_xx,
+            sum_yy,
+            sum_xy,
+            scaled_residual,
+            mean_x,
+            mean_y,
+            m2_x,
+            m2_y,
+            co_moment,
+            y_scale_exp: 0,
+        }
     }
 }
 
@@ -139,45 +135,6 @@ pub fn tree<T: Copy>(v: &[T], empty: T, merge: &impl Fn(T, T) -> T) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sum::pairwise_sums;
-
-    /// The vectorised row statistics are the scalar sums in NumPy's order, bit for bit.
-    #[test]
-    fn vectorised_row_sums_are_the_scalar_sums() {
-        for n in [1usize, 7, 8, 9, 128, 129, 1000, 4099] {
-            let x: Vec<f64> =
-                (0..n).map(|i| if i % 6 == 0 { 0.0 } else { ((i as f64) * 0.731).sin().abs() * 1e3 }).collect();
-            let y: Vec<f64> =
-                (0..n).map(|i| if i % 5 == 0 { -0.0 } else { ((i as f64) * 0.377).cos().abs() * 7.0 }).collect();
-            let got = PairSums::of_row(&x, &y);
-            let [xx, yy, xy, sq, sx, sy] = pairwise_sums(n, &|t| {
-                let (a, b) = (x[t], y[t]);
-                [a * a, b * b, a * b, (a - b) * (a - b), a, b]
-            });
-            let (mx, my) = (sx / n as f64, sy / n as f64);
-            let alpha = if yy > 0.0 { xy / yy } else { 0.0 };
-            let [res, m2x, m2y, co] = pairwise_sums(n, &|t| {
-                let (a, b) = (x[t], y[t]);
-                [(a - alpha * b) * (a - alpha * b), (a - mx) * (a - mx), (b - my) * (b - my), (a - mx) * (b - my)]
-            });
-            let res = if yy > 0.0 { res } else { xx };
-            let want = [xx, yy, xy, sq, mx, my, res, m2x, m2y, co].map(f64::to_bits);
-            let g = [
-                got.sum_xx,
-                got.sum_yy,
-                got.sum_xy,
-                got.sum_sq_diff,
-                got.mean_x,
-                got.mean_y,
-                got.scaled_residual,
-                got.m2_x,
-                got.m2_y,
-                got.co_moment,
-            ]
-            .map(f64::to_bits);
-            assert_eq!(g, want, "n = {n}");
-        }
-    }
 
     #[test]
     fn merge_equals_direct_statistics() {
