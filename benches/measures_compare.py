@@ -93,6 +93,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--markdown")
     ap.add_argument("--json")
+    ap.add_argument("--machine", default="", help="the machine and its load, for the receipt's text")
     ap.add_argument("--worker", action="store_true")
     ap.add_argument("--peer")
     ap.add_argument("--measure")
@@ -152,8 +153,9 @@ def main():
         f"# The measures of issue 26 at n = {a.n}: faithful vs the peers, same run",
         "",
         f"Data: `generic({a.n})` of tests/fixtures/measures/generate_oracle.py (5 blobs in 10-D, a noisy linear 2-D projection). "
-        f"Best of {a.repeat} runs per side, CPU only (`--backend cpu`), {os.cpu_count()} cores shared with other work. "
-        "\"call\": faithful's own timing of the evaluation (`run.timings.total_s`); \"CLI\": the whole process (start, reading the .npy files). "
+        f"Best of {a.repeat} runs per side, CPU only (`--backend cpu`), {os.cpu_count()} cores"
+        + (f" ({a.machine}). " if a.machine else ", shared with other work. ")
+        + "\"call\": faithful's own timing of the evaluation (`run.timings.total_s`); \"CLI\": the whole process (start, reading the .npy files). "
         "The peers' times are their calls on loaded arrays.",
         "",
         "| measure (faithful spec) | faithful call (s) | faithful CLI (s) | peer | peer (s) | peer ÷ call | peer ÷ CLI | faithful value | peer value | note |",

@@ -247,6 +247,68 @@ fn leaf<const M: usize, const K: usize, F: Fn([L8; M]) -> [L8; K]>(
     })
 }
 
+/// [`lane_sums`] on AVX-512 vectors: `f` is written with the `std::arch` intrinsics on the eight
+/// lanes (call this from a `#[target_feature(enable = "avx512f")]` function, whose closures
+/// inherit the feature). The leaves, their single call of `f`, the −0 start of the lanes, the
+/// zero-padded last chunk and the tree are [`leaf`]'s, and the intrinsics are the same IEEE
+/// operations lane by lane (no fused multiply-add), so the sums are `lane_sums`' bits: the
+/// callers' tests hold each version to the scalar sums.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub fn lane_sums_avx512<const M: usize, const K: usize, F>(cols: [&[f64]; M], f: F) -> [f64; K]
+where
+    F: Fn([std::arch::x86_64::__m512d; M]) -> [std::arch::x86_64::__m512d; K],
+{
+    use std::arch::x86_64::*;
+    let len = cols.first().map_or(0, |c| c.len());
+    assert!(cols.iter().all(|c| c.len() == len), "lane_sums: columns of one length");
+    let lanes = |v: __m512d| {
+        let mut a = [0.0f64; 8];
+        // SAFETY: eight f64.
+        unsafe { _mm512_storeu_pd(a.as_mut_ptr(), v) };
+        a
+    };
+    pairwise_leaves(len, |start, n| {
+        let full = if n >= 8 { n - n % 8 } else { 0 };
+        let rest = n - full;
+        let mut r = [_mm512_set1_pd(-0.0); K];
+        let mut last = [_mm512_setzero_pd(); K];
+        let mut at = 0;
+        while at < n {
+            let x: [__m512d; M] = std::array::from_fn(|m| {
+                let c = &cols[m][start + at..start + n];
+                if at < full {
+                    // SAFETY: at < full, so c holds at least 8 values.
+                    unsafe { _mm512_loadu_pd(c.as_ptr()) }
+                } else {
+                    let mut v = [0.0f64; 8];
+                    v[..rest].copy_from_slice(c);
+                    // SAFETY: eight f64.
+                    unsafe { _mm512_loadu_pd(v.as_ptr()) }
+                }
+            });
+            let v = f(x);
+            if at < full {
+                for c in 0..K {
+                    r[c] = _mm512_add_pd(r[c], v[c]);
+                }
+            } else {
+                last = v;
+            }
+            at += 8;
+        }
+        std::array::from_fn(|c| {
+            let r = lanes(r[c]);
+            let mut res = if n >= 8 { ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])) } else { 0.0 };
+            for &v in &lanes(last[c])[..rest] {
+                res += v;
+            }
+            res
+        })
+    })
+}
+
 /// Neumaier's compensated sum: error about one rounding of the total, in any length.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct Compensated {

@@ -42,9 +42,27 @@ pub struct NervJob {
     pub shared: bool,
 }
 
+/// Whether the AVX-512 versions of the row terms serve (checked once, then a load).
+#[inline]
+fn avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("avx512f");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 /// Sammon's row: `(Σ_{j: dx > 0} (dx − dy)²/dx, Σ_j dx)`.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub(super) fn sammon_row(dx: &[f64], dy: &[f64]) -> [f64; 2] {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512F.
+        return unsafe { simd::sammon(dx, dy) };
+    }
+    sammon_portable(dx, dy)
+}
+
+#[multiversion(targets("x86_64+avx2"))]
+fn sammon_portable(dx: &[f64], dy: &[f64]) -> [f64; 2] {
     lane_sums([dx, dy], |[a, b]| {
         let e = a - b;
         [a.where_positive(e * e / a), a]
@@ -74,8 +92,17 @@ pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob, arg: &mut Vec<f64>, w
 }
 
 /// `(Σ_j (dx − dy)² w, Σ_j dx² w)`.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 fn weighted_sums(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512F.
+        return unsafe { simd::weighted(dx, dy, w) };
+    }
+    weighted_portable(dx, dy, w)
+}
+
+#[multiversion(targets("x86_64+avx2"))]
+fn weighted_portable(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
     lane_sums([dx, dy, w], |[a, b, f]| {
         let e = a - b;
         [e * e * f, a * a * f]
@@ -84,13 +111,65 @@ fn weighted_sums(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
 
 /// The average local error's row sum: `Σ_j |dx/max_x − dy/max_y|`, or with `squared` of the
 /// squares, `Σ_j |dx²/max_x² − dy²/max_y²|` (tf-projection-qm's, on squared distances).
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 pub(super) fn ale_row(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has AVX-512F.
+        return unsafe { simd::ale(dx, dy, max_x, max_y, squared) };
+    }
+    ale_portable(dx, dy, max_x, max_y, squared)
+}
+
+#[multiversion(targets("x86_64+avx2"))]
+fn ale_portable(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
     if squared {
         let (mx, my) = (max_x * max_x, max_y * max_y);
         return lane_sums([dx, dy], |[a, b]| [(a * a / mx - b * b / my).abs()])[0];
     }
     lane_sums([dx, dy], |[a, b]| [(a / max_x - b / max_y).abs()])[0]
+}
+
+/// The row terms on AVX-512 vectors: each the portable version's expression, operation for
+/// operation (see `lane_sums_avx512`).
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use std::arch::x86_64::*;
+
+    use crate::sum::lane_sums_avx512;
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn sammon(dx: &[f64], dy: &[f64]) -> [f64; 2] {
+        let zero = _mm512_setzero_pd();
+        lane_sums_avx512([dx, dy], |[a, b]| {
+            let e = _mm512_sub_pd(a, b);
+            let t = _mm512_div_pd(_mm512_mul_pd(e, e), a);
+            [_mm512_maskz_mov_pd(_mm512_cmp_pd_mask::<_CMP_GT_OQ>(a, zero), t), a]
+        })
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn weighted(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
+        lane_sums_avx512([dx, dy, w], |[a, b, f]| {
+            let e = _mm512_sub_pd(a, b);
+            [_mm512_mul_pd(_mm512_mul_pd(e, e), f), _mm512_mul_pd(_mm512_mul_pd(a, a), f)]
+        })
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn ale(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
+        if squared {
+            let (mx, my) = (_mm512_set1_pd(max_x * max_x), _mm512_set1_pd(max_y * max_y));
+            return lane_sums_avx512([dx, dy], |[a, b]| {
+                [_mm512_abs_pd(_mm512_sub_pd(
+                    _mm512_div_pd(_mm512_mul_pd(a, a), mx),
+                    _mm512_div_pd(_mm512_mul_pd(b, b), my),
+                ))]
+            })[0];
+        }
+        let (mx, my) = (_mm512_set1_pd(max_x), _mm512_set1_pd(max_y));
+        lane_sums_avx512([dx, dy], |[a, b]| [_mm512_abs_pd(_mm512_sub_pd(_mm512_div_pd(a, mx), _mm512_div_pd(b, my)))])
+            [0]
+    }
 }
 
 /// Squares of a distance row into `out`, the point's own entry set to +∞ (it never counts).
@@ -237,12 +316,14 @@ mod tests {
                 [if a > 0.0 { e * e / a } else { 0.0 }, a]
             });
             assert_eq!(bits(sammon_row(&dx, &dy)), bits(want), "sammon, n = {n}");
+            assert_eq!(bits(sammon_portable(&dx, &dy)), bits(want), "sammon (portable), n = {n}");
             let w: Vec<f64> = dy.iter().map(|&b| (-b / 2.0).exp()).collect();
             let want = pairwise_sums(n, &|j| {
                 let (a, b, f) = (dx[j], dy[j], w[j]);
                 [(a - b) * (a - b) * f, a * a * f]
             });
             assert_eq!(bits(weighted_sums(&dx, &dy, &w)), bits(want), "cca, n = {n}");
+            assert_eq!(bits(weighted_portable(&dx, &dy, &w)), bits(want), "cca (portable), n = {n}");
             for sq in [false, true] {
                 let (mx, my) = (2e150, 3.0);
                 let want = if sq {
@@ -251,6 +332,11 @@ mod tests {
                     pairwise_sums(n, &|j| [(dx[j] / mx - dy[j] / my).abs()])[0]
                 };
                 assert_eq!(ale_row(&dx, &dy, mx, my, sq).to_bits(), want.to_bits(), "ale {sq}, n = {n}");
+                assert_eq!(
+                    ale_portable(&dx, &dy, mx, my, sq).to_bits(),
+                    want.to_bits(),
+                    "ale {sq} (portable), n = {n}"
+                );
             }
         }
     }

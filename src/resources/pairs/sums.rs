@@ -81,27 +81,25 @@ impl PairSums {
     }
 
     /// The statistics of one row's pairs: `x[j]`, `y[j]` for the j > i. Two fused sweeps (each
-    /// sum is NumPy's pairwise sum of its terms, bit for bit).
+    /// sum is NumPy's pairwise sum of its terms, bit for bit): on AVX-512 vectors where the CPU
+    /// has them, the same operations lane by lane (tested against the scalar sums).
     pub(super) fn of_row(x: &[f64], y: &[f64]) -> PairSums {
         let c = x.len();
         if c == 0 {
             return PairSums::default();
         }
-        let [sum_xx, sum_yy, sum_xy, sum_sq_diff, sum_x, sum_y] = pairwise_sums(c, &|t| {
-            let (a, b) = (x[t], y[t]);
-            [a * a, b * b, a * b, (a - b) * (a - b), a, b]
-        });
+        let (first, second): (Sweep1, Sweep2) = (sweep1, sweep2);
+        #[cfg(target_arch = "x86_64")]
+        let (first, second): (Sweep1, Sweep2) = if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F (the functions are called only then).
+            (|x, y| unsafe { simd::sweep1(x, y) }, |x, y, m| unsafe { simd::sweep2(x, y, m) })
+        } else {
+            (first, second)
+        };
+        let [sum_xx, sum_yy, sum_xy, sum_sq_diff, sum_x, sum_y] = first(x, y);
         let (mean_x, mean_y) = (sum_x / c as f64, sum_y / c as f64);
         let alpha = if sum_yy > 0.0 { sum_xy / sum_yy } else { 0.0 };
-        let [residual, m2_x, m2_y, co_moment] = pairwise_sums(c, &|t| {
-            let (a, b) = (x[t], y[t]);
-            [
-                (a - alpha * b) * (a - alpha * b),
-                (a - mean_x) * (a - mean_x),
-                (b - mean_y) * (b - mean_y),
-                (a - mean_x) * (b - mean_y),
-            ]
-        });
+        let [residual, m2_x, m2_y, co_moment] = second(x, y, [alpha, mean_x, mean_y]);
         let scaled_residual = if sum_yy > 0.0 { residual } else { sum_xx };
         PairSums {
             count: c as u64,
@@ -120,6 +118,56 @@ impl PairSums {
     }
 }
 
+type Sweep1 = fn(&[f64], &[f64]) -> [f64; 6];
+type Sweep2 = fn(&[f64], &[f64], [f64; 3]) -> [f64; 4];
+
+/// Σ a², b², ab, (a − b)², a, b.
+fn sweep1(x: &[f64], y: &[f64]) -> [f64; 6] {
+    pairwise_sums(x.len(), &|t| {
+        let (a, b) = (x[t], y[t]);
+        [a * a, b * b, a * b, (a - b) * (a - b), a, b]
+    })
+}
+
+/// Σ (a − αb)², (a − mean_x)², (b − mean_y)², (a − mean_x)(b − mean_y).
+fn sweep2(x: &[f64], y: &[f64], [alpha, mean_x, mean_y]: [f64; 3]) -> [f64; 4] {
+    pairwise_sums(x.len(), &|t| {
+        let (a, b) = (x[t], y[t]);
+        [
+            (a - alpha * b) * (a - alpha * b),
+            (a - mean_x) * (a - mean_x),
+            (b - mean_y) * (b - mean_y),
+            (a - mean_x) * (b - mean_y),
+        ]
+    })
+}
+
+/// [`sweep1`] and [`sweep2`] on AVX-512 vectors, operation for operation.
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use std::arch::x86_64::*;
+
+    use crate::sum::lane_sums_avx512;
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn sweep1(x: &[f64], y: &[f64]) -> [f64; 6] {
+        lane_sums_avx512([x, y], |[a, b]| {
+            let d = _mm512_sub_pd(a, b);
+            [_mm512_mul_pd(a, a), _mm512_mul_pd(b, b), _mm512_mul_pd(a, b), _mm512_mul_pd(d, d), a, b]
+        })
+    }
+
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn sweep2(x: &[f64], y: &[f64], [alpha, mean_x, mean_y]: [f64; 3]) -> [f64; 4] {
+        let (al, mx, my) = (_mm512_set1_pd(alpha), _mm512_set1_pd(mean_x), _mm512_set1_pd(mean_y));
+        lane_sums_avx512([x, y], |[a, b]| {
+            let r = _mm512_sub_pd(a, _mm512_mul_pd(al, b));
+            let (u, v) = (_mm512_sub_pd(a, mx), _mm512_sub_pd(b, my));
+            [_mm512_mul_pd(r, r), _mm512_mul_pd(u, u), _mm512_mul_pd(v, v), _mm512_mul_pd(u, v)]
+        })
+    }
+}
+
 /// Merges per-row statistics by a binary tree whose shape depends only on their number.
 pub fn tree<T: Copy>(v: &[T], empty: T, merge: &impl Fn(T, T) -> T) -> T {
     match v.len() {
@@ -135,6 +183,33 @@ pub fn tree<T: Copy>(v: &[T], empty: T, merge: &impl Fn(T, T) -> T) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both sweeps, on AVX-512 where the CPU has it and portable, are the scalar sums in
+    /// NumPy's order, bit for bit.
+    #[test]
+    fn vectorised_row_sums_are_the_scalar_sums() {
+        for n in [1usize, 7, 8, 9, 128, 129, 1000, 4099] {
+            let x: Vec<f64> =
+                (0..n).map(|i| if i % 6 == 0 { 0.0 } else { ((i as f64) * 0.731).sin().abs() * 1e3 }).collect();
+            let y: Vec<f64> =
+                (0..n).map(|i| if i % 5 == 0 { -0.0 } else { ((i as f64) * 0.377).cos().abs() * 7.0 }).collect();
+            let m = [0.37, 501.0, 3.5];
+            let want1 = sweep1(&x, &y).map(f64::to_bits);
+            let want2 = sweep2(&x, &y, m).map(f64::to_bits);
+            let [xx, yy, xy, sq, sx, sy] = pairwise_sums(n, &|t| {
+                let (a, b) = (x[t], y[t]);
+                [a * a, b * b, a * b, (a - b) * (a - b), a, b]
+            });
+            assert_eq!(want1, [xx, yy, xy, sq, sx, sy].map(f64::to_bits), "n = {n}");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F.
+                let (g1, g2) = unsafe { (simd::sweep1(&x, &y), simd::sweep2(&x, &y, m)) };
+                assert_eq!(g1.map(f64::to_bits), want1, "n = {n}");
+                assert_eq!(g2.map(f64::to_bits), want2, "n = {n}");
+            }
+        }
+    }
 
     #[test]
     fn merge_equals_direct_statistics() {
