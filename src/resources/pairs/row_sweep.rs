@@ -105,8 +105,7 @@ struct Scratch {
     kernel: Kernel,
     px: Vec<Vec<f64>>,
     q: Vec<f64>,
-    /// CCA's exponents and weights.
-    arg: Vec<f64>,
+    /// CCA's weights.
     weight: Vec<f64>,
 }
 
@@ -240,7 +239,7 @@ fn row(s: &mut Scratch, i: usize, p: usize, job: &SweepJob, betas_x: &[f64]) -> 
     if job.sammon {
         r.sammon = sammon_row(dx, dy);
     }
-    r.cca = job.cca.iter().map(|&c| cca_row(dx, dy, c, &mut s.arg, &mut s.weight)).collect();
+    r.cca = job.cca.iter().map(|&c| cca_row(dx, dy, c, &mut s.weight)).collect();
     if let Some((max_x, max_y, variants)) = &job.ale {
         r.ale = variants.iter().map(|&sq| ale_row(dx, dy, *max_x, max_y[p], sq)).collect();
     }

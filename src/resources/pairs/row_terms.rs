@@ -7,7 +7,7 @@
 
 use multiversion::multiversion;
 
-use super::super::density::{exp_nonpositive, gaussian_sums};
+use super::super::density::{exp_neg_over, gaussian_sums};
 use crate::sum::{lane_sums, pairwise_sums};
 
 /// NeRV's bandwidth search: the entropy tolerance, in nats.
@@ -70,18 +70,12 @@ fn sammon_portable(dx: &[f64], dy: &[f64]) -> [f64; 2] {
 }
 
 /// CCA's row: `(Σ_j (dx − dy)² F(dy), Σ_j dx² F(dy))`; `w` is scratch for the weights (the
-/// exponential kernel's by the vectorised `exp_nonpositive`, as the densities').
-pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob, arg: &mut Vec<f64>, w: &mut Vec<f64>) -> [f64; 2] {
+/// exponential kernel's by the vectorised `exp_neg_over`: the densities' exponential).
+pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob, w: &mut Vec<f64>) -> [f64; 2] {
     let (n, lambda) = (dx.len(), job.lambda);
     w.resize(n, 0.0);
     match job.kernel {
-        CcaKernel::Exponential => {
-            arg.resize(n, 0.0);
-            for (a, &b) in arg.iter_mut().zip(dy) {
-                *a = -b / lambda;
-            }
-            exp_nonpositive(arg, w);
-        }
+        CcaKernel::Exponential => exp_neg_over(dy, lambda, w),
         CcaKernel::Step => {
             for (f, &b) in w.iter_mut().zip(dy) {
                 *f = if b <= lambda { 1.0 } else { 0.0 };
@@ -324,6 +318,22 @@ mod tests {
             });
             assert_eq!(bits(weighted_sums(&dx, &dy, &w)), bits(want), "cca, n = {n}");
             assert_eq!(bits(weighted_portable(&dx, &dy, &w)), bits(want), "cca (portable), n = {n}");
+            // Probabilities: many floored (equal), a few not; the point itself 0 in both.
+            if n > 0 {
+                let prob =
+                    |v: &[f64]| -> Vec<f64> { v.iter().map(|&d| if d > 5.0 { 1e-13 } else { d * 1e-3 }).collect() };
+                let (mut p, mut q) = (prob(&dx), prob(&dy));
+                let skip = n / 2;
+                (p[skip], q[skip]) = (0.0, 0.0);
+                let want = pairwise_sums(n, &|j| {
+                    if j == skip {
+                        return [0.0, 0.0];
+                    }
+                    let (a, b) = (p[j].max(NERV_FLOOR), q[j].max(NERV_FLOOR));
+                    [a * (a / b).ln(), b * (b / a).ln()]
+                });
+                assert_eq!(bits(kl_both(&p, &q, skip)), bits(want), "kl, n = {n}");
+            }
             for sq in [false, true] {
                 let (mx, my) = (2e150, 3.0);
                 let want = if sq {
