@@ -43,12 +43,10 @@ pub struct NervJob {
 }
 
 /// Whether the AVX-512 versions of the row terms serve (checked once, then a load).
+#[cfg(target_arch = "x86_64")]
 #[inline]
 fn avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::arch::is_x86_feature_detected!("avx512f");
-    #[cfg(not(target_arch = "x86_64"))]
-    false
+    std::arch::is_x86_feature_detected!("avx512f")
 }
 
 /// Sammon's row: `(Σ_{j: dx > 0} (dx − dy)²/dx, Σ_j dx)`.
