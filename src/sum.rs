@@ -250,7 +250,7 @@ fn leaf<const M: usize, const K: usize, F: Fn([L8; M]) -> [L8; K]>(
 /// [`lane_sums`] on AVX-512 vectors: `f` is written with the `std::arch` intrinsics on the eight
 /// lanes (call this from a `#[target_feature(enable = "avx512f")]` function, whose closures
 /// inherit the feature). The leaves, their single call of `f`, the −0 start of the lanes, the
-/// zero-padded last chunk and the tree are [`leaf`]'s, and the intrinsics are the same IEEE
+/// zero-padded last chunk and the tree are `leaf`'s, and the intrinsics are the same IEEE
 /// operations lane by lane (no fused multiply-add), so the sums are `lane_sums`' bits: the
 /// callers' tests hold each version to the scalar sums.
 #[cfg(target_arch = "x86_64")]
