@@ -6,7 +6,7 @@
 import { checkvizColour, checkvizLow, LENS, rgb } from './colour.js';
 import { MUTED, PointGrid, SMALL, dotRadius, drawTitle, fitPoints, setupCanvas, wrapText } from './canvas.js';
 import { attachPointer, drawLens, drawSelection, selectionHtml } from './lens.js';
-import { lensOf, selectionStats } from './model.js';
+import { lensOf, lensReady, selectionStats } from './model.js';
 
 export class CompareView {
   constructor(canvas, info, model, pa = 0, pb = 1) {
@@ -148,13 +148,9 @@ export class CompareView {
     }
   }
 
-  /** Whether both projections have the kNN lists and cross ranks a lens needs (a large report may leave them out). */
+  /** Whether both projections have what a lens reads (a large report may leave it out). */
   hasLens() {
-    const { model } = this;
-    return Boolean(model.knnHigh) && this.ps.every((p) => {
-      const pr = model.projections[p];
-      return pr.knnLow && pr.rankLowOfHigh && pr.rankHighOfLow;
-    });
+    return this.ps.every((p) => lensReady(this.model, p));
   }
 
   summary() {

@@ -69,6 +69,12 @@ export function defaultPoint(model, p) {
   return best;
 }
 
+/** Whether projection p has what its lens reads: the original kNN lists, its own, and the cross ranks both ways (a large report may leave them out). */
+export function lensReady(model, p) {
+  const pr = model.projections[p];
+  return Boolean(model.knnHigh && pr.knnLow && pr.rankLowOfHigh && pr.rankHighOfLow);
+}
+
 /**
  * The lens of point i on projection p: its k original neighbours with their projection ranks
  * (missing: rank > k) and its k projection neighbours with their original ranks (false: rank > k).

@@ -8,6 +8,7 @@ import { CompareView } from './compare.js';
 import { exportJson, exportPng } from './canvas.js';
 import { LensView } from './lens.js';
 import { ReliabilityView } from './reliability.js';
+import { lensReady } from './model.js';
 import { ShepardView } from './shepard.js';
 
 export const VIEW_KINDS = ['checkviz', 'reliability', 'lens', 'shepard', 'coranking', 'compare'];
@@ -37,8 +38,9 @@ export function available(model, kind) {
     case 'checkviz':
       return pr.some((p) => p.localT) ? null : 'no local trustworthiness and continuity (tnc with per-point values)';
     case 'reliability':
-    case 'lens':
       return model.knnHigh && pr.some((p) => p.rankLowOfHigh) ? null : 'no kNN lists and cross ranks';
+    case 'lens':
+      return pr.some((_, p) => lensReady(model, p)) ? null : 'no kNN lists and cross ranks';
     case 'shepard':
       return pr.some((p) => p.shepard) ? null : 'no Shepard tallies';
     case 'coranking':
