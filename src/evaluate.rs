@@ -581,6 +581,7 @@ impl Evaluator {
             out.coranking.push(counts);
             out.stats.distance_rows += 2 * n as u64;
             out.stats.rows_fused += n as u64;
+            out.stats.rows_integer_keys += crate::resources::lattice_rows(&self.high, low, n);
             if ks.kl > 0 {
                 out.low_index.push(LowIndexReport {
                     path: "rows",

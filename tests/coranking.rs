@@ -391,6 +391,8 @@ fn the_fused_pass_follows_the_metric_and_the_input() {
         let got = Evaluator::new(high.clone(), opts(None, Some(16))).measure_many(&[&low], Some(&labels), &together);
         let got = got.unwrap();
         assert_eq!(got.run.work.rows_fused, n as u64, "{name}");
+        // The projection is an integer lattice (ranked by integer keys), no original space here is.
+        assert_eq!(got.run.work.rows_integer_keys, n as u64, "{name}");
         let alone = Evaluator::new(high, opts(None, Some(16)));
         let want_c = alone.measure(&low, Some(&labels), std::slice::from_ref(&corank)).unwrap();
         let want_r = alone.measure(&low, Some(&labels), &rest).unwrap();

@@ -377,6 +377,9 @@ fn pool_spans_tile_the_plan_in_balanced_runs_of_blocks() {
             }
         }
     }
+    // As few blocks as balance allows: two workers take one half each.
+    assert_eq!(spans(8000, 2), vec![vec![0..4000], vec![4000..8000]]);
+    assert!(spans(20_000, 3).iter().all(|s| s.len() <= 4), "{:?}", spans(20_000, 3));
 }
 
 /// A worker's span mapped at once (one partial per block) folds to one measure, on the first

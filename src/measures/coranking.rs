@@ -92,8 +92,22 @@ fn own_auc(n: usize, km: usize) -> impl Fn(&[u32]) -> f64 + Sync {
     let weight = log_weight(km);
     move |cum: &[u32]| {
         debug_assert_eq!(cum.len(), km);
-        log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight
+        // The terms of `log_weighted_sum(km, |k| rnx(n, k, cum[k − 1] / k))`, the same operations
+        // in a loop that vectorises, then the same pairwise sum over them.
+        TERMS.with_borrow_mut(|terms| {
+            terms.clear();
+            terms.extend(cum.iter().enumerate().map(|(t, &c)| {
+                let k = t + 1;
+                rnx(n, k, f64::from(c) / k as f64) / k as f64
+            }));
+            pairwise_sum(terms) / weight
+        })
     }
+}
+
+thread_local! {
+    /// [`own_auc`]'s terms of one row (reused: a row summary runs per row).
+    static TERMS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The pass's counts over the rows `rows` (all of them for the measure, one block for a
@@ -121,9 +135,7 @@ pub fn counts_rows_binned(
     ctl: &crate::Control,
     bins: &RankBins,
 ) -> Result<(CoRankCounts, Vec<u64>)> {
-    let n = high.n();
-    let weight = log_weight(km);
-    let own_auc = |cum: &[u32]| log_weighted_sum(km, |k| rnx(n, k, f64::from(cum[k - 1]) / k as f64)) / weight;
+    let own_auc = own_auc(high.n(), km);
     coranking_matrix_pass(high, low, km, block_rows, ctl, &own_auc, bins)
 }
 

@@ -1,24 +1,27 @@
 //! The co-ranking pass: every pair's rank in both spaces, tallied into the integer counts from
 //! which the whole co-ranking family (Q_NX, R_NX, T, C, MRRE, LCMC for every K) follows.
 //!
-//! For each row i both distance rows are computed and fully sorted by `(d(i,j), j)` (the
-//! reference's order: ties by index, self excluded; `row_order`'s bucket sort), which gives `ρ_ij` (original space) and
-//! `r_ij` (projection) for every j in O(n log n). Each pair then adds O(1) to integer
-//! tallies: a histogram of `max(ρ, r)` (Q_NX), difference arrays for the T and C numerators,
-//! and the MRRE numerators grouped by their denominator's rank. The co-ranking matrix is
-//! never built: memory is O(n + k_max) per worker. Tallies are merged by integer addition,
-//! so the counts are the same for any thread count and block size; each row's own summary is
-//! computed from that row alone and stored in row order.
+//! For each row i both spaces' rows are ranked in the reference's order `(d(i,j), j)` (ties by
+//! index, self excluded): an integer lattice (`lattice.rs`: small integer coordinates) by its
+//! exact integer keys, counted in O(n + range); any other space by its f64 distances and
+//! `row_order`'s bucket sort. That gives `ρ_ij` (original space) and `r_ij` (projection) for
+//! every j. The row's tallies are then read per rank rather than per pair (`Tally`): one
+//! sequential pass over the ranks x ≤ k_max adds a histogram of `max(ρ, r)` (Q_NX), difference
+//! arrays for the T and C numerators and the MRRE numerators grouped by their denominator's rank.
+//! The co-ranking matrix is never built: memory is O(n) per worker. Tallies are merged by integer
+//! addition, so the counts are the same for any thread count and block size; each row's own
+//! summary is computed from that row alone and stored in row order.
 //!
 //! Fused with the row pass ([`coranking_pass_fused`]): when neighbourhood measures are asked
-//! with the co-ranking family, the same sorted rows also give both kNN lists (the first k of
-//! each order) and the cross ranks (ρ and r looked up), so one pass serves every measure.
+//! with the co-ranking family, the same ranked rows also give both kNN lists (the points at the
+//! first k ranks) and the cross ranks, so one pass serves every measure.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use super::lattice::Lattice;
 use super::row_order::RowOrder;
 use super::{CrossRanks, Neighbours};
 use crate::control::Control;
@@ -131,7 +134,7 @@ pub fn coranking_pass_rows(
     span: std::ops::Range<usize>,
 ) -> Result<CoRankCounts> {
     let lists = ListKs { kh: 0, kl: 0, kc: 0 };
-    Ok(pass(high, low, k_max, lists, block_rows, ctl, row_summary, span, None)?.0)
+    Ok(pass(high, low, k_max, lists, block_rows, ctl, row_summary, span, None, true)?.0)
 }
 
 /// [`coranking_pass`] that also tallies the co-ranking matrix in the log bins `bins` of both
@@ -148,7 +151,8 @@ pub fn coranking_matrix_pass(
 ) -> Result<(CoRankCounts, Vec<u64>)> {
     assert_eq!(bins.n, high.n(), "the bins are for this n");
     let lists = ListKs { kh: 0, kl: 0, kc: 0 };
-    let (counts, _, matrix) = pass(high, low, k_max, lists, block_rows, ctl, row_summary, 0..high.n(), Some(bins))?;
+    let (counts, _, matrix) =
+        pass(high, low, k_max, lists, block_rows, ctl, row_summary, 0..high.n(), Some(bins), true)?;
     Ok((counts, matrix.expect("the matrix was asked for")))
 }
 
@@ -164,7 +168,7 @@ pub struct ListKs {
 /// What a fused pass read off its sorted rows, for the rows of its span: the lists a row pass
 /// would have built, the same bits (both take the first k of the reference order and its
 /// distances).
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct FusedLists {
     pub high: Option<Neighbours>,
     pub low: Option<Neighbours>,
@@ -186,7 +190,7 @@ pub fn coranking_pass_fused(
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
     span: std::ops::Range<usize>,
 ) -> Result<(CoRankCounts, FusedLists)> {
-    let (counts, fused, _) = pass(high, low, k_max, lists, block_rows, ctl, row_summary, span, None)?;
+    let (counts, fused, _) = pass(high, low, k_max, lists, block_rows, ctl, row_summary, span, None, true)?;
     Ok((counts, fused))
 }
 
@@ -214,6 +218,7 @@ fn pass(
     row_summary: &(dyn Fn(&[u32]) -> f64 + Sync),
     span: std::ops::Range<usize>,
     bins: Option<&RankBins>,
+    lattices: bool,
 ) -> Result<(CoRankCounts, FusedLists, Option<Vec<u64>>)> {
     let n = high.n();
     assert!(!span.is_empty() && span.end <= n, "rows {span:?} out of range for n {n}");
@@ -225,13 +230,21 @@ fn pass(
     let block_rows = block_rows.max(1);
     // One tally per concurrently running task (at most the thread count), reused across blocks.
     let pool: Mutex<Vec<Tally>> = Mutex::new(Vec::new());
+    // Integer lattices rank by exact integer keys (`lattice.rs`); other spaces by f64 distances.
+    // (`lattices` false: the tests' way to run the f64 path on lattice data.)
+    let lattice = |p: &Points| if lattices { Lattice::of(p) } else { None };
+    let (high_lattice, low_lattice) = (lattice(high), lattice(low));
     let done = AtomicU64::new(0);
     let blocks: Vec<std::ops::Range<usize>> =
         span.clone().step_by(block_rows).map(|s| s..(s + block_rows).min(span.end)).collect();
     let outs = blocks
         .par_iter()
         .map(|rows| {
-            let mut t = pool.lock().expect("tally pool").pop().unwrap_or_else(|| Tally::new(shape, bins));
+            let mut t = pool
+                .lock()
+                .expect("tally pool")
+                .pop()
+                .unwrap_or_else(|| Tally::new(shape, bins, (high_lattice.as_ref(), low_lattice.as_ref()), lists));
             let m = rows.len();
             let mut summaries = Vec::with_capacity(m);
             let mut out = BlockLists {
@@ -250,7 +263,7 @@ fn pass(
                 if result.is_err() {
                     break;
                 }
-                let cum = t.row(high, low, i, lists.kc > 0);
+                let cum = t.row(high, low, i);
                 summaries.push(row_summary(cum));
                 t.lists(lists, r, &mut out);
             }
@@ -440,22 +453,96 @@ struct Shape {
     k_tnc: usize,
 }
 
-/// One worker's scratch (O(n)) and tallies (O(k_max)). Every tally array is indexed by K or m
-/// directly (index 0 unused); the difference arrays have one more slot for their ends.
-struct Tally {
-    s: Shape,
-    dx: Vec<f64>,
-    dy: Vec<f64>,
+/// One space's side of a row: how its rows are ranked (integer keys on an integer lattice, else
+/// the reference's f64 distances) and the row's scratch.
+struct Side<'a> {
+    lattice: Option<&'a Lattice>,
+    /// The row's distances (f64 path) or keys (lattice path).
+    dist: Vec<f64>,
+    keys: Vec<u32>,
+    words: Vec<u32>,
+    /// The sorts' order of the row (scratch: the ranks are the result).
     order: Vec<u32>,
-    /// The original space's order of the row (kept while the projection's is sorted).
-    high_order: Vec<u32>,
+    /// `rank[j]`: j's place in the order, from 1 (`rank[i] = 0`).
+    rank: Vec<u32>,
+}
+
+impl<'a> Side<'a> {
+    fn new(n: usize, lattice: Option<&'a Lattice>) -> Self {
+        let (nd, nk) = if lattice.is_some() { (0, n) } else { (n, 0) };
+        Side {
+            lattice,
+            dist: vec![0.0; nd],
+            keys: vec![0; nk],
+            words: Vec::new(),
+            order: Vec::with_capacity(n),
+            rank: vec![0; n],
+        }
+    }
+
+    /// Ranks row i (the same ranks either way: the lattice's premises, `lattice.rs`): by counting
+    /// small integer keys, else by sorting the keys or the distances.
+    fn rank_row(&mut self, points: &Points, i: usize, sorter: &mut RowOrder) {
+        let n = self.rank.len();
+        match self.lattice {
+            Some(l) => {
+                let top = l.keys_row(i, &mut self.words, &mut self.keys);
+                debug_assert!(top <= l.max_key());
+                if sorter.rank_keys(&self.keys, i, top, &mut self.rank) {
+                    return;
+                }
+                sorter.sort_keys(&self.keys, i, &mut self.order);
+            }
+            None => {
+                distance_row(points, i, &mut self.dist);
+                sorter.sort(&self.dist, i, &mut self.order);
+            }
+        }
+        let rank = &mut self.rank[..n];
+        rank[i] = 0;
+        for (p, &j) in self.order.iter().enumerate() {
+            rank[j as usize] = p as u32 + 1;
+        }
+    }
+
+    /// `d(i, j)` of the last row, the reference's bits.
+    #[inline]
+    fn dist(&self, j: usize) -> f64 {
+        match self.lattice {
+            Some(l) => l.distance(self.keys[j]),
+            None => self.dist[j],
+        }
+    }
+}
+
+/// One worker's scratch (O(n)) and tallies (O(k_max)). Every tally array is indexed by K or m
+/// directly (index 0 unused).
+///
+/// A row's pairs are read per rank rather than per point: `a_of_b[x]` is the original rank of
+/// the point at projection rank x and `b_of_a[x]` the projection rank of the point at original
+/// rank x (two permutations of 1 ..= n − 1). Every tally at index x is a function of those two
+/// numbers, so each row adds to the tallies in one sequential pass over x ≤ k_max, without a
+/// branch or a random access: a pair (ρ, r) = (a, b) counts for `max(a, b)` in the joint
+/// histogram (at x = a from `b_of_a` when a ≥ b, at x = b from `a_of_b` when b > a), adds
+/// `|a − b|` to MRRE's `err_low[b]` and `err_high[a]`, and, as a false neighbour for K in b .. a
+/// (b < a) or a missing one for K in a .. b (a < b), adds (its other rank − K) to T's or C's
+/// numerator over that range: difference arrays with a start at the lower rank and an end at the
+/// higher one, of which only ends ≤ k_tnc are ever read.
+struct Tally<'a> {
+    s: Shape,
+    high: Side<'a>,
+    low: Side<'a>,
     sorter: RowOrder,
-    rho: Vec<u32>,
-    /// The projection's rank of each j (`r_ij`).
-    r: Vec<u32>,
+    a_of_b: Vec<u32>,
+    b_of_a: Vec<u32>,
+    /// When lists are read off the pass: the point at each original rank (the row's order in the
+    /// original space, from index 1) and at each projection rank.
+    point_of_a: Vec<u32>,
+    point_of_b: Vec<u32>,
     row_hist: Vec<u32>,
     hist: Vec<u64>,
-    /// Trustworthiness: Σρ and the pair count over each pair's K range, as difference arrays.
+    /// T's numerator: Σ of the other rank and the pair count over each pair's K range, as
+    /// difference arrays (index K ≤ k_tnc); C's likewise.
     trust_sum: Vec<i64>,
     trust_count: Vec<i64>,
     cont_sum: Vec<i64>,
@@ -465,24 +552,30 @@ struct Tally {
     matrix: Option<BinnedMatrix>,
 }
 
-impl Tally {
-    fn new(s: Shape, bins: Option<&RankBins>) -> Self {
+impl<'a> Tally<'a> {
+    fn new(
+        s: Shape,
+        bins: Option<&RankBins>,
+        lattices: (Option<&'a Lattice>, Option<&'a Lattice>),
+        lists: ListKs,
+    ) -> Self {
         let (n, k, kt) = (s.n, s.k_max, s.k_tnc);
+        let points = if lists.kh.max(lists.kl).max(lists.kc) > 0 { n } else { 0 };
         Tally {
             s,
-            dx: vec![0.0; n],
-            dy: vec![0.0; n],
-            order: Vec::with_capacity(n),
-            high_order: Vec::with_capacity(n),
+            high: Side::new(n, lattices.0),
+            low: Side::new(n, lattices.1),
             sorter: RowOrder::default(),
-            rho: vec![0; n],
-            r: vec![0; n],
+            a_of_b: vec![0; n],
+            b_of_a: vec![0; n],
+            point_of_a: vec![0; points],
+            point_of_b: vec![0; points],
             row_hist: vec![0; k + 1],
             hist: vec![0; k + 1],
-            trust_sum: vec![0; kt + 2],
-            trust_count: vec![0; kt + 2],
-            cont_sum: vec![0; kt + 2],
-            cont_count: vec![0; kt + 2],
+            trust_sum: vec![0; kt + 1],
+            trust_count: vec![0; kt + 1],
+            cont_sum: vec![0; kt + 1],
+            cont_count: vec![0; kt + 1],
             err_low: vec![0; k + 1],
             err_high: vec![0; k + 1],
             matrix: bins.map(|b| BinnedMatrix { bins: b.clone(), counts: vec![0; b.len() * b.len()] }),
@@ -490,46 +583,61 @@ impl Tally {
     }
 
     /// Tallies row i; returns its cumulative counts for K = 1 ..= k_max.
-    /// `want_r`: also keep the projection's rank of every j (the fused pass's cross ranks).
-    fn row(&mut self, high: &Points, low: &Points, i: usize, want_r: bool) -> &[u32] {
-        let Shape { k_max, k_tnc, .. } = self.s;
-        distance_row(high, i, &mut self.dx);
-        distance_row(low, i, &mut self.dy);
-        self.sorter.sort(&self.dx, i, &mut self.high_order);
-        for (p, &j) in self.high_order.iter().enumerate() {
-            self.rho[j as usize] = p as u32 + 1;
-        }
-        self.sorter.sort(&self.dy, i, &mut self.order);
-        self.row_hist.fill(0);
-        if want_r {
-            for (p, &j) in self.order.iter().enumerate() {
-                self.r[j as usize] = p as u32 + 1;
+    #[inline(never)]
+    fn row(&mut self, high: &Points, low: &Points, i: usize) -> &[u32] {
+        let Shape { n, k_max, k_tnc } = self.s;
+        self.high.rank_row(high, i, &mut self.sorter);
+        self.low.rank_row(low, i, &mut self.sorter);
+        let (rho, r) = (&self.high.rank[..n], &self.low.rank[..n]);
+        {
+            // Ranks are < n (point i's are 0, a slot no read uses): the bounds checks pass.
+            let (ab, ba) = (&mut self.a_of_b[..n], &mut self.b_of_a[..n]);
+            if self.point_of_a.is_empty() {
+                for (&a, &b) in rho.iter().zip(r) {
+                    ab[b as usize] = a;
+                    ba[a as usize] = b;
+                }
+            } else {
+                let (pa, pb) = (&mut self.point_of_a[..n], &mut self.point_of_b[..n]);
+                for (j, (&a, &b)) in rho.iter().zip(r).enumerate() {
+                    ab[b as usize] = a;
+                    ba[a as usize] = b;
+                    pa[a as usize] = j as u32;
+                    pb[b as usize] = j as u32;
+                }
             }
         }
-        for (p, &j) in self.order.iter().enumerate() {
-            let (a, b) = (self.rho[j as usize] as usize, p + 1);
-            let m = a.max(b);
-            if m <= k_max {
-                self.row_hist[m] += 1;
+        if let Some(m) = &mut self.matrix {
+            let w = m.bins.len();
+            for (t, (&a, &b)) in rho.iter().zip(r).enumerate() {
+                if t != i {
+                    m.counts[m.bins.bin(a as usize) * w + m.bins.bin(b as usize)] += 1;
+                }
             }
-            let err = a.abs_diff(b) as u64;
-            if b <= k_max {
-                self.err_low[b] += err;
-            }
-            if a <= k_max {
-                self.err_high[a] += err;
-            }
-            // j is a false neighbour (in N^Y_K, not in N^X_K) for K in b..a, a missing one
-            // (in N^X_K, not in N^Y_K) for K in a..b; each adds (its other rank − K).
-            if b < a && b <= k_tnc {
-                span(&mut self.trust_sum, &mut self.trust_count, b, (a - 1).min(k_tnc), a);
-            } else if a < b && a <= k_tnc {
-                span(&mut self.cont_sum, &mut self.cont_count, a, (b - 1).min(k_tnc), b);
-            }
-            if let Some(m) = &mut self.matrix {
-                let w = m.bins.len();
-                m.counts[m.bins.bin(a) * w + m.bins.bin(b)] += 1;
-            }
+        }
+        // Index loops over slices of one length: they vectorise.
+        let (ab, ba) = (&self.a_of_b[1..=k_max], &self.b_of_a[1..=k_max]);
+        let hist = &mut self.row_hist[1..=k_max];
+        let (el, eh) = (&mut self.err_low[1..=k_max], &mut self.err_high[1..=k_max]);
+        for t in 0..k_max {
+            let (x, a, b) = (t as u32 + 1, ab[t], ba[t]);
+            hist[t] = u32::from(x > a) + u32::from(x >= b);
+            el[t] += u64::from(x.abs_diff(a));
+            eh[t] += u64::from(x.abs_diff(b));
+        }
+        let (ab, ba) = (&ab[..k_tnc], &ba[..k_tnc]);
+        let (ts, tc) = (&mut self.trust_sum[1..=k_tnc], &mut self.trust_count[1..=k_tnc]);
+        let (cs, cc) = (&mut self.cont_sum[1..=k_tnc], &mut self.cont_count[1..=k_tnc]);
+        for t in 0..k_tnc {
+            let (x, a, b) = (t as u32 + 1, ab[t], ba[t]);
+            // At x: T's start of the pair at projection rank x (when x < a, the other rank a) and
+            // end of the pair at original rank x (when b < x); C's start of the pair at original
+            // rank x (when x < b, the other rank b) and end of the pair at projection rank x.
+            let (t_start, t_end, c_start, c_end) = (x < a, b < x, x < b, a < x);
+            ts[t] += i64::from(if t_start { a } else { 0 }) - i64::from(if t_end { x } else { 0 });
+            tc[t] += i64::from(t_start) - i64::from(t_end);
+            cs[t] += i64::from(if c_start { b } else { 0 }) - i64::from(if c_end { x } else { 0 });
+            cc[t] += i64::from(c_start) - i64::from(c_end);
         }
         let mut c = 0u32;
         for (h, total) in self.row_hist[1..].iter_mut().zip(&mut self.hist[1..]) {
@@ -541,29 +649,32 @@ impl Tally {
     }
 
     /// Writes the last row's lists (its slot `r` of the block) from its two orders: the first k
-    /// of each order are its kNN (the reference's order, ties by index), and ρ and r give the
+    /// of each order are its kNN (the reference's order, ties by index), and the ranks give the
     /// cross ranks.
     fn lists(&self, ks: ListKs, r: usize, out: &mut BlockLists) {
-        let (hx, ly) = (&self.high_order, &self.order);
+        if self.point_of_a.is_empty() {
+            return;
+        }
+        let (hx, ly) = (&self.point_of_a[1..], &self.point_of_b[1..]);
         for (s, &j) in hx[..ks.kh].iter().enumerate() {
             out.high_idx[r * ks.kh + s] = j;
-            out.high_dist[r * ks.kh + s] = self.dx[j as usize];
+            out.high_dist[r * ks.kh + s] = self.high.dist(j as usize);
         }
         for (s, &j) in ly[..ks.kl].iter().enumerate() {
             out.low_idx[r * ks.kl + s] = j;
-            out.low_dist[r * ks.kl + s] = self.dy[j as usize];
+            out.low_dist[r * ks.kl + s] = self.low.dist(j as usize);
         }
         for s in 0..ks.kc {
             let (jl, jh) = (ly[s] as usize, hx[s] as usize);
             let at = r * ks.kc + s;
-            out.rank_hl[at] = self.rho[jl];
-            out.dist_hl[at] = self.dx[jl];
-            out.rank_lh[at] = self.r[jh];
-            out.dist_lh[at] = self.dy[jh];
+            out.rank_hl[at] = self.high.rank[jl];
+            out.dist_hl[at] = self.high.dist(jl);
+            out.rank_lh[at] = self.low.rank[jh];
+            out.dist_lh[at] = self.low.dist(jh);
         }
     }
 
-    fn merge(mut self, o: Tally) -> Tally {
+    fn merge(mut self, o: Tally) -> Tally<'a> {
         fn add<T: Copy + std::ops::AddAssign>(a: &mut [T], b: &[T]) {
             a.iter_mut().zip(b).for_each(|(x, &y)| *x += y);
         }
@@ -601,15 +712,6 @@ impl Tally {
             rows,
         }
     }
-}
-
-/// Adds `other` to `sum` and 1 to `count` over K = lo ..= hi (difference arrays).
-#[inline]
-fn span(sum: &mut [i64], count: &mut [i64], lo: usize, hi: usize, other: usize) {
-    sum[lo] += other as i64;
-    sum[hi + 1] -= other as i64;
-    count[lo] += 1;
-    count[hi + 1] -= 1;
 }
 
 /// `Σ (other − K)` for K = 1 ..= k from the difference arrays: prefix(sum) − K · prefix(count).
@@ -677,5 +779,43 @@ mod tests {
         assert_eq!(matrix, want);
         assert_eq!(matrix.iter().sum::<u64>(), (n * (n - 1)) as u64);
         assert_eq!(counts, coranking_pass(&high, &low, n - 2, 7, &ctl, &|_| 0.0).unwrap());
+    }
+
+    /// On integer lattices the pass ranks by integer keys; with the lattices refused it ranks by
+    /// the f64 distances: every count, row summary, list and cross rank is the same, on
+    /// duplicates, ties and both key-ranking ways (counted, and bucket-sorted for a wide range).
+    #[test]
+    fn lattice_keys_give_the_f64_pass() {
+        let mut rng = crate::splitmix::SplitMix64(11);
+        let mut ints = |n: usize, d: usize, levels: u64| {
+            let v = (0..n * d).map(|_| (rng.next_u64() % levels) as f64).collect();
+            Points::from_vec("p", n, d, v).unwrap()
+        };
+        let cases = [
+            (ints(300, 50, 8), ints(300, 2, 100)),
+            (ints(257, 5, 3), ints(257, 2, 4)),      // heavy ties, duplicate points
+            (ints(200, 2, 30_000), ints(200, 2, 7)), // a range too wide to count
+            (ints(5, 2, 2), ints(5, 1, 2)),
+        ];
+        let ctl = Control::default();
+        let summary = |c: &[u32]| c.iter().enumerate().map(|(k, &v)| f64::from(v) / (k + 1) as f64).sum::<f64>();
+        for (high, low) in &cases {
+            let n = high.n();
+            assert!(Lattice::of(high).is_some() && Lattice::of(low).is_some());
+            for (k_max, lists) in
+                [(n - 2, ListKs { kh: 4, kl: 3, kc: 3 }), (2.min(n - 2), ListKs { kh: 0, kl: 0, kc: 0 })]
+            {
+                let bins = RankBins::new(n, 2);
+                let run = |lat: bool| pass(high, low, k_max, lists, 7, &ctl, &summary, 0..n, Some(&bins), lat).unwrap();
+                let (a, b) = (run(true), run(false));
+                assert_eq!(a.0, b.0, "counts, n {n}, k_max {k_max}");
+                assert_eq!(
+                    a.0.rows.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    b.0.rows.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+                );
+                assert_eq!(a.1, b.1, "lists, n {n}");
+                assert_eq!(a.2, b.2, "matrix, n {n}");
+            }
+        }
     }
 }

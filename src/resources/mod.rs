@@ -6,7 +6,7 @@
 //! What lives where, in import order (a module imports only those before it; the test
 //! `tests/module_graph.rs` fails on any cycle):
 //! 1. helpers with no imports here: `radix` (the u128 sort), `row_order` (one row's
-//!    neighbour order), `scratch_pool`, `workspace`
+//!    neighbour order), `lattice` (integer lattices' exact integer keys), `scratch_pool`, `workspace`
 //!    (temporary files), `density` (kernel density sums), `needs`, `neighbours`, `cross`,
 //!    `certified_rows` (the row pass's certified f32 rows of a cosine or Euclidean space, on `reference` and `certify`);
 //! 2. `pairs`: everything about all pairs i < j, from the record encoding up to the in-memory
@@ -25,6 +25,7 @@ mod coranking;
 mod cross;
 mod density;
 mod external_sort;
+mod lattice;
 mod needs;
 mod neighbours;
 mod pairs;
@@ -45,6 +46,7 @@ pub use coranking::{
 pub use cross::CrossRanks;
 pub use density::densities;
 pub use external_sort::{ExternalPlan, MIN_MEMORY};
+pub(crate) use lattice::lattice_rows;
 pub use needs::Needs;
 pub use neighbours::Neighbours;
 pub use pairs::{

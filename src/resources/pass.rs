@@ -148,6 +148,10 @@ pub struct PassStats {
     pub low_index_fallbacks: u64,
     /// Rows whose lists were read off the co-ranking pass's sorted rows (the passes fused).
     pub rows_fused: u64,
+    /// Rows of either space that the co-ranking pass ranked by exact integer keys (an integer
+    /// lattice, `resources::lattice`; counted in `distance_rows` too).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rows_integer_keys: u64,
     /// Original-space rows served as certified f32 rows (counted in `distance_rows` too).
     #[serde(skip_serializing_if = "is_zero")]
     pub rows_certified: u64,
@@ -171,6 +175,7 @@ impl PassStats {
         self.low_ranks_indexed += o.low_ranks_indexed;
         self.low_index_fallbacks += o.low_index_fallbacks;
         self.rows_fused += o.rows_fused;
+        self.rows_integer_keys += o.rows_integer_keys;
         self.rows_certified += o.rows_certified;
         self.pairs_refined += o.pairs_refined;
     }

@@ -30,21 +30,73 @@ impl RowOrder {
     /// Fills `order` with every j ≠ i of the row `dist` (`dist[j] = d(i, j)`), ascending by
     /// `(d, j)`.
     pub fn sort(&mut self, dist: &[f64], i: usize, order: &mut Vec<u32>) {
-        let n = dist.len();
+        self.sort_bits(dist.len(), i, order, |j| {
+            let d = dist[j];
+            debug_assert!(d >= 0.0 && d.is_sign_positive(), "distances are non-negative");
+            d.to_bits()
+        });
+    }
+
+    /// [`RowOrder::sort`] for integer keys: `keys[j]` orders j, ties by index.
+    pub fn sort_keys(&mut self, keys: &[u32], i: usize, order: &mut Vec<u32>) {
+        self.sort_bits(keys.len(), i, order, |j| u64::from(keys[j]));
+    }
+
+    /// The rank (from 1) of every j ≠ i by `(keys[j], j)` into `rank[j]` (`rank[i] = 0`), by
+    /// counting: one count, one prefix sum over the key range and one pass in index order (which
+    /// keeps ties by index). Only when the range (`max_key` bounds every key: the row's largest is
+    /// best) is small against the
+    /// row: else nothing is written and the answer is false.
+    pub fn rank_keys(&mut self, keys: &[u32], i: usize, max_key: u32, rank: &mut [u32]) -> bool {
+        let n = keys.len();
+        if (max_key as usize) > COUNTING_RANGE * n.max(64) {
+            return false;
+        }
+        assert!(i < n && n <= u32::MAX as usize && rank.len() >= n, "row {i} of {n}");
+        let counts = &mut self.counts;
+        counts.clear();
+        counts.resize(max_key as usize + 1, 0);
+        for &k in keys {
+            counts[k as usize] += 1;
+        }
+        counts[keys[i] as usize] -= 1;
+        // Exclusive prefix from 1: counts[k] becomes the rank of key k's first entry.
+        let mut c = 1u32;
+        for v in counts.iter_mut() {
+            let t = *v;
+            *v = c;
+            c += t;
+        }
+        for (r, &k) in rank[..i].iter_mut().zip(&keys[..i]) {
+            let at = &mut counts[k as usize];
+            *r = *at;
+            *at += 1;
+        }
+        rank[i] = 0;
+        for (r, &k) in rank[i + 1..n].iter_mut().zip(&keys[i + 1..]) {
+            let at = &mut counts[k as usize];
+            *r = *at;
+            *at += 1;
+        }
+        true
+    }
+
+    /// The bucket sort of every j ≠ i of a row of n by the order-preserving bits `bits(j)`.
+    fn sort_bits(&mut self, n: usize, i: usize, order: &mut Vec<u32>, bits: impl Fn(usize) -> u64) {
         assert!(n <= u32::MAX as usize, "row indices fit in u32");
         order.clear();
         order.extend((0..n as u32).filter(|&j| j as usize != i));
         self.keys.clear();
-        self.keys.extend(dist[..i.min(n)].iter().chain(dist.get(i + 1..).unwrap_or(&[])).map(|&d| {
-            debug_assert!(d >= 0.0 && d.is_sign_positive(), "distances are non-negative");
-            d.to_bits()
-        }));
+        self.keys.extend((0..i.min(n)).chain(i + 1..n).map(bits));
         self.tmp.resize(order.len(), 0);
         self.tmp_keys.resize(order.len(), 0);
         distribute(&mut self.keys, order, &mut self.tmp_keys, &mut self.tmp, &mut self.counts);
         insertion(&mut self.keys, order);
     }
 }
+
+/// Key ranges up to this many times the row's length are counted rather than bucket-sorted.
+const COUNTING_RANGE: usize = 4;
 
 /// Moves the entries `(keys, v)` (ascending by index on entry) into buckets of their key
 /// range, ascending by bucket and stably within one, so that a final insertion pass moves
@@ -148,5 +200,36 @@ mod tests {
         check(&[0.0, 0.0, 0.0], 1);
         check(&[0.0, 2.0], 0);
         check(&[1.0 + f64::EPSILON, 1.0, 1.0 + 2.0 * f64::EPSILON, 1.0], 2);
+    }
+
+    /// Integer keys order like their values, ties by index, bucket-sorted or (a small range)
+    /// ranked by counting.
+    #[test]
+    fn orders_integer_keys() {
+        let mut rng = crate::splitmix::SplitMix64(3);
+        for (n, range) in [(5000usize, 40u32), (5000, 19_602), (3000, 3_000_000), (2, 1), (3, 0), (100, u32::MAX)] {
+            let keys: Vec<u32> =
+                (0..n).map(|_| if range == 0 { 0 } else { (rng.next_u64() % (u64::from(range) + 1)) as u32 }).collect();
+            for i in [0, n / 2, n - 1] {
+                let mut want: Vec<u32> = (0..n as u32).filter(|&j| j as usize != i).collect();
+                want.sort_by_key(|&j| (keys[j as usize], j));
+                let mut got = Vec::new();
+                RowOrder::default().sort_keys(&keys, i, &mut got);
+                assert_eq!(got, want, "n {n}, range {range}, row {i}");
+                let mut want_rank = vec![0u32; n];
+                for (p, &j) in want.iter().enumerate() {
+                    want_rank[j as usize] = p as u32 + 1;
+                }
+                let max = keys.iter().copied().max().unwrap();
+                for bound in [max, max.saturating_add(1000).max(range)] {
+                    let mut rank = vec![7u32; n];
+                    let counted = RowOrder::default().rank_keys(&keys, i, bound, &mut rank);
+                    assert_eq!(counted, bound as usize <= COUNTING_RANGE * n.max(64), "n {n}, bound {bound}");
+                    if counted {
+                        assert_eq!(rank, want_rank, "n {n}, range {range}, row {i}, bound {bound}");
+                    }
+                }
+            }
+        }
     }
 }

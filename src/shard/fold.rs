@@ -145,6 +145,7 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
         w.low_ranks_indexed = w.low_ranks_indexed.saturating_add(p.work.low_ranks_indexed);
         w.low_index_fallbacks = w.low_index_fallbacks.saturating_add(p.work.low_index_fallbacks);
         w.rows_fused = w.rows_fused.saturating_add(p.work.rows_fused);
+        w.rows_integer_keys = w.rows_integer_keys.saturating_add(p.work.rows_integer_keys);
         w
     });
     let t_end = t0.elapsed().as_secs_f64();

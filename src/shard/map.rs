@@ -117,7 +117,7 @@ impl Evaluator {
                     counts.push(c);
                     parts.push(f);
                 }
-                (fused_output(parts, span.len()), Served::cpu(None), None, Some((km, counts)))
+                (fused_output(parts, span.len(), high, low), Served::cpu(None), None, Some((km, counts)))
             }
             None => {
                 let (cached, table) = self.span_resident(&span, &needs);
@@ -248,6 +248,7 @@ impl Evaluator {
                     low_ranks_indexed: s.low_ranks_indexed,
                     low_index_fallbacks: s.low_index_fallbacks,
                     rows_fused: s.rows_fused,
+                    rows_integer_keys: s.rows_integer_keys,
                 }
             } else {
                 PartialWork::default()
@@ -319,7 +320,7 @@ fn tallies_on_first(mut per_block: Vec<CoRankCounts>) -> Result<Vec<CoRankCounts
 }
 
 /// The span's lists from its blocks' fused passes (in order), as a row pass's output.
-fn fused_output(parts: Vec<FusedLists>, rows: usize) -> PassOutput {
+fn fused_output(parts: Vec<FusedLists>, rows: usize, x: &Points, y: &Points) -> PassOutput {
     fn cat<T: Copy>(parts: &[FusedLists], f: impl Fn(&FusedLists) -> Option<&Vec<T>>) -> Vec<T> {
         parts.iter().flat_map(|p| f(p).into_iter().flatten().copied()).collect()
     }
@@ -341,7 +342,12 @@ fn fused_output(parts: Vec<FusedLists>, rows: usize) -> PassOutput {
     PassOutput {
         high,
         lows: vec![ProjectionResources { knn: low, cross }],
-        stats: PassStats { distance_rows: 2 * rows as u64, rows_fused: rows as u64, ..PassStats::default() },
+        stats: PassStats {
+            distance_rows: 2 * rows as u64,
+            rows_fused: rows as u64,
+            rows_integer_keys: crate::resources::lattice_rows(x, y, rows),
+            ..PassStats::default()
+        },
         extents: Default::default(),
         low_index: Vec::new(),
         coranking: Vec::new(),

@@ -97,15 +97,33 @@ pub fn plan(n: usize, max_rows: usize) -> Vec<Range<usize>> {
 }
 
 /// A pool of `workers`' shares of the plan: at most `workers` spans, each a run of consecutive
-/// blocks of [`plan`] (blocks of at most n / (4 · workers) rows where the tree allows), cut at
-/// the block boundary nearest to each worker's equal share. Fewer spans than workers when n has
-/// fewer blocks (a leaf of up to 128 rows is never split).
+/// blocks of [`plan`], cut at the block boundary nearest to each worker's equal share. The
+/// blocks are the largest of n / w, n / (2w) and n / (4w) rows (where the tree allows) that
+/// give every span its share within n / (4w) rows (or a 128-row leaf): a worker's span in as few
+/// blocks as balance allows (each block is a partial to send and fold), n / (4w) when nothing
+/// coarser balances. Fewer spans than workers when n has fewer blocks (a leaf of up to 128 rows
+/// is never split).
 pub fn spans(n: usize, workers: usize) -> Vec<Vec<Range<usize>>> {
     let w = workers.max(1);
+    let slack = (n / (4 * w)).max(128);
+    let balanced = |s: &[Vec<Range<usize>>]| {
+        s.len() == w && s.iter().all(|s| (s.last().map_or(0, |b| b.end) - s[0].start).abs_diff(n / w) <= slack)
+    };
+    for f in [1, 2] {
+        let s = spans_of(n, w, n.div_ceil(f * w));
+        if balanced(&s) {
+            return s;
+        }
+    }
+    spans_of(n, w, n.div_ceil(4 * w))
+}
+
+/// [`spans`] on the plan's blocks of at most `max_rows`.
+fn spans_of(n: usize, w: usize, max_rows: usize) -> Vec<Vec<Range<usize>>> {
     let mut out = Vec::with_capacity(w);
     let mut span: Vec<Range<usize>> = Vec::new();
     let mut done = 0;
-    for block in plan(n, n.div_ceil(4 * w)) {
+    for block in plan(n, max_rows) {
         // The boundary before this block or after it, whichever is nearer the share (× w).
         let share = (out.len() + 1) * n;
         let (before, after) = (done * w, (done + block.len()) * w);

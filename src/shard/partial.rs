@@ -126,6 +126,9 @@ pub struct PartialWork {
     /// Rows whose lists came from the fused co-ranking pass (absent when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rows_fused: u64,
+    /// Rows of either space the co-ranking pass ranked by integer keys (absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rows_integer_keys: u64,
 }
 
 fn is_zero(v: &u64) -> bool {
