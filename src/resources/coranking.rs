@@ -549,7 +549,34 @@ struct Tally<'a> {
     cont_count: Vec<i64>,
     err_low: Vec<u64>,
     err_high: Vec<u64>,
+    /// The rows' MRRE, T and C tallies since the last flush, in 32-bit lanes (twice a vector's
+    /// 64-bit lanes): a row adds at most n − 1 to any entry or takes it away, so `cap` =
+    /// ⌊(2³¹ − 1)/n⌋ rows fit before they are added into the totals above ([`Tally::flush`]).
+    narrow: Narrow,
+    pending: usize,
+    cap: usize,
     matrix: Option<BinnedMatrix>,
+}
+
+/// Rows per flush of the 32-bit tallies for n points (a test may ask for fewer: flushing is exact).
+fn flush_every(n: usize) -> usize {
+    let cap = i32::MAX as usize / n.max(1);
+    #[cfg(test)]
+    let cap = match tests::FLUSH_EVERY.load(Ordering::Relaxed) {
+        0 => cap,
+        c => c.min(cap),
+    };
+    cap
+}
+
+/// [`Tally`]'s 32-bit tallies (index as the totals').
+struct Narrow {
+    err_low: Vec<u32>,
+    err_high: Vec<u32>,
+    trust_sum: Vec<i32>,
+    trust_count: Vec<i32>,
+    cont_sum: Vec<i32>,
+    cont_count: Vec<i32>,
 }
 
 impl<'a> Tally<'a> {
@@ -560,14 +587,16 @@ impl<'a> Tally<'a> {
         lists: ListKs,
     ) -> Self {
         let (n, k, kt) = (s.n, s.k_max, s.k_tnc);
-        let points = if lists.kh.max(lists.kl).max(lists.kc) > 0 { n } else { 0 };
+        // The rank-indexed permutations hold a power of two ≥ n entries, indexed `& mask`.
+        let size = n.next_power_of_two();
+        let points = if lists.kh.max(lists.kl).max(lists.kc) > 0 { size } else { 0 };
         Tally {
             s,
             high: Side::new(n, lattices.0),
             low: Side::new(n, lattices.1),
             sorter: RowOrder::default(),
-            a_of_b: vec![0; n],
-            b_of_a: vec![0; n],
+            a_of_b: vec![0; size],
+            b_of_a: vec![0; size],
             point_of_a: vec![0; points],
             point_of_b: vec![0; points],
             row_hist: vec![0; k + 1],
@@ -578,6 +607,16 @@ impl<'a> Tally<'a> {
             cont_count: vec![0; kt + 1],
             err_low: vec![0; k + 1],
             err_high: vec![0; k + 1],
+            narrow: Narrow {
+                err_low: vec![0; k + 1],
+                err_high: vec![0; k + 1],
+                trust_sum: vec![0; kt + 1],
+                trust_count: vec![0; kt + 1],
+                cont_sum: vec![0; kt + 1],
+                cont_count: vec![0; kt + 1],
+            },
+            pending: 0,
+            cap: flush_every(n),
             matrix: bins.map(|b| BinnedMatrix { bins: b.clone(), counts: vec![0; b.len() * b.len()] }),
         }
     }
@@ -590,20 +629,22 @@ impl<'a> Tally<'a> {
         self.low.rank_row(low, i, &mut self.sorter);
         let (rho, r) = (&self.high.rank[..n], &self.low.rank[..n]);
         {
-            // Ranks are < n (point i's are 0, a slot no read uses): the bounds checks pass.
-            let (ab, ba) = (&mut self.a_of_b[..n], &mut self.b_of_a[..n]);
+            // Ranks are < n (point i's are 0, a slot no read uses), so `& mask` changes none of
+            // them; it lets these stores go without bounds checks.
+            let mask = self.a_of_b.len() - 1;
+            let (ab, ba) = (&mut self.a_of_b[..=mask], &mut self.b_of_a[..=mask]);
             if self.point_of_a.is_empty() {
                 for (&a, &b) in rho.iter().zip(r) {
-                    ab[b as usize] = a;
-                    ba[a as usize] = b;
+                    ab[b as usize & mask] = a;
+                    ba[a as usize & mask] = b;
                 }
             } else {
-                let (pa, pb) = (&mut self.point_of_a[..n], &mut self.point_of_b[..n]);
+                let (pa, pb) = (&mut self.point_of_a[..=mask], &mut self.point_of_b[..=mask]);
                 for (j, (&a, &b)) in rho.iter().zip(r).enumerate() {
-                    ab[b as usize] = a;
-                    ba[a as usize] = b;
-                    pa[a as usize] = j as u32;
-                    pb[b as usize] = j as u32;
+                    ab[b as usize & mask] = a;
+                    ba[a as usize & mask] = b;
+                    pa[a as usize & mask] = j as u32;
+                    pb[b as usize & mask] = j as u32;
                 }
             }
         }
@@ -616,28 +657,34 @@ impl<'a> Tally<'a> {
             }
         }
         // Index loops over slices of one length: they vectorise.
+        if self.pending == self.cap {
+            self.flush();
+        }
+        self.pending += 1;
         let (ab, ba) = (&self.a_of_b[1..=k_max], &self.b_of_a[1..=k_max]);
+        let w = &mut self.narrow;
         let hist = &mut self.row_hist[1..=k_max];
-        let (el, eh) = (&mut self.err_low[1..=k_max], &mut self.err_high[1..=k_max]);
+        let (el, eh) = (&mut w.err_low[1..=k_max], &mut w.err_high[1..=k_max]);
         for t in 0..k_max {
             let (x, a, b) = (t as u32 + 1, ab[t], ba[t]);
             hist[t] = u32::from(x > a) + u32::from(x >= b);
-            el[t] += u64::from(x.abs_diff(a));
-            eh[t] += u64::from(x.abs_diff(b));
+            el[t] += x.abs_diff(a);
+            eh[t] += x.abs_diff(b);
         }
+        // Ranks are < n ≤ i32::MAX (`cap` ≥ 1): each fits i32.
         let (ab, ba) = (&ab[..k_tnc], &ba[..k_tnc]);
-        let (ts, tc) = (&mut self.trust_sum[1..=k_tnc], &mut self.trust_count[1..=k_tnc]);
-        let (cs, cc) = (&mut self.cont_sum[1..=k_tnc], &mut self.cont_count[1..=k_tnc]);
+        let (ts, tc) = (&mut w.trust_sum[1..=k_tnc], &mut w.trust_count[1..=k_tnc]);
+        let (cs, cc) = (&mut w.cont_sum[1..=k_tnc], &mut w.cont_count[1..=k_tnc]);
         for t in 0..k_tnc {
-            let (x, a, b) = (t as u32 + 1, ab[t], ba[t]);
+            let (x, a, b) = (t as i32 + 1, ab[t] as i32, ba[t] as i32);
             // At x: T's start of the pair at projection rank x (when x < a, the other rank a) and
             // end of the pair at original rank x (when b < x); C's start of the pair at original
             // rank x (when x < b, the other rank b) and end of the pair at projection rank x.
             let (t_start, t_end, c_start, c_end) = (x < a, b < x, x < b, a < x);
-            ts[t] += i64::from(if t_start { a } else { 0 }) - i64::from(if t_end { x } else { 0 });
-            tc[t] += i64::from(t_start) - i64::from(t_end);
-            cs[t] += i64::from(if c_start { b } else { 0 }) - i64::from(if c_end { x } else { 0 });
-            cc[t] += i64::from(c_start) - i64::from(c_end);
+            ts[t] += if t_start { a } else { 0 } - if t_end { x } else { 0 };
+            tc[t] += i32::from(t_start) - i32::from(t_end);
+            cs[t] += if c_start { b } else { 0 } - if c_end { x } else { 0 };
+            cc[t] += i32::from(c_start) - i32::from(c_end);
         }
         let mut c = 0u32;
         for (h, total) in self.row_hist[1..].iter_mut().zip(&mut self.hist[1..]) {
@@ -674,7 +721,26 @@ impl<'a> Tally<'a> {
         }
     }
 
-    fn merge(mut self, o: Tally) -> Tally<'a> {
+    /// Adds the 32-bit tallies into the totals and clears them.
+    fn flush(&mut self) {
+        fn add<T: Copy + Default, W: std::ops::AddAssign + From<T>>(total: &mut [W], part: &mut [T]) {
+            for (t, p) in total.iter_mut().zip(part.iter_mut()) {
+                *t += W::from(std::mem::take(p));
+            }
+        }
+        let w = &mut self.narrow;
+        add(&mut self.err_low, &mut w.err_low);
+        add(&mut self.err_high, &mut w.err_high);
+        add(&mut self.trust_sum, &mut w.trust_sum);
+        add(&mut self.trust_count, &mut w.trust_count);
+        add(&mut self.cont_sum, &mut w.cont_sum);
+        add(&mut self.cont_count, &mut w.cont_count);
+        self.pending = 0;
+    }
+
+    fn merge(mut self, mut o: Tally) -> Tally<'a> {
+        self.flush();
+        o.flush();
         fn add<T: Copy + std::ops::AddAssign>(a: &mut [T], b: &[T]) {
             a.iter_mut().zip(b).for_each(|(x, &y)| *x += y);
         }
@@ -691,7 +757,8 @@ impl<'a> Tally<'a> {
         self
     }
 
-    fn counts(self, rows: Vec<f64>) -> CoRankCounts {
+    fn counts(mut self, rows: Vec<f64>) -> CoRankCounts {
+        self.flush();
         let Shape { n, k_max, k_tnc } = self.s;
         let joint = self.hist[1..]
             .iter()
@@ -781,6 +848,9 @@ mod tests {
         assert_eq!(counts, coranking_pass(&high, &low, n - 2, 7, &ctl, &|_| 0.0).unwrap());
     }
 
+    /// Rows per flush of the 32-bit tallies, when not 0 ([`flush_every`]).
+    pub(super) static FLUSH_EVERY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
     /// On integer lattices the pass ranks by integer keys; with the lattices refused it ranks by
     /// the f64 distances: every count, row summary, list and cross rank is the same, on
     /// duplicates, ties and both key-ranking ways (counted, and bucket-sorted for a wide range).
@@ -809,6 +879,11 @@ mod tests {
                 let run = |lat: bool| pass(high, low, k_max, lists, 7, &ctl, &summary, 0..n, Some(&bins), lat).unwrap();
                 let (a, b) = (run(true), run(false));
                 assert_eq!(a.0, b.0, "counts, n {n}, k_max {k_max}");
+                // The 32-bit tallies flushed every 3 rows: the same counts.
+                FLUSH_EVERY.store(3, Ordering::Relaxed);
+                let c = run(true);
+                FLUSH_EVERY.store(0, Ordering::Relaxed);
+                assert_eq!(a.0, c.0, "counts flushed every 3 rows, n {n}, k_max {k_max}");
                 assert_eq!(
                     a.0.rows.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                     b.0.rows.iter().map(|x| x.to_bits()).collect::<Vec<_>>()

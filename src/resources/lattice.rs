@@ -148,11 +148,10 @@ fn keys_blocks(l: &Lattice, words: &[u32], ni: u32, keys: &mut [u32]) -> u32 {
     for b in 0..l.n.div_ceil(BLOCK) {
         let block = &l.packed[b * step..(b + 1) * step];
         let (mut a0, mut a1) = (i32x4_splat(0), i32x4_splat(0));
-        for (p, &w) in words.iter().enumerate() {
+        for (v, &w) in block.chunks_exact(2 * BLOCK).zip(words) {
             let xv = u32x4_splat(w);
-            let v = &block[p * 2 * BLOCK..(p + 1) * 2 * BLOCK];
             // SAFETY: `v` holds 16 i16 (32 bytes); unaligned loads are allowed.
-            let (v0, v1) = unsafe { (v128_load(v.as_ptr().cast()), v128_load(v[8..].as_ptr().cast())) };
+            let (v0, v1) = unsafe { (v128_load(v.as_ptr().cast()), v128_load(v.as_ptr().add(8).cast())) };
             a0 = i32x4_add(a0, i32x4_dot_i16x8(v0, xv));
             a1 = i32x4_add(a1, i32x4_dot_i16x8(v1, xv));
         }
@@ -198,6 +197,7 @@ fn keys_blocks(l: &Lattice, words: &[u32], ni: u32, keys: &mut [u32]) -> u32 {
 }
 
 /// [`keys_blocks`] in scalar integer arithmetic (the same keys: module docs).
+#[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
 fn keys_blocks_portable(l: &Lattice, words: &[u32], ni: u32, keys: &mut [u32]) -> u32 {
     let step = l.pairs * 2 * BLOCK;
     for (j, key) in keys.iter_mut().enumerate() {

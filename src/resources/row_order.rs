@@ -53,28 +53,34 @@ impl RowOrder {
             return false;
         }
         assert!(i < n && n <= u32::MAX as usize && rank.len() >= n, "row {i} of {n}");
-        let counts = &mut self.counts;
-        counts.clear();
-        counts.resize(max_key as usize + 1, 0);
-        for &k in keys {
-            counts[k as usize] += 1;
+        debug_assert!(keys.iter().all(|&k| k <= max_key), "a key above its bound");
+        // A power-of-two table indexed by `key & mask` (the key itself: every key ≤ max_key ≤
+        // mask), so that no access needs a bounds check; only 0 ..= max_key is used.
+        let size = (max_key as usize + 1).next_power_of_two();
+        if self.counts.len() < size {
+            self.counts.resize(size, 0);
         }
-        counts[keys[i] as usize] -= 1;
+        let (counts, mask) = (&mut self.counts[..size], size - 1);
+        counts[..=max_key as usize].fill(0);
+        for &k in keys {
+            counts[k as usize & mask] += 1;
+        }
+        counts[keys[i] as usize & mask] -= 1;
         // Exclusive prefix from 1: counts[k] becomes the rank of key k's first entry.
         let mut c = 1u32;
-        for v in counts.iter_mut() {
+        for v in counts[..=max_key as usize].iter_mut() {
             let t = *v;
             *v = c;
             c += t;
         }
         for (r, &k) in rank[..i].iter_mut().zip(&keys[..i]) {
-            let at = &mut counts[k as usize];
+            let at = &mut counts[k as usize & mask];
             *r = *at;
             *at += 1;
         }
         rank[i] = 0;
         for (r, &k) in rank[i + 1..n].iter_mut().zip(&keys[i + 1..]) {
-            let at = &mut counts[k as usize];
+            let at = &mut counts[k as usize & mask];
             *r = *at;
             *at += 1;
         }
