@@ -278,6 +278,35 @@ fn the_spatial_index_is_the_reference_in_wasm() {
     }
 }
 
+/// The co-ranking pass ranks an integer lattice by exact integer keys (in wasm, the
+/// `i32x4.dot_i16x8_s` kernel): every count, row summary, list and cross rank equals the same
+/// space given as its distance matrix, which the f64 path ranks.
+#[wasm_bindgen_test]
+fn integer_lattices_rank_like_their_distances_in_wasm() {
+    use faithful::resources::{ListKs, coranking_pass_fused};
+    use faithful::{Control, DistanceMatrix, Points};
+    let pts = |n: usize, d: usize, f: &dyn Fn(usize, usize) -> f64| {
+        Points::from_vec("p", n, d, (0..n * d).map(|t| f(t / d, t % d)).collect()).unwrap()
+    };
+    for (n, dim) in [(203, 50), (64, 3), (9, 1)] {
+        let high = pts(n, dim, &|i, c| ((i * 31 + c * 7 + i / 3) % 8) as f64);
+        let low = pts(n, 2, &|i, c| ((i * (2 * c + 3)) % 11) as f64);
+        let mut dist = vec![0.0; n * n];
+        for (i, row) in dist.chunks_mut(n).enumerate() {
+            faithful::reference::distance_row(&high, i, row);
+        }
+        let matrix = Points::from_distances("d", DistanceMatrix::from_vec("d", n, dist).unwrap());
+        let lists = ListKs { kh: 5, kl: 5, kc: 5 };
+        let summary = |c: &[u32]| c.iter().enumerate().map(|(k, &v)| f64::from(v) / (k + 1) as f64).sum::<f64>();
+        let run = |h: &Points| {
+            coranking_pass_fused(h, &low, n - 2, lists, 16, &Control::default(), &summary, 0..n).unwrap()
+        };
+        let ((a, fa), (b, fb)) = (run(&high), run(&matrix));
+        assert_eq!(a, b, "n {n}");
+        assert_eq!(fa, fb, "n {n}");
+    }
+}
+
 /// The worker pool's two halves in one instance: a session's `mapBlocks` over the spans of
 /// any pool size, folded by `foldPartials`, equals its `measure`, twice (the second from the
 /// spans' resident rows).
