@@ -298,9 +298,8 @@ fn integer_lattices_rank_like_their_distances_in_wasm() {
         let matrix = Points::from_distances("d", DistanceMatrix::from_vec("d", n, dist).unwrap());
         let lists = ListKs { kh: 5, kl: 5, kc: 5 };
         let summary = |c: &[u32]| c.iter().enumerate().map(|(k, &v)| f64::from(v) / (k + 1) as f64).sum::<f64>();
-        let run = |h: &Points| {
-            coranking_pass_fused(h, &low, n - 2, lists, 16, &Control::default(), &summary, 0..n).unwrap()
-        };
+        let run =
+            |h: &Points| coranking_pass_fused(h, &low, n - 2, lists, 16, &Control::default(), &summary, 0..n).unwrap();
         let ((a, fa), (b, fb)) = (run(&high), run(&matrix));
         assert_eq!(a, b, "n {n}");
         assert_eq!(fa, fb, "n {n}");
