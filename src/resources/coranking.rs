@@ -541,18 +541,12 @@ struct Tally<'a> {
     point_of_b: Vec<u32>,
     row_hist: Vec<u32>,
     hist: Vec<u64>,
-    /// T's numerator: Σ of the other rank and the pair count over each pair's K range, as
-    /// difference arrays (index K ≤ k_tnc); C's likewise.
-    trust_sum: Vec<i64>,
-    trust_count: Vec<i64>,
-    cont_sum: Vec<i64>,
-    cont_count: Vec<i64>,
-    err_low: Vec<u64>,
-    err_high: Vec<u64>,
+    /// The MRRE, T and C tallies of every row so far.
+    wide: Tallies<u64, i64>,
     /// The rows' MRRE, T and C tallies since the last flush, in 32-bit lanes (twice a vector's
     /// 64-bit lanes): a row adds at most n − 1 to any entry or takes it away, so `cap` =
-    /// ⌊(2³¹ − 1)/n⌋ rows fit before they are added into the totals above ([`Tally::flush`]).
-    narrow: Narrow,
+    /// ⌊(2³¹ − 1)/n⌋ rows fit before they are added into `wide` ([`Tally::flush`]).
+    narrow: Tallies<u32, i32>,
     pending: usize,
     cap: usize,
     matrix: Option<BinnedMatrix>,
@@ -569,14 +563,47 @@ fn flush_every(n: usize) -> usize {
     cap
 }
 
-/// [`Tally`]'s 32-bit tallies (index as the totals').
-struct Narrow {
-    err_low: Vec<u32>,
-    err_high: Vec<u32>,
-    trust_sum: Vec<i32>,
-    trust_count: Vec<i32>,
-    cont_sum: Vec<i32>,
-    cont_count: Vec<i32>,
+/// MRRE's numerators by rank (index m ≤ k_max) and T's and C's: Σ of the other rank and the
+/// pair count over each pair's K range, as difference arrays (index K ≤ k_tnc); in lanes of
+/// `U` (unsigned) and `I` (signed).
+struct Tallies<U, I> {
+    err_low: Vec<U>,
+    err_high: Vec<U>,
+    trust_sum: Vec<I>,
+    trust_count: Vec<I>,
+    cont_sum: Vec<I>,
+    cont_count: Vec<I>,
+}
+
+impl<U: Copy + Default, I: Copy + Default> Tallies<U, I> {
+    fn new(k_max: usize, k_tnc: usize) -> Self {
+        Tallies {
+            err_low: vec![U::default(); k_max + 1],
+            err_high: vec![U::default(); k_max + 1],
+            trust_sum: vec![I::default(); k_tnc + 1],
+            trust_count: vec![I::default(); k_tnc + 1],
+            cont_sum: vec![I::default(); k_tnc + 1],
+            cont_count: vec![I::default(); k_tnc + 1],
+        }
+    }
+
+    /// Adds every tally into `total` (lanes as wide or wider) and clears it.
+    fn drain_into<W: std::ops::AddAssign + From<U>, J: std::ops::AddAssign + From<I>>(
+        &mut self,
+        total: &mut Tallies<W, J>,
+    ) {
+        fn add<T: Copy + Default, W: std::ops::AddAssign + From<T>>(total: &mut [W], part: &mut [T]) {
+            for (t, p) in total.iter_mut().zip(part.iter_mut()) {
+                *t += W::from(std::mem::take(p));
+            }
+        }
+        add(&mut total.err_low, &mut self.err_low);
+        add(&mut total.err_high, &mut self.err_high);
+        add(&mut total.trust_sum, &mut self.trust_sum);
+        add(&mut total.trust_count, &mut self.trust_count);
+        add(&mut total.cont_sum, &mut self.cont_sum);
+        add(&mut total.cont_count, &mut self.cont_count);
+    }
 }
 
 impl<'a> Tally<'a> {
@@ -601,20 +628,8 @@ impl<'a> Tally<'a> {
             point_of_b: vec![0; points],
             row_hist: vec![0; k + 1],
             hist: vec![0; k + 1],
-            trust_sum: vec![0; kt + 1],
-            trust_count: vec![0; kt + 1],
-            cont_sum: vec![0; kt + 1],
-            cont_count: vec![0; kt + 1],
-            err_low: vec![0; k + 1],
-            err_high: vec![0; k + 1],
-            narrow: Narrow {
-                err_low: vec![0; k + 1],
-                err_high: vec![0; k + 1],
-                trust_sum: vec![0; kt + 1],
-                trust_count: vec![0; kt + 1],
-                cont_sum: vec![0; kt + 1],
-                cont_count: vec![0; kt + 1],
-            },
+            wide: Tallies::new(k, kt),
+            narrow: Tallies::new(k, kt),
             pending: 0,
             cap: flush_every(n),
             matrix: bins.map(|b| BinnedMatrix { bins: b.clone(), counts: vec![0; b.len() * b.len()] }),
@@ -622,7 +637,6 @@ impl<'a> Tally<'a> {
     }
 
     /// Tallies row i; returns its cumulative counts for K = 1 ..= k_max.
-    #[inline(never)]
     fn row(&mut self, high: &Points, low: &Points, i: usize) -> &[u32] {
         let Shape { n, k_max, k_tnc } = self.s;
         self.high.rank_row(high, i, &mut self.sorter);
@@ -723,18 +737,7 @@ impl<'a> Tally<'a> {
 
     /// Adds the 32-bit tallies into the totals and clears them.
     fn flush(&mut self) {
-        fn add<T: Copy + Default, W: std::ops::AddAssign + From<T>>(total: &mut [W], part: &mut [T]) {
-            for (t, p) in total.iter_mut().zip(part.iter_mut()) {
-                *t += W::from(std::mem::take(p));
-            }
-        }
-        let w = &mut self.narrow;
-        add(&mut self.err_low, &mut w.err_low);
-        add(&mut self.err_high, &mut w.err_high);
-        add(&mut self.trust_sum, &mut w.trust_sum);
-        add(&mut self.trust_count, &mut w.trust_count);
-        add(&mut self.cont_sum, &mut w.cont_sum);
-        add(&mut self.cont_count, &mut w.cont_count);
+        self.narrow.drain_into(&mut self.wide);
         self.pending = 0;
     }
 
@@ -745,12 +748,7 @@ impl<'a> Tally<'a> {
             a.iter_mut().zip(b).for_each(|(x, &y)| *x += y);
         }
         add(&mut self.hist, &o.hist);
-        add(&mut self.trust_sum, &o.trust_sum);
-        add(&mut self.trust_count, &o.trust_count);
-        add(&mut self.cont_sum, &o.cont_sum);
-        add(&mut self.cont_count, &o.cont_count);
-        add(&mut self.err_low, &o.err_low);
-        add(&mut self.err_high, &o.err_high);
+        o.wide.drain_into(&mut self.wide);
         if let (Some(a), Some(b)) = (&mut self.matrix, &o.matrix) {
             add(&mut a.counts, &b.counts);
         }
@@ -772,10 +770,10 @@ impl<'a> Tally<'a> {
             k_max,
             k_tnc,
             joint,
-            trust: numerators(&self.trust_sum, &self.trust_count, k_tnc),
-            cont: numerators(&self.cont_sum, &self.cont_count, k_tnc),
-            err_low: self.err_low[1..].to_vec(),
-            err_high: self.err_high[1..].to_vec(),
+            trust: numerators(&self.wide.trust_sum, &self.wide.trust_count, k_tnc),
+            cont: numerators(&self.wide.cont_sum, &self.wide.cont_count, k_tnc),
+            err_low: self.wide.err_low[1..].to_vec(),
+            err_high: self.wide.err_high[1..].to_vec(),
             rows,
         }
     }
