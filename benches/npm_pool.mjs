@@ -3,7 +3,7 @@
 // thread, `workers: 1`) and on W workers. Prints the receipt JSON (docs/bench/npm_pool_*.json).
 //
 //   node benches/npm_pool.mjs PACKAGE_DIR [--sizes 5000,20000] [--workers 1,2] [--evals 20]
-//        [--projections noisy,pca] [--resident-ranks always]
+//        [--projections noisy,pca] [--resident-ranks always] [--warmup 5]
 //
 // Data: blobs in 50 dimensions (benches/npm_session_data.mjs). Projections, a new one every
 // call: "noisy" (the first two coordinates plus uniform noise of width 4, as in
@@ -20,6 +20,10 @@ const workerCounts = opt('workers', '1,2').split(',').map(Number);
 const evals = Number(opt('evals', '20'));
 const kinds = opt('projections', 'noisy,pca').split(',');
 const residentRanks = opt('resident-ranks', 'always');
+// Untimed calls after the first two, so that the timed loop sees V8's optimised wasm code (it
+// compiles a module with its baseline compiler first and tiers hot functions up while they
+// run) and steady-state buffers, as a live view does after its first second.
+const warmup = Number(opt('warmup', '5'));
 const SPEC = ['tnc:k=20'];
 
 const pkg = await nodePackage();
@@ -88,6 +92,7 @@ for (const n of sizes) {
         await s.measure({ low: make(kind, 1000 + e), specs: SPEC });
         setup.push((performance.now() - t) / 1000);
       }
+      for (let e = 0; e < warmup; e++) await s.measure({ low: make(kind, 1500 + e), specs: SPEC });
       const lows = Array.from({ length: evals }, (_, e) => make(kind, 2000 + e));
       const calls = [];
       let last;
@@ -125,6 +130,7 @@ console.log(JSON.stringify({
   cores: os.cpus().length,
   load_average_1m_at_end: os.loadavg()[0],
   resident_ranks: residentRanks,
+  warmup_calls: warmup,
   timing: 'performance.now() around each call of the loop; data generated before the loop; cpu_s_per_evaluation from process.cpuUsage() (worker threads included)',
   runs,
 }, null, 2));

@@ -136,6 +136,9 @@ pub struct Evaluator {
     ranks: Mutex<RankState>,
     /// The resident state of the span of rows this evaluator maps (a worker's share).
     pub(crate) span: Mutex<SpanState>,
+    /// The partials' fingerprint hashed up to the end of the original space (it never changes:
+    /// a pool worker maps a new projection every call and would hash n·D values each time).
+    pub(crate) high_fingerprint: std::sync::OnceLock<u64>,
 }
 
 /// The original space's kNN list kept across calls, with what built it. A call reuses it only
@@ -404,6 +407,7 @@ impl Evaluator {
             pairwise: Mutex::default(),
             ranks: Mutex::default(),
             span: Mutex::default(),
+            high_fingerprint: std::sync::OnceLock::new(),
         }
     }
 
@@ -420,6 +424,7 @@ impl Evaluator {
             pairwise: Mutex::default(),
             ranks: Mutex::default(),
             span: Mutex::default(),
+            high_fingerprint: std::sync::OnceLock::new(),
         }
     }
 

@@ -15,7 +15,7 @@ fn knn_and_cross_ranks_match_the_oracle() {
         let (ox, oy) = (Oracle::new(&high), Oracle::new(&low));
         for k in [1, 5, n / 2 - 1] {
             for block_rows in [1, 7, 64] {
-                let out = row_pass(&high, None, &[&low], Needs::cross(k), block_rows);
+                let out = row_pass(&high, None, &[&low], Needs::cross_with_dists(k), block_rows);
                 let kx = out.high.as_ref().unwrap();
                 let ky = out.lows[0].knn.as_ref().unwrap();
                 let cr = out.lows[0].cross.as_ref().unwrap();

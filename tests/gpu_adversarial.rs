@@ -106,7 +106,7 @@ fn spreads_where_the_reference_underflows_route_to_the_cpu() {
         cases.push((format!("spread {spread:e}"), uniform("h", 40, 3, 21, spread), uniform("l", 40, 2, 22, 1.0), 5));
     }
     for (tag, high, low, k) in cases {
-        match gpu_row_pass(&g, &high, None, &[&low], Needs::cross(k), Numerics::Exact) {
+        match gpu_row_pass(&g, &high, None, &[&low], Needs::cross_with_dists(k), Numerics::Exact) {
             Err(GpuError::Domain(why)) => assert!(why.contains("2^-458"), "{tag}: {why}"),
             other => panic!("{tag}: the GPU must refuse data outside its domain, got {:?}", other.map(|_| ())),
         }

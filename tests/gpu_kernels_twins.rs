@@ -208,8 +208,8 @@ fn rank_counts_match_twin(cases: Vec<(String, Points, Points)>) {
     let Some(g) = gpu(GpuRequest::default()) else { return };
     for (name, high, low) in cases {
         let (n, k) = (high.n(), 5);
-        let cpu = row_pass(&high, None, &[&low], Needs::cross(k), 16);
-        let (dev, _) = gpu_row_pass(&g, &high, None, &[&low], Needs::cross(k), Numerics::Exact).unwrap();
+        let cpu = row_pass(&high, None, &[&low], Needs::cross_with_dists(k), 16);
+        let (dev, _) = gpu_row_pass(&g, &high, None, &[&low], Needs::cross_with_dists(k), Numerics::Exact).unwrap();
         let (cl, dl) = (&cpu.lows[0], &dev.lows[0]);
         let queries = &cl.knn.as_ref().unwrap().idx;
         let want = &cl.cross.as_ref().unwrap().rank_high_of_low;

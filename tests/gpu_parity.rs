@@ -79,7 +79,7 @@ fn overflowing_rows_are_recomputed_and_reported() {
     let Some(g) = gpu(GpuRequest::default()) else { return };
     let high = points("same", 300, 3, |_, _| 1.0);
     let low = points("l", 300, 2, |i, _| i as f64);
-    let (_, stats) = gpu_row_pass(&g, &high, None, &[&low], Needs::cross(5), Numerics::Exact).unwrap();
+    let (_, stats) = gpu_row_pass(&g, &high, None, &[&low], Needs::cross_with_dists(5), Numerics::Exact).unwrap();
     assert!(stats.knn.rows_recomputed >= 300, "identical points overflow every candidate list: {stats:?}");
     compare_resources(&g, "identical 300", &high, &low, 5);
 }

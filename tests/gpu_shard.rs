@@ -61,9 +61,10 @@ fn gpu_row_pass_on_a_block_is_the_cpu_rows() {
     for (name, high, low) in cases() {
         for rows in blocks(high.n()) {
             let tag = format!("{name} rows {}:{}", rows.start, rows.end);
-            let cpu = row_pass_rows(&high, None, &[&low], Needs::cross(k), 16, rows.clone());
+            let cpu = row_pass_rows(&high, None, &[&low], Needs::cross_with_dists(k), 16, rows.clone());
             let (gp, stats) =
-                gpu_row_pass_rows(&g, &high, None, &[&low], Needs::cross(k), Numerics::Exact, rows.clone()).unwrap();
+                gpu_row_pass_rows(&g, &high, None, &[&low], Needs::cross_with_dists(k), Numerics::Exact, rows.clone())
+                    .unwrap();
             assert_eq!(stats.knn.rows, 2 * rows.len() as u64, "{tag}: the kernels query the block's rows only");
             assert_eq!(stats.ranks.queries, 2 * (rows.len() * k) as u64, "{tag}: rank queries of the block only");
             let bits = |v: &[f64]| v.iter().map(|d| d.to_bits()).collect::<Vec<_>>();

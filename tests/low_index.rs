@@ -43,7 +43,7 @@ fn same_pass(tag: &str, high: &Points, low: &Points, k: usize) -> u64 {
     let mut fallbacks = 0;
     for ranks in [None, Some(&table)] {
         let resident = Resident { knn: None, ranks };
-        let run = |li| row_pass_resident(high, resident, &[low], Needs::cross(k), 13, li, 0..n);
+        let run = |li| row_pass_resident(high, resident, &[low], Needs::cross_with_dists(k), 13, li, 0..n);
         let (rows, index) = (run(LowIndex::Never), run(LowIndex::Auto));
         let tag = format!("{tag} k={k} table={}", ranks.is_some());
         assert_eq!(rows.lows[0].knn, index.lows[0].knn, "{tag}: kNN lists and distances");

@@ -115,7 +115,7 @@ fn neighbour_lists_and_ranks_are_the_stable_argsorts() {
         // Cross ranks at every k of the scores, in two block plans.
         for &k in KS {
             for block in [1, 16] {
-                let out = row_pass(&c.high, None, &[&c.low], Needs::cross(k), block);
+                let out = row_pass(&c.high, None, &[&c.low], Needs::cross_with_dists(k), block);
                 let cr = out.lows[0].cross.as_ref().unwrap();
                 let ky = out.lows[0].knn.as_ref().unwrap();
                 for i in 0..n {

@@ -35,13 +35,20 @@ fn the_pass_with_the_table_gives_the_same_lists_ranks_and_distances() {
         let n = high.n();
         let table = RankTable::build(&high, 8);
         for k in [1, 5, n / 2 - 1] {
-            let plain = row_pass(&high, None, &[&low], Needs::cross(k), 16);
+            let plain = row_pass(&high, None, &[&low], Needs::cross_with_dists(k), 16);
             let knn = plain.high.clone().unwrap();
             for block_rows in [1, 7, 64] {
                 let resident = Resident { knn: Some(&knn), ranks: Some(&table) };
                 // Full projection rows (tests/low_index.rs checks the projection's index with the table).
-                let got =
-                    row_pass_resident(&high, resident, &[&low], Needs::cross(k), block_rows, LowIndex::Never, 0..n);
+                let got = row_pass_resident(
+                    &high,
+                    resident,
+                    &[&low],
+                    Needs::cross_with_dists(k),
+                    block_rows,
+                    LowIndex::Never,
+                    0..n,
+                );
                 let tag = format!("{name} k={k} block_rows={block_rows}");
                 let (a, b) = (&plain.lows[0], &got.lows[0]);
                 let (ka, kb) = (a.knn.as_ref().unwrap(), b.knn.as_ref().unwrap());
@@ -55,6 +62,16 @@ fn the_pass_with_the_table_gives_the_same_lists_ranks_and_distances() {
                 // Only the projection's rows were computed; every original rank was a lookup.
                 assert_eq!(got.stats.distance_rows, n as u64, "{tag}");
                 assert_eq!(got.stats.ranks_from_table, (n * k) as u64, "{tag}");
+                // Without the distances asked for (T&C, MRRE, ...): the same ranks, no distance lists.
+                let bare =
+                    row_pass_resident(&high, resident, &[&low], Needs::cross(k), block_rows, LowIndex::Never, 0..n);
+                let cc = bare.lows[0].cross.as_ref().unwrap();
+                assert_eq!(cc.rank_high_of_low, cb.rank_high_of_low, "{tag}: ranks without distances");
+                assert_eq!(cc.rank_low_of_high, cb.rank_low_of_high, "{tag}: ranks without distances");
+                assert!(
+                    cc.dist_high_of_low.is_empty() && cc.dist_low_of_high.is_empty(),
+                    "{tag}: distances not asked for"
+                );
             }
         }
     }
@@ -170,10 +187,10 @@ fn the_table_path_reads_distances_under_the_metric() {
     for (name, high) in &spaces {
         let k = 9;
         let table = RankTable::build(high, 8);
-        let plain = row_pass(high, None, &[&low], Needs::cross(k), 16);
+        let plain = row_pass(high, None, &[&low], Needs::cross_with_dists(k), 16);
         let knn = plain.high.clone().unwrap();
         let resident = Resident { knn: Some(&knn), ranks: Some(&table) };
-        let got = row_pass_resident(high, resident, &[&low], Needs::cross(k), 16, LowIndex::Auto, 0..n);
+        let got = row_pass_resident(high, resident, &[&low], Needs::cross_with_dists(k), 16, LowIndex::Auto, 0..n);
         assert_eq!(got.stats.ranks_from_table, (n * k) as u64, "{name}");
         let (ca, cb) = (plain.lows[0].cross.as_ref().unwrap(), got.lows[0].cross.as_ref().unwrap());
         assert_eq!(ca.rank_high_of_low, cb.rank_high_of_low, "{name}: original ranks");

@@ -250,7 +250,9 @@ fn the_spatial_index_is_the_reference_in_wasm() {
         ];
         for low in &lows {
             for k in [1, 9, 50] {
-                let run = |li| row_pass_resident(&high, Resident::default(), &[low], Needs::cross(k), 16, li, 0..n);
+                let run = |li| {
+                    row_pass_resident(&high, Resident::default(), &[low], Needs::cross_with_dists(k), 16, li, 0..n)
+                };
                 let (rows, index) = (run(LowIndex::Never), run(LowIndex::Auto));
                 assert_eq!(rows.lows[0].knn, index.lows[0].knn, "d={d} k={k}");
                 assert_eq!(rows.lows[0].cross, index.lows[0].cross, "d={d} k={k}");

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `distances` | `reference::distance_row` over a block of rows | `gpu::sqdist::bounded_sqdist` on the same block |
 //! | `knn` | `Evaluator::knn` | the same on the adapter |
-//! | `ranks` | `resources::row_pass` with `Needs::cross(k)` and the original kNN given | `gpu::gpu_row_pass`, the same |
+//! | `ranks` | `resources::row_pass` with `Needs::cross_with_dists(k)` (ranks and distances) and the original kNN given | `gpu::gpu_row_pass`, the same |
 //! | `pairs` | stress + pr through the evaluator | the same (served by whatever the evaluator picks) |
 //! | `evaluation` | tnc + mrre + lcmc through the evaluator | the same on the adapter |
 
@@ -302,7 +302,7 @@ pub async fn run_async(kernel: Kernel, backend: &mut Backend, case: &Case<'_>) -
             (Check::Digest(neighbours_digest(&nb)), served_from(&run, "knn_high"), start, t1)
         }
         Kernel::Ranks => {
-            let needs = Needs::cross(k);
+            let needs = Needs::cross_with_dists(k);
             let cached = Some(case.high_knn());
             if backend.is_gpu() {
                 let (g, start) = device(backend).await?;

@@ -169,7 +169,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         keys: &["topographic_product"],
         keyed_by: &[],
         local: &[],
-        needs: |r| Needs::cross(r.k),
+        needs: |r| Needs::cross_with_dists(r.k),
         high: HighReads::Declared,
         compute: super::topo::compute,
         about: "Topographic product of neighbour distance ratios",

@@ -86,9 +86,11 @@ impl KdTree {
             let (mut lo, mut hi) = ([0.0; MAX_DIM], [0.0; MAX_DIM]);
             for c in 0..dim {
                 let col = points.col(c);
+                // Comparisons, not `f64::min`/`max`: wasm has no instruction with their NaN
+                // rule and calls a library function per point (the coordinates are finite).
                 let (a, b) = part.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &j| {
                     let x = col[j as usize];
-                    (a.min(x), b.max(x))
+                    (if x < a { x } else { a }, if x > b { x } else { b })
                 });
                 (lo[c], hi[c]) = (a, b);
             }

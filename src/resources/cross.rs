@@ -2,7 +2,8 @@
 
 /// For every point i and its first `k` neighbours in each space: their ranks and distances in
 /// the other space. `rank_high_of_low[i*k + s]` is `r^X(i, j)` for j the s-th neighbour of i in
-/// the projection; `rank_low_of_high` the converse. Ranks are 1-based, as in ZADU.
+/// the projection; `rank_low_of_high` the converse. Ranks are 1-based, as in ZADU. The
+/// distance lists are empty when the pass was not asked for them ([`super::Needs::cross_dists`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CrossRanks {
     pub k: usize,
@@ -23,10 +24,12 @@ impl CrossRanks {
     }
     /// `d^X(i, ·)` of the first `k` projection neighbours of i.
     pub fn dist_high_of_low(&self, i: usize, k: usize) -> &[f64] {
+        assert!(!self.dist_high_of_low.is_empty(), "cross distances were not planned (Needs::cross_dists)");
         &self.dist_high_of_low[i * self.k..i * self.k + k]
     }
     /// `d^Y(i, ·)` of the first `k` original-space neighbours of i.
     pub fn dist_low_of_high(&self, i: usize, k: usize) -> &[f64] {
+        assert!(!self.dist_low_of_high.is_empty(), "cross distances were not planned (Needs::cross_dists)");
         &self.dist_low_of_high[i * self.k..i * self.k + k]
     }
     /// Bytes held.

@@ -14,6 +14,10 @@ pub struct Needs {
     pub knn_low: usize,
     /// Ranks and distances across spaces of each space's first `cross` neighbours.
     pub cross: usize,
+    /// The distances of the cross-rank pairs too (the topographic product): without it the CPU
+    /// row pass leaves [`super::CrossRanks`]' distance lists empty and reads no original
+    /// distance of a projection's neighbour whose rank the resident table gives.
+    pub cross_dists: bool,
     /// Ranks and distances in each projection of the original space's first `cross_low`
     /// neighbours only (continuity, mrre_missing): no original distance row is read, so a kNN
     /// graph serves it. Within `cross`, when that is also needed.
@@ -45,6 +49,10 @@ impl Needs {
     /// kNN in both spaces plus cross-space ranks and distances.
     pub fn cross(k: usize) -> Self {
         Needs { knn_high: k, knn_low: k, cross: k, ..Default::default() }
+    }
+    /// [`Needs::cross`] with the distances of the cross-rank pairs.
+    pub fn cross_with_dists(k: usize) -> Self {
+        Needs { cross_dists: true, ..Needs::cross(k) }
     }
     /// kNN in both spaces plus the projection's ranks of the original neighbours only.
     pub fn cross_low(k: usize) -> Self {
@@ -109,6 +117,7 @@ impl Needs {
             knn_low: self.knn_low.max(o.knn_low),
             cross: self.cross.max(o.cross),
             cross_low: self.cross_low.max(o.cross_low),
+            cross_dists: self.cross_dists || o.cross_dists,
             pair_sums: self.pair_sums || o.pair_sums,
             density_sigmas: sigmas,
             pair_ranks: self.pair_ranks || o.pair_ranks,

@@ -235,6 +235,8 @@ struct Shape {
     need_dx: bool,
     /// Densities are planned: find each space's pair-distance extent on the way.
     extents: bool,
+    /// The cross-rank pairs' distances are asked for.
+    cross_dists: bool,
 }
 
 /// The original space's resident inputs of a pass.
@@ -314,6 +316,7 @@ pub(crate) fn row_pass_certified(
         kcl,
         need_dx: (kc > 0 && table.is_none()) || (kh > 0 && cached.is_none()),
         extents: !needs.density_sigmas.is_empty(),
+        cross_dists: needs.cross_dists,
     };
     let block_rows = block_rows.max(1);
     let end = rows.end;
@@ -385,8 +388,8 @@ pub(crate) fn row_pass_certified(
                     k: kc.max(kcl),
                     rank_high_of_low: cat_u(|b| &b.rank_hl),
                     rank_low_of_high: cat_u(|b| &b.rank_lh),
-                    dist_high_of_low: cat_f(|b| &b.dist_hl),
-                    dist_low_of_high: cat_f(|b| &b.dist_lh),
+                    dist_high_of_low: if shape.cross_dists { cat_f(|b| &b.dist_hl) } else { Vec::new() },
+                    dist_low_of_high: if shape.cross_dists { cat_f(|b| &b.dist_lh) } else { Vec::new() },
                 }),
             }
         })
@@ -537,7 +540,9 @@ fn run_block(
                     for (s_, &j) in ly_full[..s.kc].iter().enumerate() {
                         ranks_hl[s_] = t.rank(i, j as usize);
                     }
-                    distance_pairs(high, i, &ly_full[..s.kc], dists_hl);
+                    if s.cross_dists {
+                        distance_pairs(high, i, &ly_full[..s.kc], dists_hl);
+                    }
                     out.stats.ranks_from_table += s.kc as u64;
                     let (sc_cross, sc_tree) = (&mut sc.cross, &mut sc.tree);
                     low_ranks(
@@ -836,7 +841,16 @@ mod tests {
                     for (k, block) in [(1, 7), (5, 32), (12, 9)] {
                         let run = |c| {
                             let r = Resident::default();
-                            row_pass_certified(&high, r, &[&low], Needs::cross(k), block, LowIndex::Auto, 0..n, c)
+                            row_pass_certified(
+                                &high,
+                                r,
+                                &[&low],
+                                Needs::cross_with_dists(k),
+                                block,
+                                LowIndex::Auto,
+                                0..n,
+                                c,
+                            )
                         };
                         let (fast, exact) = (run(CertifiedChoice::Always), run(CertifiedChoice::Never));
                         let what = format!("{metric} n={n} d={d} kind={kind} k={k}");
@@ -858,21 +872,45 @@ mod tests {
         let low = Points::from_vec("low", 40, 2, v[..80].to_vec()).unwrap();
         let r = Resident::default();
         let e = Points::from_vec("h", 40, 20, v.clone()).unwrap().with_metric(Metric::Cityblock).unwrap();
-        let out =
-            row_pass_certified(&e, r, &[&low], Needs::cross(3), 8, LowIndex::Auto, 0..40, CertifiedChoice::Always);
+        let out = row_pass_certified(
+            &e,
+            r,
+            &[&low],
+            Needs::cross_with_dists(3),
+            8,
+            LowIndex::Auto,
+            0..40,
+            CertifiedChoice::Always,
+        );
         assert_eq!(out.high_rows.unwrap().path, "exact_f64");
         let mut w = v.clone();
         w[3] = 2e-200;
         let sub = Points::from_vec("h", 40, 20, w).unwrap();
-        let out =
-            row_pass_certified(&sub, r, &[&low], Needs::cross(3), 8, LowIndex::Auto, 0..40, CertifiedChoice::Always);
+        let out = row_pass_certified(
+            &sub,
+            r,
+            &[&low],
+            Needs::cross_with_dists(3),
+            8,
+            LowIndex::Auto,
+            0..40,
+            CertifiedChoice::Always,
+        );
         let why = out.high_rows.unwrap();
         assert_eq!(why.path, "exact_f64");
         assert!(why.reason.contains("outside the certified domain"), "{}", why.reason);
         v[20..40].iter_mut().for_each(|x| *x *= 1e-130);
         let tiny = Points::from_vec("h", 40, 20, v).unwrap().with_metric(Metric::Cosine).unwrap();
-        let out =
-            row_pass_certified(&tiny, r, &[&low], Needs::cross(3), 8, LowIndex::Auto, 0..40, CertifiedChoice::Always);
+        let out = row_pass_certified(
+            &tiny,
+            r,
+            &[&low],
+            Needs::cross_with_dists(3),
+            8,
+            LowIndex::Auto,
+            0..40,
+            CertifiedChoice::Always,
+        );
         let why = out.high_rows.unwrap();
         assert_eq!(why.path, "exact_f64");
         assert!(why.reason.contains("row 1's norm"), "{}", why.reason);

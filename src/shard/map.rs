@@ -23,6 +23,9 @@ use crate::sum::pairwise_sum;
 /// Places a block's `m`×k rows at rows `start..` of an n×k list (zeros elsewhere), so that the
 /// measures index rows by point as in a full run; the other rows are computed and dropped.
 fn spread<T: Copy + Default>(block: Vec<T>, n: usize, k: usize, start: usize) -> Vec<T> {
+    if block.is_empty() {
+        return block; // not planned (the cross distances without Needs::cross_dists)
+    }
     let mut full = vec![T::default(); n * k];
     full[start * k..start * k + block.len()].copy_from_slice(&block);
     full
@@ -218,7 +221,8 @@ impl Evaluator {
                 Ok((r.def.compute)(&ctx, r)?)
             });
         }
-        let fingerprint = fingerprint(high, low, labels, &texts);
+        let prefix = *self.high_fingerprint.get_or_init(|| fingerprint_high(high));
+        let fingerprint = fingerprint(prefix, high, low, labels, &texts);
         let s = pass.stats;
         let mut partials = Vec::with_capacity(blocks.len());
         for (b, rows) in blocks.iter().enumerate() {
@@ -396,20 +400,32 @@ impl Fnv {
     fn u64(&mut self, v: u64) {
         self.bytes(&v.to_le_bytes());
     }
+    fn points(&mut self, p: &Points) {
+        self.u64(p.n() as u64);
+        self.u64(p.dim() as u64);
+        p.as_slice().iter().for_each(|v| self.u64(v.to_bits()));
+    }
     fn text(&mut self, s: &str) {
         self.u64(s.len() as u64);
         self.bytes(s.as_bytes());
     }
 }
 
-fn fingerprint(high: &Points, low: &Points, labels: Option<&Labels>, specs: &[String]) -> String {
+/// The fingerprint's hash state after the format version and the original space (its points;
+/// the rest of the original space's part, metric and distances, follows the projection).
+fn fingerprint_high(high: &Points) -> u64 {
     let mut h = Fnv(0xcbf2_9ce4_8422_2325);
     h.u64(u64::from(PARTIAL_VERSION));
-    for p in [high, low] {
-        h.u64(p.n() as u64);
-        h.u64(p.dim() as u64);
-        p.as_slice().iter().for_each(|v| h.u64(v.to_bits()));
-    }
+    h.points(high);
+    h.0
+}
+
+/// The fingerprint of a run's inputs and specs, continuing [`fingerprint_high`]'s state
+/// `high_state` (of the evaluator's original space `high`) with the projection, the original
+/// space's metric and distances, the labels and the specs.
+fn fingerprint(high_state: u64, high: &Points, low: &Points, labels: Option<&Labels>, specs: &[String]) -> String {
+    let mut h = Fnv(high_state);
+    h.points(low);
     // The original space's metric, and its distances when they were given.
     h.text(&high.metric().to_string());
     if let Some(d) = high.distances() {

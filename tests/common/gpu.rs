@@ -27,7 +27,7 @@ pub fn gpu(req: GpuRequest) -> Option<Gpu> {
 /// GPU Exact resources (both kNN lists with distances, both cross-rank tables with
 /// distances) equal the CPU reference's bit for bit; returns the GPU's stats.
 pub fn compare_resources(g: &Gpu, tag: &str, high: &Points, low: &Points, k: usize) -> GpuStats {
-    let needs = Needs::cross(k);
+    let needs = Needs::cross_with_dists(k);
     let cpu = row_pass(high, None, &[low], needs.clone(), 16);
     let (gp, stats) = gpu_row_pass(g, high, None, &[low], needs, Numerics::Exact).unwrap();
     let n = high.n();
