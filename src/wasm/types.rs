@@ -86,7 +86,7 @@ export interface ProjectionScores { name: string; scores: Score[]; }
 export interface ServedOutput { output: string; backend: "cpu" | "gpu"; numerics: "exact" | "fast"; }
 /** The resources a run needed (neighbour counts, all-pairs statistics). */
 export interface Needs {
-  knn_high: number; knn_low: number; cross: number; cross_low: number; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean;
+  knn_high: number; knn_low: number; cross: number; cross_low: number; /** The cross-rank pairs' distances too (the topographic product). */ cross_dists: boolean; pair_sums: boolean; density_sigmas: number[]; pair_ranks: boolean; pair_isotonic: boolean;
   /** The full-row all-pairs sweep: Sammon, CCA weightings, the average local error, NeRV neighbourhoods. */
   sammon: boolean; cca: { lambda: number; kernel: "exponential" | "step" }[]; ale: boolean[]; nerv: { perplexity: number; shared: boolean }[];
 }
