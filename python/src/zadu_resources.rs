@@ -54,16 +54,17 @@ fn widen(v: &[u32]) -> Vec<i64> {
     v.iter().map(|&x| i64::from(x)).collect()
 }
 
-/// Both point sets and faithful's row pass over them: kNN lists of `k` in each space and the
-/// ranks and distances of each space's neighbours in the other.
+/// Both point sets and faithful's row pass over them for `needs`: kNN lists of its k in each
+/// space and the ranks of each space's neighbours in the other (with their distances when
+/// `needs.cross_dists`).
 fn cross_pass(
     py: Python<'_>,
     orig: &Bound<'_, PyAny>,
     emb: &Bound<'_, PyAny>,
-    k: usize,
+    needs: Needs,
 ) -> PyResult<(Points, Points, PassOutput)> {
     let (high, low) = spaces(py, orig, emb)?;
-    let pass = detached(py, || row_pass(&high, None, &[&low], Needs::cross(k), block_rows()))?;
+    let pass = detached(py, || row_pass(&high, None, &[&low], needs, block_rows()))?;
     Ok((high, low, pass))
 }
 
@@ -79,7 +80,7 @@ pub fn rank_comparisons<'py>(
     k: usize,
     membership_ks: Vec<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (high, _, pass) = cross_pass(py, orig, emb, k)?;
+    let (high, _, pass) = cross_pass(py, orig, emb, Needs::cross(k))?;
     let n = high.n();
     let hx = pass.high.expect("the pass builds the original kNN");
     let proj = pass.lows.into_iter().next().expect("one projection");
@@ -346,7 +347,7 @@ pub fn topographic_product<'py>(
     k: usize,
     ks: Vec<usize>,
 ) -> PyResult<Vec<f64>> {
-    let (high, low, pass) = cross_pass(py, orig, emb, k)?;
+    let (high, low, pass) = cross_pass(py, orig, emb, Needs::cross_with_dists(k))?;
     let scores = py.detach(|| {
         let (proj, ctl) = (&pass.lows[0], Control::default());
         let ctx = ctx((&high, &low), (pass.high.as_ref(), proj.knn.as_ref()), proj.cross.as_ref(), &ctl);
