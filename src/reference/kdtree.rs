@@ -184,25 +184,14 @@ impl KdTree {
     /// each point, vectorised across points.
     #[inline(always)]
     fn leaf_dists<const D: usize>(&self, a: &[f64; MAX_DIM], start: usize, out: &mut [f64]) {
-        let len = out.len();
-        let c0 = &self.cols[0][start..start + len];
-        for (o, &x) in out.iter_mut().zip(c0) {
-            let t = x - a[0];
-            *o = t * t;
-        }
-        for c in 1..D {
-            let col = &self.cols[c][start..start + len];
-            for (o, &x) in out.iter_mut().zip(col) {
-                let t = x - a[c];
-                *o += t * t;
-            }
-        }
+        self.leaf_sums::<D>(a, start, out);
         for o in out.iter_mut() {
             *o = o.sqrt();
         }
     }
 
-    /// [`Self::leaf_dists`] without the root: the reference's sums of squares, bit for bit.
+    /// The reference's sums of squares `((t₀² + t₁²) + t₂²)` (before the root) of the points at
+    /// tree positions `start..start + out.len()`, bit for bit.
     #[inline(always)]
     fn leaf_sums<const D: usize>(&self, a: &[f64; MAX_DIM], start: usize, out: &mut [f64]) {
         let len = out.len();
