@@ -28,7 +28,12 @@ export default async function init(input) {
     return initWasm({ module_or_path: compiled });
   }
   const given = input?.module_or_path ?? input;
-  if (given instanceof WebAssembly.Module) compiled = given;
+  if (given instanceof WebAssembly.Module) {
+    compiled = given;
+    // node.js: instantiated synchronously, as Node allows; the async init looks up the global
+    // `Request`, which makes Node load its fetch implementation (~25 ms).
+    if (input?.sync === true) return wasm.initSync({ module: given });
+  }
   return initWasm(input);
 }
 

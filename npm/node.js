@@ -11,5 +11,5 @@ export * from './index.js';
 export default async function init(input) {
   if (input !== undefined) return initIndex(input);
   const bytes = await readFile(new URL('./faithful_bg.wasm', import.meta.url));
-  return initIndex({ module_or_path: await WebAssembly.compile(bytes) });
+  return initIndex({ module_or_path: await WebAssembly.compile(bytes), sync: true });
 }

@@ -17,12 +17,14 @@ const send = (message, transfer = []) => port.postMessage(message, transfer);
 let session = null;
 const aborts = new Map();
 
-/** The module compiled once by the page when given; else this worker loads the .wasm itself. */
+/** The module compiled once by the page when given; else this worker loads the .wasm itself.
+ * Instantiated synchronously (a worker may): the async init looks up the global `Request`,
+ * which in Node loads its fetch implementation, ~25 ms of every worker's start. */
 async function init(module) {
-  if (module) return initWasm({ module_or_path: module });
+  if (module) return wasm.initSync({ module });
   if (isNode) {
     const { readFile } = await import('node:fs/promises');
-    return initWasm({ module_or_path: await readFile(new URL('./faithful_bg.wasm', import.meta.url)) });
+    return wasm.initSync({ module: await readFile(new URL('./faithful_bg.wasm', import.meta.url)) });
   }
   return initWasm();
 }

@@ -254,7 +254,19 @@ fn specs(request: &JsValue, with_labels: bool) -> Result<Vec<Spec>, JsValue> {
 /// Float64Array (taken from the vectors themselves, bit for bit), except for the kinds whose
 /// points may have no value (`partial_mean`, `log_ratio`): an array of numbers and `null`s.
 fn evaluation_js(result: &Evaluation) -> Result<JsValue, JsValue> {
-    let obj = js_sys::JSON::parse(&serde_json::to_string(result).map_err(fail)?)?;
+    // The locals that become Float64Arrays below travel through the JSON as empty arrays: no
+    // decimal text of every point's value to write and parse only to be replaced (their keys
+    // stay, so the local object keeps its order).
+    let mut shell = result.clone();
+    for score in shell.projections.iter_mut().flat_map(|p| p.scores.iter_mut()) {
+        let kinds = &score.local_kinds;
+        for (key, values) in score.local.iter_mut().flatten() {
+            if !kinds.iter().any(|(k, kind)| k == key && kind.allows_missing()) {
+                values.clear();
+            }
+        }
+    }
+    let obj = js_sys::JSON::parse(&serde_json::to_string(&shell).map_err(fail)?)?;
     let projections = Array::from(&get(&obj, "projections")?);
     for (p, proj) in result.projections.iter().enumerate() {
         let scores = Array::from(&get(&projections.get(p as u32), "scores")?);
