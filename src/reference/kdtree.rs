@@ -83,6 +83,8 @@ pub struct TreeScratch {
     leaf: Vec<f64>,
     /// The sorted queries' sum intervals `[lo, hi]` (their distances' preimages) and indices.
     thr: Vec<(f64, f64, u32)>,
+    /// The queries' sums and indices in query order, before they are sorted into `thr`.
+    by_query: Vec<(f64, u32)>,
 }
 
 impl KdTree {
@@ -321,7 +323,7 @@ impl KdTree {
             return true;
         }
         let a = Self::query_point(points, i);
-        let TreeScratch { stack, sorted, at, hist, leaf, thr, .. } = s;
+        let TreeScratch { stack, sorted, at, hist, leaf, thr, by_query, .. } = s;
         leaf.resize(self.max_leaf, 0.0);
         // s(i, j) and d(i, j) as the reference computes them: x_j − x_i, coordinate by coordinate.
         let query_sum = |j: u32| {
@@ -334,16 +336,12 @@ impl KdTree {
             }
             sum
         };
-        // `thr` by query number first (the sum twice), then by sorted position (its preimage).
+        by_query.clear();
+        by_query.extend(queries.iter().map(|&j| (query_sum(j), j)));
+        let p = Placement::new(by_query.iter().map(|&(sq, j)| key(sq.sqrt(), j as usize)), sorted, at);
         thr.clear();
-        thr.extend(queries.iter().map(|&j| {
-            let sq = query_sum(j);
-            (sq, sq, j)
-        }));
-        let p = Placement::new(thr.iter().map(|&(sq, _, j)| key(sq.sqrt(), j as usize)), sorted, at);
-        let by_query = std::mem::take(thr);
         for &(_, q) in p.sorted() {
-            let (sq, _, j) = by_query[q];
+            let (sq, j) = by_query[q];
             match root_preimage(sq) {
                 Some((lo, hi)) => thr.push((lo, hi, j)),
                 None => return false,

@@ -114,8 +114,9 @@ fn plan_low_index(choice: LowIndex, low: &Points, kl: usize, extents: bool) -> (
 const KL_PER_N: usize = 8;
 /// A row's tree count gives up after comparing n / `FALLBACK_SHARE` points one by one (its full
 /// row then costs n distances more: at most 1.5× the row's cost without the tree). 2 against 4:
-/// T&C on a noisy 2-D projection (a fifth of its rows give up at n/4) 15–20 % faster per call at
-/// n = 5000 and 20 000 in wasm; 1 was no faster than 2.
+/// T&C on a noisy 2-D projection (a fifth of its rows give up at n/4), per call in wasm, about
+/// 17 % faster at n = 5000 (best of 4 alternating builds) and 7–14 % at n = 20 000 (three single
+/// runs); 1 was no faster than 2.
 const FALLBACK_SHARE: usize = 2;
 
 /// Extents of pair distances found on the way.
