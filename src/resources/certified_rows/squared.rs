@@ -333,21 +333,68 @@ impl Test {
     }
 }
 
-/// Calls `f(j)`, in order, for every j where `test` holds of `x[j]`: eight lanes
+/// Calls `f(j)`, in order, for every j where `test` holds of `x[j]`: a vector of lanes
 /// compared at once and only the set bits of the mask visited (almost every block has none).
-fn scan(x: &[f32], test: Test, mut f: impl FnMut(usize)) {
-    // Reassigned only where the x86 fast path exists.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
-    let mut at = 0;
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") {
-        at = x.len() / 8 * 8;
-        // SAFETY: AVX was detected at run time; at ≤ x.len().
-        unsafe { scan_avx(&x[..at], test, &mut f) };
-    }
+/// The widest version the CPU runs.
+fn scan(x: &[f32], test: Test, f: impl FnMut(usize)) {
+    scan_in(Lanes::best(), x, test, f)
+}
+
+/// [`scan`] in the version `lanes` (one of [`Lanes::available`]).
+fn scan_in(lanes: Lanes, x: &[f32], test: Test, mut f: impl FnMut(usize)) {
+    let at = match lanes {
+        Lanes::Scalar => 0,
+        #[cfg(target_arch = "x86_64")]
+        Lanes::Avx2 => {
+            assert!(std::arch::is_x86_feature_detected!("avx"), "scan: this CPU has no AVX");
+            let at = x.len() / 8 * 8;
+            // SAFETY: AVX was detected (asserted above); at ≤ x.len().
+            unsafe { scan_avx(&x[..at], test, &mut f) };
+            at
+        }
+        #[cfg(target_arch = "x86_64")]
+        Lanes::Avx512 => {
+            assert!(std::arch::is_x86_feature_detected!("avx512f"), "scan: this CPU has no AVX-512");
+            let at = x.len() / 16 * 16;
+            // SAFETY: AVX-512F was detected (asserted above); at ≤ x.len().
+            unsafe { scan_avx512(&x[..at], test, &mut f) };
+            at
+        }
+    };
     for j in at..x.len() {
         if test.holds(x[j]) {
             f(j);
+        }
+    }
+}
+
+/// [`scan`] over whole blocks of 16 with AVX-512 compares into masks (the predicates of
+/// [`scan_avx`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn scan_avx512<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
+    use std::arch::x86_64::*;
+    let mut visit = |b: usize, m: __mmask16| {
+        let mut m = u32::from(m);
+        while m != 0 {
+            f(b + m.trailing_zeros() as usize);
+            m &= m - 1;
+        }
+    };
+    let px = x.as_ptr();
+    // SAFETY (every load): b + 16 ≤ x.len() (the caller passes whole blocks).
+    match test {
+        Test::Below(t) => {
+            let t = _mm512_set1_ps(t);
+            for b in (0..x.len()).step_by(16) {
+                visit(b, _mm512_cmp_ps_mask::<_CMP_LT_OQ>(unsafe { _mm512_loadu_ps(px.add(b)) }, t));
+            }
+        }
+        Test::NotAbove(t) => {
+            let t = _mm512_set1_ps(t);
+            for b in (0..x.len()).step_by(16) {
+                visit(b, _mm512_cmp_ps_mask::<_CMP_NGT_UQ>(unsafe { _mm512_loadu_ps(px.add(b)) }, t));
+            }
         }
     }
 }
@@ -385,17 +432,81 @@ unsafe fn scan_avx<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
 
 /// For Q queries at once, `#{l : U_l < L_q}` (false on NaN), calling `open(q, l)` for every l
 /// that is neither certainly before (`U_l < L_q`) nor certainly after (`L_l > U_q`) — NaN
-/// included —, in order of l for each q.
-fn count_before(u: &[f32], l: &[f32], lq: [f32; Q], uq: [f32; Q], mut open: impl FnMut(usize, usize)) -> [u32; Q] {
-    assert_eq!(u.len(), l.len());
-    // Reassigned only where the x86 fast path exists.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
-    let (mut at, mut before) = (0, [0u32; Q]);
+/// included —, in order of l for each q. The widest version the CPU runs.
+fn count_before(u: &[f32], l: &[f32], lq: [f32; Q], uq: [f32; Q], open: impl FnMut(usize, usize)) -> [u32; Q] {
+    count_before_in(Lanes::best(), u, l, lq, uq, open)
+}
+
+/// The versions of [`count_before`]: the same counts and calls, in the same order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lanes {
+    Scalar,
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        at = u.len() / 8 * 8;
-        // SAFETY: AVX2 was detected at run time; at ≤ u.len() = l.len().
-        before = unsafe { count_before_avx2(&u[..at], &l[..at], lq, uq, &mut open) };
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+impl Lanes {
+    /// Every version this CPU runs, the scalar one first.
+    #[cfg(test)]
+    fn available() -> Vec<Lanes> {
+        #[allow(unused_mut)]
+        let mut v = vec![Lanes::Scalar];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                v.push(Lanes::Avx2);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                v.push(Lanes::Avx512);
+            }
+        }
+        v
+    }
+
+    fn best() -> Lanes {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return Lanes::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                return Lanes::Avx2;
+            }
+        }
+        Lanes::Scalar
+    }
+}
+
+/// [`count_before`] in the version `lanes` (it must be one of [`Lanes::available`]): whole
+/// blocks in vector lanes, the rest one by one.
+fn count_before_in(
+    lanes: Lanes,
+    u: &[f32],
+    l: &[f32],
+    lq: [f32; Q],
+    uq: [f32; Q],
+    mut open: impl FnMut(usize, usize),
+) -> [u32; Q] {
+    assert_eq!(u.len(), l.len());
+    let (mut at, mut before) = (0, [0u32; Q]);
+    match lanes {
+        Lanes::Scalar => {}
+        #[cfg(target_arch = "x86_64")]
+        Lanes::Avx2 => {
+            assert!(std::arch::is_x86_feature_detected!("avx2"), "count_before: this CPU has no AVX2");
+            at = u.len() / 8 * 8;
+            // SAFETY: AVX2 was detected (asserted above); at ≤ u.len() = l.len().
+            before = unsafe { count_before_avx2(&u[..at], &l[..at], lq, uq, &mut open) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        Lanes::Avx512 => {
+            assert!(std::arch::is_x86_feature_detected!("avx512f"), "count_before: this CPU has no AVX-512");
+            at = u.len() / 16 * 16;
+            // SAFETY: AVX-512F was detected (asserted above); at ≤ u.len() = l.len().
+            before = unsafe { count_before_avx512(&u[..at], &l[..at], lq, uq, &mut open) };
+        }
     }
     for q in 0..Q {
         for t in at..u.len() {
@@ -407,6 +518,55 @@ fn count_before(u: &[f32], l: &[f32], lq: [f32; Q], uq: [f32; Q], mut open: impl
         }
     }
     before
+}
+
+/// [`count_before`] over whole blocks of 16 with AVX-512: the ordered compares (false on NaN)
+/// give masks, each query's lane counters add 1 under its "before" mask, and its undecided
+/// lanes (neither mask) are OR-ed over 64 points; the few groups of 64 with any are looked at
+/// again one by one, as in [`count_before_avx2`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn count_before_avx512<F: FnMut(usize, usize)>(
+    u: &[f32],
+    l: &[f32],
+    lq: [f32; Q],
+    uq: [f32; Q],
+    open: &mut F,
+) -> [u32; Q] {
+    use std::arch::x86_64::*;
+    let (vl, vu) = (lq.map(|x| _mm512_set1_ps(x)), uq.map(|x| _mm512_set1_ps(x)));
+    let one = _mm512_set1_epi32(1);
+    let mut before = [_mm512_setzero_si512(); Q];
+    let (pu, pl) = (u.as_ptr(), l.as_ptr());
+    for group in (0..u.len()).step_by(64) {
+        let end = (group + 64).min(u.len());
+        let mut undecided: [__mmask16; Q] = [0; Q];
+        for at in (group..end).step_by(16) {
+            // SAFETY: at + 16 ≤ u.len() = l.len() (whole blocks).
+            let (x, y) = unsafe { (_mm512_loadu_ps(pu.add(at)), _mm512_loadu_ps(pl.add(at))) };
+            for q in 0..Q {
+                let b = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, vl[q]);
+                let a = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(y, vu[q]);
+                before[q] = _mm512_mask_add_epi32(before[q], b, before[q], one);
+                undecided[q] |= !(b | a);
+            }
+        }
+        for q in 0..Q {
+            if undecided[q] != 0 {
+                for t in group..end {
+                    if !(u[t] < lq[q]) && !(l[t] > uq[q]) {
+                        open(q, t);
+                    }
+                }
+            }
+        }
+    }
+    before.map(|v| {
+        let mut t = [0u32; 16];
+        // SAFETY: t holds 16 u32.
+        unsafe { _mm512_storeu_si512(t.as_mut_ptr().cast(), v) };
+        t.iter().sum()
+    })
 }
 
 /// [`count_before`] over whole blocks of 8 with AVX2: ordered compares (false on NaN), the
@@ -503,12 +663,13 @@ mod tests {
         }
     }
 
-    /// The vectorised counts are the plain counts (NaN never before), and the undecided positions
-    /// are listed in order for each query, at any length.
+    /// Every version's counts are the plain counts (NaN never before), and the undecided
+    /// positions are listed in order for each query, at any length (whole blocks of 8 and 16,
+    /// groups of 64, and the tails).
     #[test]
     fn before_counts_are_plain_counts() {
         let mut rng = SplitMix64(4);
-        for n in [0usize, 5, 16, 17, 100, 1001] {
+        for n in [0usize, 5, 16, 17, 63, 64, 65, 100, 130, 1001] {
             let mut u: Vec<f32> = (0..n).map(|_| (rng.uniform() * 10.0).floor() as f32).collect();
             let l: Vec<f32> = u.iter().map(|&x| x - (rng.uniform() * 3.0).floor() as f32).collect();
             if n > 3 {
@@ -516,12 +677,14 @@ mod tests {
                 u[1] = f32::INFINITY;
             }
             let (lq, uq) = ([4.0f32, 0.0, f32::NAN, -1.0], [6.0f32, 0.0, 3.0, f32::INFINITY]);
-            let mut got = vec![Vec::new(); Q];
-            let before = count_before(&u, &l, lq, uq, |q, t| got[q].push(t));
-            for q in 0..Q {
-                assert_eq!(before[q], u.iter().filter(|&&x| x < lq[q]).count() as u32, "n={n} q={q}");
-                let open: Vec<usize> = (0..n).filter(|&t| !(u[t] < lq[q]) && !(l[t] > uq[q])).collect();
-                assert_eq!(got[q], open, "n={n} q={q}");
+            for lanes in Lanes::available() {
+                let mut got = vec![Vec::new(); Q];
+                let before = count_before_in(lanes, &u, &l, lq, uq, |q, t| got[q].push(t));
+                for q in 0..Q {
+                    assert_eq!(before[q], u.iter().filter(|&&x| x < lq[q]).count() as u32, "{lanes:?} n={n} q={q}");
+                    let open: Vec<usize> = (0..n).filter(|&t| !(u[t] < lq[q]) && !(l[t] > uq[q])).collect();
+                    assert_eq!(got[q], open, "{lanes:?} n={n} q={q}");
+                }
             }
         }
     }
@@ -530,17 +693,19 @@ mod tests {
     #[test]
     fn scans_are_the_scalar_tests() {
         let mut rng = SplitMix64(6);
-        for n in [0usize, 7, 8, 9, 64, 333] {
+        for n in [0usize, 7, 8, 9, 15, 16, 17, 64, 333] {
             let mut x: Vec<f32> = (0..n).map(|_| (rng.uniform() * 6.0).floor() as f32).collect();
             if n > 5 {
                 x[5] = f32::NAN;
                 x[2] = f32::INFINITY;
             }
             for test in [Test::Below(3.0), Test::NotAbove(2.0), Test::NotAbove(f32::NAN), Test::Below(f32::NAN)] {
-                let mut got = Vec::new();
-                scan(&x, test, |j| got.push(j));
                 let want: Vec<usize> = (0..n).filter(|&j| test.holds(x[j])).collect();
-                assert_eq!(got, want, "n={n}");
+                for lanes in Lanes::available() {
+                    let mut got = Vec::new();
+                    scan_in(lanes, &x, test, |j| got.push(j));
+                    assert_eq!(got, want, "{lanes:?} n={n}");
+                }
             }
         }
     }
