@@ -520,10 +520,11 @@ fn count_before_in(
     before
 }
 
-/// [`count_before`] over whole blocks of 16 with AVX-512: the ordered compares (false on NaN)
-/// give masks, each query's lane counters add 1 under its "before" mask, and its undecided
-/// lanes (neither mask) are OR-ed over 64 points; the few groups of 64 with any are looked at
-/// again one by one, as in [`count_before_avx2`].
+/// [`count_before`] over whole blocks of 16 with AVX-512: each query's lane counters add 1
+/// under the mask of points not before it (`!(U < L_q)`, true on NaN; before = points − those),
+/// and a compare under that mask gives the undecided lanes (`!(L > U_q)` too), OR-ed over 64
+/// points; the few groups of 64 with any are looked at again one by one, as in
+/// [`count_before_avx2`]. Two compares, one add and one OR per query and 16 points.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn count_before_avx512<F: FnMut(usize, usize)>(
@@ -536,7 +537,7 @@ unsafe fn count_before_avx512<F: FnMut(usize, usize)>(
     use std::arch::x86_64::*;
     let (vl, vu) = (lq.map(|x| _mm512_set1_ps(x)), uq.map(|x| _mm512_set1_ps(x)));
     let one = _mm512_set1_epi32(1);
-    let mut before = [_mm512_setzero_si512(); Q];
+    let mut not_before = [_mm512_setzero_si512(); Q];
     let (pu, pl) = (u.as_ptr(), l.as_ptr());
     for group in (0..u.len()).step_by(64) {
         let end = (group + 64).min(u.len());
@@ -545,10 +546,11 @@ unsafe fn count_before_avx512<F: FnMut(usize, usize)>(
             // SAFETY: at + 16 ≤ u.len() = l.len() (whole blocks).
             let (x, y) = unsafe { (_mm512_loadu_ps(pu.add(at)), _mm512_loadu_ps(pl.add(at))) };
             for q in 0..Q {
-                let b = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(x, vl[q]);
-                let a = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(y, vu[q]);
-                before[q] = _mm512_mask_add_epi32(before[q], b, before[q], one);
-                undecided[q] |= !(b | a);
+                // Not before: !(U < L_q), true on NaN; counted, and before = points − these.
+                let nb = _mm512_cmp_ps_mask::<_CMP_NLT_UQ>(x, vl[q]);
+                not_before[q] = _mm512_mask_add_epi32(not_before[q], nb, not_before[q], one);
+                // Where not before: not after either, !(L > U_q) (true on NaN), in one masked compare.
+                undecided[q] |= _mm512_mask_cmp_ps_mask::<_CMP_NGT_UQ>(nb, y, vu[q]);
             }
         }
         for q in 0..Q {
@@ -561,11 +563,11 @@ unsafe fn count_before_avx512<F: FnMut(usize, usize)>(
             }
         }
     }
-    before.map(|v| {
+    not_before.map(|v| {
         let mut t = [0u32; 16];
         // SAFETY: t holds 16 u32.
         unsafe { _mm512_storeu_si512(t.as_mut_ptr().cast(), v) };
-        t.iter().sum()
+        (u.len() as u64 - t.iter().map(|&c| u64::from(c)).sum::<u64>()) as u32
     })
 }
 
