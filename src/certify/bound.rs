@@ -225,12 +225,21 @@ impl Params {
         if self.form == 0 { self.eps_squared(s, ni, nj) } else { self.eps_linear(s, ni, nj) }
     }
 
+    /// `max(s, 0)`, NaN → 0 as `f32::max` gives it, written as a compare and select: wasm's
+    /// `f32.max` propagates NaN, so `f32::max` there is a libm call in every lane of the
+    /// bounds' loop. (For s = −0 this gives +0 where `max` may give −0; `s + abs_e` and the
+    /// bound are the same either way.)
+    #[inline(always)]
+    fn not_negative(s: f32) -> f32 {
+        if s > 0.0 { s } else { 0.0 }
+    }
+
     /// [`Params::eps_of`] of the squared form, without the branch (so that a loop over pairs
     /// vectorises: the CPU's certified rows, `resources::certified_rows`).
     #[inline(always)]
     pub fn eps_squared(&self, s: f32, ni: f32, nj: f32) -> f32 {
         let a = self.alpha1 * (ni + nj) + self.abs_a;
-        let delta = ((s.max(0.0) + self.abs_e) * self.inv_one_minus_gamma_d).sqrt();
+        let delta = ((Self::not_negative(s) + self.abs_e) * self.inv_one_minus_gamma_d).sqrt();
         let t = (delta + a) * self.inv_one_minus_u;
         let e = self.gamma_d * delta * delta + (self.u * t + a) * (delta + t) + self.gamma_ref * t * t + self.abs_e;
         self.safety * e + self.rel_margin * s
@@ -241,7 +250,7 @@ impl Params {
     #[inline(always)]
     fn eps_linear(&self, s: f32, ni: f32, nj: f32) -> f32 {
         let a = self.alpha1 * (ni + nj) + self.abs_a;
-        let delta = (s.max(0.0) + self.abs_e) * self.inv_one_minus_gamma_d;
+        let delta = (Self::not_negative(s) + self.abs_e) * self.inv_one_minus_gamma_d;
         let t = (delta + a) * self.inv_one_minus_u;
         let e = self.gamma_d * delta + (self.u * t + a) + self.gamma_ref * t + self.abs_e;
         self.safety * e + self.rel_margin * s

@@ -360,12 +360,98 @@ fn scan_in(lanes: Lanes, x: &[f32], test: Test, mut f: impl FnMut(usize)) {
             unsafe { scan_avx512(&x[..at], test, &mut f) };
             at
         }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Lanes::Simd128 => {
+            let at = x.len() / 4 * 4;
+            scan_simd128(&x[..at], test, &mut f);
+            at
+        }
     };
     for j in at..x.len() {
         if test.holds(x[j]) {
             f(j);
         }
     }
+}
+
+/// [`scan`] over whole blocks of 4 with wasm SIMD compares (`f32x4.lt` false on NaN; the
+/// complement of `f32x4.gt`, true on NaN: [`Test::holds`]).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn scan_simd128<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
+    use core::arch::wasm32::*;
+    let mut visit = |b: usize, m: v128| {
+        let mut m = u32::from(i32x4_bitmask(m));
+        while m != 0 {
+            f(b + m.trailing_zeros() as usize);
+            m &= m - 1;
+        }
+    };
+    let load = |b: usize| {
+        assert!(b + 4 <= x.len());
+        // SAFETY: b + 4 ≤ x.len() (asserted); v128_load reads 16 unaligned bytes.
+        unsafe { v128_load(x.as_ptr().add(b).cast()) }
+    };
+    match test {
+        Test::Below(t) => {
+            let t = f32x4_splat(t);
+            for b in (0..x.len()).step_by(4) {
+                visit(b, f32x4_lt(load(b), t));
+            }
+        }
+        Test::NotAbove(t) => {
+            let t = f32x4_splat(t);
+            for b in (0..x.len()).step_by(4) {
+                visit(b, v128_not(f32x4_gt(load(b), t)));
+            }
+        }
+    }
+}
+
+/// [`count_before`] over whole blocks of 4 with wasm SIMD, as [`count_before_avx2`]: ordered
+/// compares (false on NaN), the all-ones masks subtracted from lane counters, and each query's
+/// undecided lanes OR-ed over 64 points; the groups of 64 with any are looked at again one by
+/// one.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn count_before_simd128<F: FnMut(usize, usize)>(
+    u: &[f32],
+    l: &[f32],
+    lq: [f32; Q],
+    uq: [f32; Q],
+    open: &mut F,
+) -> [u32; Q] {
+    use core::arch::wasm32::*;
+    assert_eq!(u.len() % 4, 0);
+    assert_eq!(u.len(), l.len());
+    let (vl, vu) = (lq.map(|x| f32x4_splat(x)), uq.map(|x| f32x4_splat(x)));
+    let mut before = [i32x4_splat(0); Q];
+    for group in (0..u.len()).step_by(64) {
+        let end = (group + 64).min(u.len());
+        let mut undecided = [i32x4_splat(0); Q];
+        for at in (group..end).step_by(4) {
+            // SAFETY: at + 4 ≤ u.len() = l.len() (whole blocks, asserted above).
+            let (x, y) = unsafe { (v128_load(u.as_ptr().add(at).cast()), v128_load(l.as_ptr().add(at).cast())) };
+            for q in 0..Q {
+                let (b, a) = (f32x4_lt(x, vl[q]), f32x4_gt(y, vu[q]));
+                before[q] = i32x4_sub(before[q], b);
+                undecided[q] = v128_or(undecided[q], v128_not(v128_or(b, a)));
+            }
+        }
+        for q in 0..Q {
+            if v128_any_true(undecided[q]) {
+                for t in group..end {
+                    if !(u[t] < lq[q]) && !(l[t] > uq[q]) {
+                        open(q, t);
+                    }
+                }
+            }
+        }
+    }
+    before.map(|v| {
+        u32x4_extract_lane::<0>(v)
+            + u32x4_extract_lane::<1>(v)
+            + u32x4_extract_lane::<2>(v)
+            + u32x4_extract_lane::<3>(v)
+    })
 }
 
 /// [`scan`] over whole blocks of 16 with AVX-512 compares into masks (the predicates of
@@ -440,11 +526,16 @@ fn count_before(u: &[f32], l: &[f32], lq: [f32; Q], uq: [f32; Q], open: impl FnM
 /// The versions of [`count_before`]: the same counts and calls, in the same order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lanes {
+    /// Lane by lane (the reference of the tests; the wasm build never picks it).
+    #[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
     Scalar,
     #[cfg(target_arch = "x86_64")]
     Avx2,
     #[cfg(target_arch = "x86_64")]
     Avx512,
+    /// wasm's 128-bit SIMD (a build-time feature: the wasm build always has it).
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    Simd128,
 }
 
 impl Lanes {
@@ -462,9 +553,17 @@ impl Lanes {
                 v.push(Lanes::Avx512);
             }
         }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        v.push(Lanes::Simd128);
         v
     }
 
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    fn best() -> Lanes {
+        Lanes::Simd128
+    }
+
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     fn best() -> Lanes {
         #[cfg(target_arch = "x86_64")]
         {
@@ -506,6 +605,11 @@ fn count_before_in(
             at = u.len() / 16 * 16;
             // SAFETY: AVX-512F was detected (asserted above); at ≤ u.len() = l.len().
             before = unsafe { count_before_avx512(&u[..at], &l[..at], lq, uq, &mut open) };
+        }
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        Lanes::Simd128 => {
+            at = u.len() / 4 * 4;
+            before = count_before_simd128(&u[..at], &l[..at], lq, uq, &mut open);
         }
     }
     for q in 0..Q {
