@@ -308,14 +308,17 @@ fn integer_lattices_rank_like_their_distances_in_wasm() {
     }
 }
 
-/// The certified f32 rows in wasm (their SIMD scan and rank counter): on duplicates and
-/// near-ties at f32 resolution, every kNN list, cross rank and distance equals the same space
-/// given as its distance matrix, which the exact f64 rows rank.
+/// The certified f32 rows in wasm (their SIMD tiles, scan and rank counter): on duplicates and
+/// near-ties at f32 resolution, Euclidean and cosine (nearly parallel rows), every kNN list,
+/// cross rank and distance equals the same space given as its distance matrix, which the exact
+/// f64 rows rank.
 #[wasm_bindgen_test]
 fn certified_rows_rank_like_their_distances_in_wasm() {
     use faithful::resources::{Needs, row_pass};
-    use faithful::{DistanceMatrix, Points};
-    for (n, dim, k) in [(301usize, 12usize, 9usize), (67, 9, 20)] {
+    use faithful::{DistanceMatrix, Metric, Points};
+    for (n, dim, k, metric) in
+        [(301usize, 12usize, 9usize, Metric::Euclidean), (67, 9, 20, Metric::Euclidean), (203, 40, 9, Metric::Cosine)]
+    {
         // 37 distinct rows repeated (duplicates, tied distances), every fifth row moved by a few
         // units of f32's resolution at 1000 (near-ties the f32 bound cannot decide).
         let v: Vec<f64> = (0..n * dim)
@@ -325,20 +328,22 @@ fn certified_rows_rank_like_their_distances_in_wasm() {
                 1000.0 + (((i % 37) * 7 + c * 3) % 11) as f64 + jitter
             })
             .collect();
-        let high = Points::from_vec("x", n, dim, v).unwrap();
+        let high = Points::from_vec("x", n, dim, v).unwrap().with_metric(metric).unwrap();
         let low = Points::from_vec("y", n, 2, (0..2 * n).map(|t| ((t * 13) % 17) as f64).collect()).unwrap();
         let mut dist = vec![0.0; n * n];
         for (i, row) in dist.chunks_mut(n).enumerate() {
             faithful::reference::distance_row(&high, i, row);
+            // A cosine self-distance can round above 0; self is never a neighbour.
+            row[i] = 0.0;
         }
         let matrix = Points::from_distances("d", DistanceMatrix::from_vec("d", n, dist).unwrap());
         let a = row_pass(&high, None, &[&low], Needs::cross_with_dists(k), 16);
         let b = row_pass(&matrix, None, &[&low], Needs::cross_with_dists(k), 16);
-        assert_eq!(a.stats.rows_certified, n as u64, "n {n}: the certified rows served");
-        assert!(a.stats.pairs_refined > 0, "n {n}: some comparisons were left to f64");
-        assert_eq!(a.high, b.high, "n {n}: original kNN");
-        assert_eq!(a.lows[0].knn, b.lows[0].knn, "n {n}: projection kNN");
-        assert_eq!(a.lows[0].cross, b.lows[0].cross, "n {n}: cross ranks");
+        assert_eq!(a.stats.rows_certified, n as u64, "{metric} n {n}: the certified rows served");
+        assert!(a.stats.pairs_refined > 0, "{metric} n {n}: some comparisons were left to f64");
+        assert_eq!(a.high, b.high, "{metric} n {n}: original kNN");
+        assert_eq!(a.lows[0].knn, b.lows[0].knn, "{metric} n {n}: projection kNN");
+        assert_eq!(a.lows[0].cross, b.lows[0].cross, "{metric} n {n}: cross ranks");
     }
 }
 

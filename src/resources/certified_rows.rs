@@ -465,6 +465,8 @@ const DOTS: TileVersions = TileVersions {
     avx2: chunk_dots_avx2,
     #[cfg(target_arch = "x86_64")]
     avx512: chunk_dots_avx512,
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    simd128: chunk_simd128::<false>,
 };
 
 /// [`chunk_dots`] with AVX2 and FMA: sixteen 8-lane registers hold no 8 × 32 tile (the
@@ -566,11 +568,74 @@ type Chunk = fn(&[f32], &[f32], &mut [[f32; NB]; MR]);
 /// A tile kernel's versions, one chosen at run time by [`TileVersions::run`]; the tests hold
 /// each vector version the CPU has, not only the one chosen, to the portable version's bits.
 struct TileVersions {
+    #[cfg_attr(all(target_arch = "wasm32", target_feature = "simd128"), allow(dead_code))]
     portable: Chunk,
     #[cfg(target_arch = "x86_64")]
     avx2: unsafe fn(&[f32], &[f32], &mut [[f32; NB]; MR]),
     #[cfg(target_arch = "x86_64")]
     avx512: unsafe fn(&[f32], &[f32], &mut [[f32; NB]; MR]),
+    /// wasm SIMD (the wasm build always has it): the portable version's operations, lane by
+    /// lane, in registers.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    simd128: Chunk,
+}
+
+/// A tile kernel in wasm SIMD, in quarters of 4 rows × 8 points (8 accumulators: the portable
+/// version's 8 × 32 tile does not fit the registers). `SQUARES`: `total[r][t] += Σ_c (b − a)²`
+/// continuing the total ([`squared`]'s tile); else `total[r][t] += Σ_c a·b`, the chunk's sum
+/// started at 0 (the dot products' tile). No fused multiply-add (wasm has none): each lane
+/// computes the portable version's operations in its order.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn chunk_simd128<const SQUARES: bool>(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+    use core::arch::wasm32::*;
+    const { assert!(NB == 32 && MR == 8) };
+    assert!(chunk.len().is_multiple_of(NB) && panel.len() == chunk.len() / NB * MR);
+    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
+    for r0 in [0, 4] {
+        for p0 in [0, 8, 16, 24] {
+            let mut acc = [[f32x4_splat(0.0); 2]; 4];
+            if SQUARES {
+                for (q, row) in acc.iter_mut().enumerate() {
+                    let t = total[r0 + q].as_ptr();
+                    // SAFETY: p0 + 8 ≤ NB floats in each total row.
+                    unsafe { *row = [v128_load(t.add(p0).cast()), v128_load(t.add(p0 + 4).cast())] };
+                }
+            }
+            for c in 0..chunk.len() / NB {
+                // SAFETY: c·NB + p0 + 8 ≤ chunk.len() and c·MR + r0 + 4 ≤ panel.len() (asserted).
+                let (b0, b1) =
+                    unsafe { (v128_load(b.add(c * NB + p0).cast()), v128_load(b.add(c * NB + p0 + 4).cast())) };
+                for (q, row) in acc.iter_mut().enumerate() {
+                    // SAFETY: as above.
+                    let x = f32x4_splat(unsafe { *a.add(c * MR + r0 + q) });
+                    if SQUARES {
+                        let (d0, d1) = (f32x4_sub(b0, x), f32x4_sub(b1, x));
+                        row[0] = f32x4_add(f32x4_mul(d0, d0), row[0]);
+                        row[1] = f32x4_add(f32x4_mul(d1, d1), row[1]);
+                    } else {
+                        row[0] = f32x4_add(f32x4_mul(x, b0), row[0]);
+                        row[1] = f32x4_add(f32x4_mul(x, b1), row[1]);
+                    }
+                }
+            }
+            for (q, row) in acc.iter().enumerate() {
+                let t = total[r0 + q].as_mut_ptr();
+                // SAFETY: p0 + 8 ≤ NB floats in each total row.
+                unsafe {
+                    let (w0, w1) = if SQUARES {
+                        (row[0], row[1])
+                    } else {
+                        (
+                            f32x4_add(v128_load(t.add(p0).cast()), row[0]),
+                            f32x4_add(v128_load(t.add(p0 + 4).cast()), row[1]),
+                        )
+                    };
+                    v128_store(t.add(p0).cast(), w0);
+                    v128_store(t.add(p0 + 4).cast(), w1);
+                }
+            }
+        }
+    }
 }
 
 impl TileVersions {
@@ -580,6 +645,21 @@ impl TileVersions {
     /// `chunk` holds whole blocks of [`NB`] values (at most [`KC`] of them) and `panel` the
     /// matching [`MR`] values per coordinate.
     unsafe fn run(&self, chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+        #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+        (self.simd128)(chunk, panel, total);
+        // SAFETY: the caller's contract is `native`'s.
+        #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+        unsafe {
+            self.native(chunk, panel, total)
+        };
+    }
+
+    /// [`TileVersions::run`] outside wasm.
+    ///
+    /// # Safety
+    /// As [`TileVersions::run`].
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    unsafe fn native(&self, chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: AVX-512F was detected at run time; the lengths are the caller's contract.

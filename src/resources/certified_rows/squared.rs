@@ -109,6 +109,8 @@ const SQUARES: TileVersions = TileVersions {
     avx2: chunk_squares_avx2,
     #[cfg(target_arch = "x86_64")]
     avx512: chunk_squares_avx512,
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    simd128: super::chunk_simd128::<true>,
 };
 
 /// [`chunk_squares`] with AVX2 and FMA: sixteen 8-lane registers hold no 8 × 32 tile, so the
