@@ -462,80 +462,12 @@ fn chunk_dots(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
 const DOTS: TileVersions = TileVersions {
     portable: chunk_dots_portable,
     #[cfg(target_arch = "x86_64")]
-    avx2: chunk_dots_avx2,
+    avx2: chunk_avx2::<false>,
     #[cfg(target_arch = "x86_64")]
-    avx512: chunk_dots_avx512,
+    avx512: chunk_avx512::<false>,
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     simd128: chunk_simd128::<false>,
 };
-
-/// [`chunk_dots`] with AVX2 and FMA: sixteen 8-lane registers hold no 8 × 32 tile (the
-/// portable version's spills), so the tile goes in four quarters of 4 rows × 16 points
-/// (8 accumulators); each quarter's sums start from zero and are added to the total at the end,
-/// as in the other versions (the bound's rounding depth).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn chunk_dots_avx2(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
-    use std::arch::x86_64::*;
-    const { assert!(NB == 32 && MR == 8) };
-    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
-    for r0 in [0, 4] {
-        for p0 in [0, 16] {
-            let mut acc = [[_mm256_setzero_ps(); 2]; 4];
-            for c in 0..chunk.len() / NB {
-                // SAFETY: c·NB + p0 + 16 ≤ chunk.len() and c·MR + r0 + 4 ≤ panel.len() (checked
-                // by the caller).
-                unsafe {
-                    let b0 = _mm256_loadu_ps(b.add(c * NB + p0));
-                    let b1 = _mm256_loadu_ps(b.add(c * NB + p0 + 8));
-                    for (q, row) in acc.iter_mut().enumerate() {
-                        let x = _mm256_broadcast_ss(&*a.add(c * MR + r0 + q));
-                        row[0] = _mm256_fmadd_ps(x, b0, row[0]);
-                        row[1] = _mm256_fmadd_ps(x, b1, row[1]);
-                    }
-                }
-            }
-            for (q, row) in acc.iter().enumerate() {
-                // SAFETY: rows r0..r0 + 4 < MR, points p0..p0 + 16 ≤ NB.
-                unsafe {
-                    let p = total[r0 + q].as_mut_ptr().add(p0);
-                    _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), row[0]));
-                    _mm256_storeu_ps(p.add(8), _mm256_add_ps(_mm256_loadu_ps(p.add(8)), row[1]));
-                }
-            }
-        }
-    }
-}
-
-/// [`chunk_dots`] with AVX-512: 8 rows × 2 vectors of 16 points, one FMA per product.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn chunk_dots_avx512(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
-    use std::arch::x86_64::*;
-    const { assert!(NB == 32) };
-    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
-    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
-    for c in 0..chunk.len() / NB {
-        // SAFETY: c·NB + 32 ≤ chunk.len() and c·MR + MR ≤ panel.len() (checked by the caller).
-        unsafe {
-            let b0 = _mm512_loadu_ps(b.add(c * NB));
-            let b1 = _mm512_loadu_ps(b.add(c * NB + 16));
-            for (r, row) in acc.iter_mut().enumerate() {
-                let x = _mm512_set1_ps(*a.add(c * MR + r));
-                row[0] = _mm512_fmadd_ps(x, b0, row[0]);
-                row[1] = _mm512_fmadd_ps(x, b1, row[1]);
-            }
-        }
-    }
-    for (t, row) in total.iter_mut().zip(&acc) {
-        // SAFETY: each total row holds NB = 32 floats.
-        unsafe {
-            let p = t.as_mut_ptr();
-            _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), row[0]));
-            _mm512_storeu_ps(p.add(16), _mm512_add_ps(_mm512_loadu_ps(p.add(16)), row[1]));
-        }
-    }
-}
 
 /// [`chunk_dots`] for any target (FMA where it has one).
 #[multiversion(targets("x86_64+avx2+fma", "aarch64+neon"))]
@@ -578,6 +510,124 @@ struct TileVersions {
     /// lane, in registers.
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     simd128: Chunk,
+}
+
+/// A tile kernel with AVX2 and FMA: sixteen 8-lane registers hold no 8 × 32 tile, so the tile
+/// goes in four quarters of 4 rows × 16 points (8 accumulators, no spills). `SQUARES`:
+/// `total[r][t] += Σ_c (b − a)²` continuing the total ([`squared`]'s tile), a subtraction and an
+/// FMA per term; else `total[r][t] += Σ_c a·b`, each quarter's sums started from zero and added
+/// to the total at the end, as in the other versions (the bound's rounding depth).
+///
+/// # Safety
+/// AVX2 and FMA are present; `chunk` holds whole blocks of [`NB`] values and `panel` the
+/// matching [`MR`] values per coordinate.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn chunk_avx2<const SQUARES: bool>(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+    use std::arch::x86_64::*;
+    const { assert!(NB == 32 && MR == 8) };
+    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
+    for r0 in [0, 4] {
+        for p0 in [0, 16] {
+            let mut acc = [[_mm256_setzero_ps(); 2]; 4];
+            if SQUARES {
+                for (q, row) in acc.iter_mut().enumerate() {
+                    // SAFETY: rows r0..r0 + 4 < MR, points p0..p0 + 16 ≤ NB.
+                    unsafe {
+                        row[0] = _mm256_loadu_ps(total[r0 + q].as_ptr().add(p0));
+                        row[1] = _mm256_loadu_ps(total[r0 + q].as_ptr().add(p0 + 8));
+                    }
+                }
+            }
+            for c in 0..chunk.len() / NB {
+                // SAFETY: c·NB + p0 + 16 ≤ chunk.len() and c·MR + r0 + 4 ≤ panel.len() (the
+                // caller's contract).
+                unsafe {
+                    let b0 = _mm256_loadu_ps(b.add(c * NB + p0));
+                    let b1 = _mm256_loadu_ps(b.add(c * NB + p0 + 8));
+                    for (q, row) in acc.iter_mut().enumerate() {
+                        let x = _mm256_broadcast_ss(&*a.add(c * MR + r0 + q));
+                        if SQUARES {
+                            let (d0, d1) = (_mm256_sub_ps(b0, x), _mm256_sub_ps(b1, x));
+                            row[0] = _mm256_fmadd_ps(d0, d0, row[0]);
+                            row[1] = _mm256_fmadd_ps(d1, d1, row[1]);
+                        } else {
+                            row[0] = _mm256_fmadd_ps(x, b0, row[0]);
+                            row[1] = _mm256_fmadd_ps(x, b1, row[1]);
+                        }
+                    }
+                }
+            }
+            for (q, row) in acc.iter().enumerate() {
+                // SAFETY: rows r0..r0 + 4 < MR, points p0..p0 + 16 ≤ NB.
+                unsafe {
+                    let p = total[r0 + q].as_mut_ptr().add(p0);
+                    if SQUARES {
+                        _mm256_storeu_ps(p, row[0]);
+                        _mm256_storeu_ps(p.add(8), row[1]);
+                    } else {
+                        _mm256_storeu_ps(p, _mm256_add_ps(_mm256_loadu_ps(p), row[0]));
+                        _mm256_storeu_ps(p.add(8), _mm256_add_ps(_mm256_loadu_ps(p.add(8)), row[1]));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A tile kernel with AVX-512: 8 rows × 2 vectors of 16 points; `SQUARES` as in
+/// [`chunk_avx2`] (a subtraction and an FMA per term, continuing the total), else one FMA per
+/// product, the chunk's sums started from zero and added to the total.
+///
+/// # Safety
+/// AVX-512F is present; the lengths as in [`chunk_avx2`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn chunk_avx512<const SQUARES: bool>(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
+    use std::arch::x86_64::*;
+    const { assert!(NB == 32) };
+    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
+    if SQUARES {
+        for (row, t) in acc.iter_mut().zip(total.iter()) {
+            // SAFETY: each total row holds NB = 32 floats.
+            unsafe {
+                row[0] = _mm512_loadu_ps(t.as_ptr());
+                row[1] = _mm512_loadu_ps(t.as_ptr().add(16));
+            }
+        }
+    }
+    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
+    for c in 0..chunk.len() / NB {
+        // SAFETY: c·NB + 32 ≤ chunk.len() and c·MR + MR ≤ panel.len() (the caller's contract).
+        unsafe {
+            let b0 = _mm512_loadu_ps(b.add(c * NB));
+            let b1 = _mm512_loadu_ps(b.add(c * NB + 16));
+            for (r, row) in acc.iter_mut().enumerate() {
+                let x = _mm512_set1_ps(*a.add(c * MR + r));
+                if SQUARES {
+                    let (d0, d1) = (_mm512_sub_ps(b0, x), _mm512_sub_ps(b1, x));
+                    row[0] = _mm512_fmadd_ps(d0, d0, row[0]);
+                    row[1] = _mm512_fmadd_ps(d1, d1, row[1]);
+                } else {
+                    row[0] = _mm512_fmadd_ps(x, b0, row[0]);
+                    row[1] = _mm512_fmadd_ps(x, b1, row[1]);
+                }
+            }
+        }
+    }
+    for (t, row) in total.iter_mut().zip(&acc) {
+        // SAFETY: each total row holds NB = 32 floats.
+        unsafe {
+            let p = t.as_mut_ptr();
+            if SQUARES {
+                _mm512_storeu_ps(p, row[0]);
+                _mm512_storeu_ps(p.add(16), row[1]);
+            } else {
+                _mm512_storeu_ps(p, _mm512_add_ps(_mm512_loadu_ps(p), row[0]));
+                _mm512_storeu_ps(p.add(16), _mm512_add_ps(_mm512_loadu_ps(p.add(16)), row[1]));
+            }
+        }
+    }
 }
 
 /// A tile kernel in wasm SIMD, in quarters of 4 rows × 8 points (8 accumulators: the portable

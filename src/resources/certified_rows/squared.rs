@@ -106,92 +106,12 @@ fn chunk_squares(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
 const SQUARES: TileVersions = TileVersions {
     portable: chunk_squares_portable,
     #[cfg(target_arch = "x86_64")]
-    avx2: chunk_squares_avx2,
+    avx2: super::chunk_avx2::<true>,
     #[cfg(target_arch = "x86_64")]
-    avx512: chunk_squares_avx512,
+    avx512: super::chunk_avx512::<true>,
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     simd128: super::chunk_simd128::<true>,
 };
-
-/// [`chunk_squares`] with AVX2 and FMA: sixteen 8-lane registers hold no 8 × 32 tile, so the
-/// tile goes in four quarters of 4 rows × 16 points (8 accumulators, no spills).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn chunk_squares_avx2(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
-    use std::arch::x86_64::*;
-    const { assert!(NB == 32 && MR == 8) };
-    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
-    for r0 in [0, 4] {
-        for p0 in [0, 16] {
-            let mut acc = [[_mm256_setzero_ps(); 2]; 4];
-            for (q, row) in acc.iter_mut().enumerate() {
-                // SAFETY: rows r0..r0 + 4 < MR, points p0..p0 + 16 ≤ NB.
-                unsafe {
-                    row[0] = _mm256_loadu_ps(total[r0 + q].as_ptr().add(p0));
-                    row[1] = _mm256_loadu_ps(total[r0 + q].as_ptr().add(p0 + 8));
-                }
-            }
-            for c in 0..chunk.len() / NB {
-                // SAFETY: c·NB + p0 + 16 ≤ chunk.len() and c·MR + r0 + 4 ≤ panel.len().
-                unsafe {
-                    let b0 = _mm256_loadu_ps(b.add(c * NB + p0));
-                    let b1 = _mm256_loadu_ps(b.add(c * NB + p0 + 8));
-                    for (q, row) in acc.iter_mut().enumerate() {
-                        let x = _mm256_broadcast_ss(&*a.add(c * MR + r0 + q));
-                        let (d0, d1) = (_mm256_sub_ps(b0, x), _mm256_sub_ps(b1, x));
-                        row[0] = _mm256_fmadd_ps(d0, d0, row[0]);
-                        row[1] = _mm256_fmadd_ps(d1, d1, row[1]);
-                    }
-                }
-            }
-            for (q, row) in acc.iter().enumerate() {
-                // SAFETY: as above.
-                unsafe {
-                    _mm256_storeu_ps(total[r0 + q].as_mut_ptr().add(p0), row[0]);
-                    _mm256_storeu_ps(total[r0 + q].as_mut_ptr().add(p0 + 8), row[1]);
-                }
-            }
-        }
-    }
-}
-
-/// [`chunk_squares`] with AVX-512: 8 rows × 2 vectors of 16 points, a subtraction and an FMA
-/// per term.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn chunk_squares_avx512(chunk: &[f32], panel: &[f32], total: &mut [[f32; NB]; MR]) {
-    use std::arch::x86_64::*;
-    const { assert!(NB == 32) };
-    let mut acc = [[_mm512_setzero_ps(); 2]; MR];
-    for (row, t) in acc.iter_mut().zip(total.iter()) {
-        // SAFETY: each total row holds NB = 32 floats.
-        unsafe {
-            row[0] = _mm512_loadu_ps(t.as_ptr());
-            row[1] = _mm512_loadu_ps(t.as_ptr().add(16));
-        }
-    }
-    let (b, a) = (chunk.as_ptr(), panel.as_ptr());
-    for c in 0..chunk.len() / NB {
-        // SAFETY: c·NB + 32 ≤ chunk.len() and c·MR + MR ≤ panel.len() (checked by the caller).
-        unsafe {
-            let b0 = _mm512_loadu_ps(b.add(c * NB));
-            let b1 = _mm512_loadu_ps(b.add(c * NB + 16));
-            for (r, row) in acc.iter_mut().enumerate() {
-                let x = _mm512_set1_ps(*a.add(c * MR + r));
-                let (d0, d1) = (_mm512_sub_ps(b0, x), _mm512_sub_ps(b1, x));
-                row[0] = _mm512_fmadd_ps(d0, d0, row[0]);
-                row[1] = _mm512_fmadd_ps(d1, d1, row[1]);
-            }
-        }
-    }
-    for (t, row) in total.iter_mut().zip(&acc) {
-        // SAFETY: each total row holds NB = 32 floats.
-        unsafe {
-            _mm512_storeu_ps(t.as_mut_ptr(), row[0]);
-            _mm512_storeu_ps(t.as_mut_ptr().add(16), row[1]);
-        }
-    }
-}
 
 /// [`chunk_squares`] for any target (FMA where it has one).
 #[multiversion(targets("x86_64+avx2+fma", "aarch64+neon"))]
@@ -381,13 +301,7 @@ fn scan_in(lanes: Lanes, x: &[f32], test: Test, mut f: impl FnMut(usize)) {
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn scan_simd128<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
     use core::arch::wasm32::*;
-    let mut visit = |b: usize, m: v128| {
-        let mut m = u32::from(i32x4_bitmask(m));
-        while m != 0 {
-            f(b + m.trailing_zeros() as usize);
-            m &= m - 1;
-        }
-    };
+    let mut visit = |b: usize, m: v128| for_each_bit(b, u32::from(i32x4_bitmask(m)), f);
     let load = |b: usize| {
         assert!(b + 4 <= x.len());
         // SAFETY: b + 4 ≤ x.len() (asserted); v128_load reads 16 unaligned bytes.
@@ -405,6 +319,27 @@ fn scan_simd128<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
             for b in (0..x.len()).step_by(4) {
                 visit(b, v128_not(f32x4_gt(load(b), t)));
             }
+        }
+    }
+}
+
+/// `f(b + t)` for each set bit t of a block's mask `m`, in order.
+#[inline(always)]
+fn for_each_bit(b: usize, mut m: u32, f: &mut impl FnMut(usize)) {
+    while m != 0 {
+        f(b + m.trailing_zeros() as usize);
+        m &= m - 1;
+    }
+}
+
+/// [`count_before`]'s second look at a group of points one by one: `open(q, t)` for each t in
+/// `group` neither certainly before query q (`U_t < L_q`) nor certainly after it (`L_t > U_q`),
+/// NaN included, in order.
+#[inline]
+fn revisit(u: &[f32], l: &[f32], group: Range<usize>, q: usize, lq: f32, uq: f32, open: &mut impl FnMut(usize, usize)) {
+    for t in group {
+        if !(u[t] < lq) && !(l[t] > uq) {
+            open(q, t);
         }
     }
 }
@@ -440,11 +375,7 @@ fn count_before_simd128<F: FnMut(usize, usize)>(
         }
         for q in 0..Q {
             if v128_any_true(undecided[q]) {
-                for t in group..end {
-                    if !(u[t] < lq[q]) && !(l[t] > uq[q]) {
-                        open(q, t);
-                    }
-                }
+                revisit(u, l, group..end, q, lq[q], uq[q], open);
             }
         }
     }
@@ -462,13 +393,7 @@ fn count_before_simd128<F: FnMut(usize, usize)>(
 #[target_feature(enable = "avx512f")]
 unsafe fn scan_avx512<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
     use std::arch::x86_64::*;
-    let mut visit = |b: usize, m: __mmask16| {
-        let mut m = u32::from(m);
-        while m != 0 {
-            f(b + m.trailing_zeros() as usize);
-            m &= m - 1;
-        }
-    };
+    let mut visit = |b: usize, m: __mmask16| for_each_bit(b, u32::from(m), f);
     let px = x.as_ptr();
     // SAFETY (every load): b + 16 ≤ x.len() (the caller passes whole blocks).
     match test {
@@ -493,13 +418,7 @@ unsafe fn scan_avx512<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
 #[target_feature(enable = "avx")]
 unsafe fn scan_avx<F: FnMut(usize)>(x: &[f32], test: Test, f: &mut F) {
     use std::arch::x86_64::*;
-    let mut visit = |b: usize, m: __m256| {
-        let mut m = _mm256_movemask_ps(m) as u32;
-        while m != 0 {
-            f(b + m.trailing_zeros() as usize);
-            m &= m - 1;
-        }
-    };
+    let mut visit = |b: usize, m: __m256| for_each_bit(b, _mm256_movemask_ps(m) as u32, f);
     let px = x.as_ptr();
     // SAFETY (every load): b + 8 ≤ x.len() (the caller passes whole blocks).
     match test {
@@ -661,11 +580,7 @@ unsafe fn count_before_avx512<F: FnMut(usize, usize)>(
         }
         for q in 0..Q {
             if undecided[q] != 0 {
-                for t in group..end {
-                    if !(u[t] < lq[q]) && !(l[t] > uq[q]) {
-                        open(q, t);
-                    }
-                }
+                revisit(u, l, group..end, q, lq[q], uq[q], open);
             }
         }
     }
@@ -709,11 +624,7 @@ unsafe fn count_before_avx2<F: FnMut(usize, usize)>(
         }
         for q in 0..Q {
             if _mm256_movemask_ps(undecided[q]) != 0 {
-                for t in group..end {
-                    if !(u[t] < lq[q]) && !(l[t] > uq[q]) {
-                        open(q, t);
-                    }
-                }
+                revisit(u, l, group..end, q, lq[q], uq[q], open);
             }
         }
     }
