@@ -170,6 +170,10 @@ pub fn lane_sums<const M: usize, const K: usize, F: Fn([L8; M]) -> [L8; K]>(cols
 #[inline(always)]
 pub fn pairwise_leaves<const K: usize>(len: usize, leaf: impl Fn(usize, usize) -> [f64; K]) -> [f64; K] {
     const COMBINE: usize = usize::MAX;
+    // One leaf (the tiled sweep's calls): no stack to set up.
+    if len <= 128 {
+        return leaf(0, len);
+    }
     let mut todo = [(0usize, 0usize); 120];
     let mut vals = [[0.0f64; K]; 60];
     let (mut nt, mut nv) = (1usize, 0usize);
@@ -197,6 +201,27 @@ pub fn pairwise_leaves<const K: usize>(len: usize, leaf: impl Fn(usize, usize) -
         }
     }
     vals[0]
+}
+
+/// The leaves of NumPy's pairwise tree over `len` terms in index order, each as
+/// `(start, n, combines)`: after the leaf's sum is pushed on a stack of partial sums, the top
+/// two are added (`below += top`) `combines` times. Pushing each leaf's sum in this order, however
+/// it was found, leaves [`pairwise_leaves`]' result alone on the stack: the same tree.
+pub fn leaf_schedule(len: usize) -> Vec<(usize, usize, usize)> {
+    fn walk(start: usize, n: usize, out: &mut Vec<(usize, usize, usize)>) {
+        if n <= 128 {
+            out.push((start, n, 0));
+        } else {
+            let mut n2 = n / 2;
+            n2 -= n2 % 8;
+            walk(start, n2, out);
+            walk(start + n2, n - n2, out);
+            out.last_mut().expect("a leaf").2 += 1;
+        }
+    }
+    let mut out = Vec::new();
+    walk(0, len, &mut out);
+    out
 }
 
 /// A leaf of NumPy's pairwise sum (n ≤ 128): in sequence below 8 terms, else eight lanes
@@ -444,5 +469,28 @@ mod tests {
         v[0] = 1e16;
         let seq: f64 = v.iter().fold(0.0, |a, b| a + b);
         assert_ne!(pairwise_sum(&v), seq);
+    }
+
+    /// Leaf sums pushed and combined by the schedule are the pairwise sum, every tree shape.
+    #[test]
+    fn the_leaf_schedule_is_the_pairwise_tree() {
+        let mut rng = crate::splitmix::SplitMix64(7);
+        for len in [0usize, 1, 7, 8, 128, 129, 136, 257, 1000, 5000, 10_007] {
+            let v: Vec<f64> = (0..len).map(|_| (rng.uniform() - 0.3) * 1e3).collect();
+            let mut stack: Vec<f64> = Vec::new();
+            let mut next = 0;
+            for (start, n, combines) in leaf_schedule(len) {
+                assert_eq!(start, next, "leaves in index order");
+                next += n;
+                stack.push(pairwise_sum(&v[start..start + n]));
+                for _ in 0..combines {
+                    let top = stack.pop().unwrap();
+                    *stack.last_mut().unwrap() += top;
+                }
+            }
+            assert_eq!(next, len);
+            assert_eq!(stack.len(), 1, "one sum left");
+            assert_eq!(stack[0].to_bits(), pairwise_sum(&v).to_bits(), "len {len}");
+        }
     }
 }

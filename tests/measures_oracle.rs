@@ -163,6 +163,16 @@ fn the_sweep_shares_one_pass_with_the_pair_sums() {
     let report = serde_json::to_value(&b.run).unwrap();
     let pw = &report["plan"]["pairwise"];
     assert_eq!(pw["full_row_sweep"], true);
+    // The pair sums come with it: each pair in each of its rows.
+    assert_eq!(pw["full_row_sweep_tiled"], false);
+    // Alone, Sammon's sums come from the tiles, each pair once for both rows: the same bits
+    // and the same count of pairs left out.
+    let c = run(&high, &low, &["sammon".parse().unwrap()], 2, 32);
+    let tiled = serde_json::to_value(&c.run).unwrap();
+    assert_eq!(tiled["plan"]["pairwise"]["full_row_sweep_tiled"], true);
+    assert_eq!(tiled["plan"]["pairwise"]["zero_high_pairs"], pw["zero_high_pairs"]);
+    let sammon = |e: &Evaluation| e.projections[0].scores.iter().find(|s| s.id == "sammon").unwrap().values.clone();
+    assert_eq!(sammon(&c), sammon(&b));
     // Ten copies of one point in X (45 pairs) and the duplicates of the generator.
     let zero = pw["zero_high_pairs"].as_u64().unwrap();
     let n = high.n();

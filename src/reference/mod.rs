@@ -10,7 +10,10 @@ mod knn;
 mod rank;
 
 pub(crate) use buckets::BitBuckets;
-pub use distance::{ROW_TILE, distance_pair, distance_pairs, distance_row, distance_row_from, distance_rows};
+pub use distance::{
+    PaddedColumns, ROW_TILE, TILE_LANES, distance_pair, distance_pairs, distance_row, distance_row_from, distance_rows,
+    euclidean_tile, tile_stride,
+};
 pub use kdtree::{KdTree, MAX_DIM as INDEX_MAX_DIM, TreeScratch};
 pub use key::{Key, key};
 pub use knn::select_knn;

@@ -152,6 +152,9 @@ pub struct PairwiseReport {
     /// Whether the full-row sweep ran (Sammon, CCA, average local error, NeRV; the pair sums
     /// then came from it too).
     pub full_row_sweep: bool,
+    /// Whether that sweep measured each pair once for both of its rows (in tiles: Euclidean
+    /// spaces, neither NeRV nor the pair sums with it) rather than in each row.
+    pub full_row_sweep_tiled: bool,
     /// With Sammon's stress: the pairs i < j at original distance 0, which it leaves out.
     pub zero_high_pairs: Option<u64>,
 }
@@ -256,6 +259,7 @@ pub fn build_pairwise(
     if sweep {
         full_row_sweep(high, lows, needs, cache, known, &mut out, block_rows, ctl)?;
         report.full_row_sweep = true;
+        report.full_row_sweep_tiled = out.first().and_then(|o| o.sweep.as_ref()).is_some_and(|s| s.tiled);
         report.zero_high_pairs = needs.sammon.then(|| out[0].sweep.as_ref().map_or(0, |s| s.zero_high_pairs));
     }
     if let Some(plan) = order_plan {

@@ -20,6 +20,7 @@
 //! | `bucketed`    | Spearman's ρ alone in memory: records laid out by chunk, ranked per bucket |
 //! | `sums`        | [`PairSums`] and the fixed merge tree                                       |
 //! | `row_terms`   | one full row's terms: Sammon, CCA, average local error, NeRV's bandwidths and divergences |
+//! | `tile_sweep`  | those sums with each pair measured once for both its rows, in tiles of NumPy's leaves |
 //! | `row_sweep`   | the sweep over full rows for those measures (and the pair sums with them)  |
 //! | `pair_pass`   | the sweep over the rows that measures the pairs (sums, densities, records) |
 //! | `in_memory`   | the in-memory driver: the bucketed path or the full radix sort, then scans |
@@ -44,6 +45,7 @@ mod row_terms;
 mod scans;
 mod sums;
 mod tie_groups;
+mod tile_sweep;
 
 pub use extent::Extent;
 pub use in_memory::in_memory_bytes;

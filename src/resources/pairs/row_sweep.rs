@@ -18,6 +18,7 @@ use super::row_terms::{
     CcaJob, Kernel, NervJob, ale_row, cca_row, fit_beta, kl_both, neighbourhood, normalise, sammon_row, squares,
 };
 use super::sums::{PairSums, tree};
+use super::tile_sweep::{self, TileJob};
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -65,6 +66,8 @@ pub struct NervRows {
 /// What the full-row sweep found for one projection.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RowSweep {
+    /// Each pair was measured once for both of its rows (the tiled sweep), not in each row.
+    pub tiled: bool,
     /// The extent of the projection's pair distances.
     pub low: Option<Extent>,
     /// The pair sums, when asked for.
@@ -133,12 +136,125 @@ pub(crate) fn row_sweep_rows(
     range: Rows<usize>,
 ) -> Result<(Extent, Vec<RowSweep>)> {
     let n = high.n();
+    let tiled = tile_sweep::serves(high, lows, &range, job.sums || !job.nerv.is_empty());
+    let (per_block, totals) = if tiled {
+        tiled_rows(high, lows, job, ctl)?
+    } else {
+        let per_block = full_rows(high, lows, job, block_rows, ctl, range)?;
+        let totals = Totals::of(&per_block, lows.len());
+        (per_block, totals)
+    };
+    let mut results = Vec::with_capacity(lows.len());
+    for p in 0..lows.len() {
+        let rows: Vec<&RowOut> = per_block.iter().flat_map(|b| b[p].iter()).collect();
+        let ratio = |f: &dyn Fn(&RowOut) -> [f64; 2]| {
+            let num: Vec<f64> = rows.iter().map(|r| f(r)[0]).collect();
+            let den: Vec<f64> = rows.iter().map(|r| f(r)[1]).collect();
+            RatioSums { num: pairwise_sum(&num), den: pairwise_sum(&den), rows: num }
+        };
+        results.push(RowSweep {
+            tiled,
+            low: Some(totals.lows[p]),
+            sums: job
+                .sums
+                .then(|| tree(&rows.iter().map(|r| r.sums).collect::<Vec<_>>(), PairSums::default(), &PairSums::merge)),
+            sammon: job.sammon.then(|| ratio(&|r| r.sammon)),
+            zero_high_pairs: totals.zero_high,
+            cca: job.cca.iter().enumerate().map(|(c, cj)| (*cj, ratio(&|r| r.cca[c]))).collect(),
+            ale: job.ale.as_ref().map_or(Vec::new(), |(_, _, variants)| {
+                variants
+                    .iter()
+                    .enumerate()
+                    .map(|(v, &sq)| (sq, rows.iter().map(|r| r.ale[v] / (n - 1) as f64).collect()))
+                    .collect()
+            }),
+            nerv: job
+                .nerv
+                .iter()
+                .enumerate()
+                .map(|(k, nj)| NervRows {
+                    job: *nj,
+                    recall: rows.iter().map(|r| r.nerv[k][0]).collect(),
+                    precision: rows.iter().map(|r| r.nerv[k][1]).collect(),
+                })
+                .collect(),
+        });
+    }
+    Ok((totals.high, results))
+}
+
+/// Over the pairs i < j: each space's extent and the pairs at original distance 0.
+struct Totals {
+    high: Extent,
+    lows: Vec<Extent>,
+    zero_high: u64,
+}
+
+impl Totals {
+    /// From the rows' own (the full-row sweep's blocks).
+    fn of(per_block: &[Vec<Vec<RowOut>>], np: usize) -> Totals {
+        let rows = |p: usize| per_block.iter().flat_map(move |b| b[p].iter());
+        Totals {
+            high: rows(0).fold(Extent::EMPTY, |e, r| e.join(r.high)),
+            lows: (0..np).map(|p| rows(p).fold(Extent::EMPTY, |e, r| e.join(r.low))).collect(),
+            zero_high: rows(0).map(|r| r.zero_high).sum(),
+        }
+    }
+}
+
+/// The rows' results from [`tile_sweep`], per projection.
+fn tiled_rows(
+    high: &Points,
+    lows: &[&Points],
+    job: &SweepJob,
+    ctl: &Control,
+) -> Result<(Vec<Vec<Vec<RowOut>>>, Totals)> {
+    let (n, np) = (high.n(), lows.len());
+    let variants = job.ale.as_ref().map_or(&[][..], |(_, _, v)| &v[..]);
+    let tj =
+        TileJob { sammon: job.sammon, cca: &job.cca, ale: job.ale.as_ref().map(|(mx, my, v)| (*mx, &my[..], &v[..])) };
+    let t = tile_sweep::tile_sweep(high, lows, &tj, ctl)?;
+    let q = tj.width();
+    let per_p = (0..np)
+        .map(|p| {
+            (0..n)
+                .map(|i| {
+                    let mut v = t.sums[i * t.width + p * q..i * t.width + (p + 1) * q].iter().copied();
+                    let mut take = || v.next().expect("the row's sums");
+                    RowOut {
+                        // The totals say these (the tiles measured them).
+                        high: Extent::EMPTY,
+                        low: Extent::EMPTY,
+                        sums: PairSums::default(),
+                        zero_high: 0,
+                        sammon: if job.sammon { [take(), take()] } else { [0.0; 2] },
+                        cca: job.cca.iter().map(|_| [take(), take()]).collect(),
+                        ale: variants.iter().map(|_| take()).collect(),
+                        nerv: Vec::new(),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Ok((vec![per_p], Totals { high: t.high, lows: t.low, zero_high: t.zero_high }))
+}
+
+/// The rows `range` one at a time, both distance rows in full: per block, per projection.
+fn full_rows(
+    high: &Points,
+    lows: &[&Points],
+    job: &SweepJob,
+    block_rows: usize,
+    ctl: &Control,
+    range: Rows<usize>,
+) -> Result<Vec<Vec<Vec<RowOut>>>> {
+    let n = high.n();
     let end = range.end;
     let blocks: Vec<Rows<usize>> =
         range.step_by(block_rows.max(1)).map(|s| s..(s + block_rows.max(1)).min(end)).collect();
     let done = std::sync::atomic::AtomicU64::new(0);
     let pool: Pool<Scratch> = Pool::new();
-    let per_block: Vec<Vec<Vec<RowOut>>> = blocks
+    blocks
         .par_iter()
         .map(|rows| {
             pool.with(|s| {
@@ -176,47 +292,7 @@ pub(crate) fn row_sweep_rows(
                 Ok(out)
             })
         })
-        .collect::<Result<_>>()?;
-    let mut high_extent = Extent::EMPTY;
-    let mut results = Vec::with_capacity(lows.len());
-    for p in 0..lows.len() {
-        let rows: Vec<&RowOut> = per_block.iter().flat_map(|b| b[p].iter()).collect();
-        if p == 0 {
-            high_extent = rows.iter().fold(Extent::EMPTY, |e, r| e.join(r.high));
-        }
-        let ratio = |f: &dyn Fn(&RowOut) -> [f64; 2]| {
-            let num: Vec<f64> = rows.iter().map(|r| f(r)[0]).collect();
-            let den: Vec<f64> = rows.iter().map(|r| f(r)[1]).collect();
-            RatioSums { num: pairwise_sum(&num), den: pairwise_sum(&den), rows: num }
-        };
-        results.push(RowSweep {
-            low: Some(rows.iter().fold(Extent::EMPTY, |e, r| e.join(r.low))),
-            sums: job
-                .sums
-                .then(|| tree(&rows.iter().map(|r| r.sums).collect::<Vec<_>>(), PairSums::default(), &PairSums::merge)),
-            sammon: job.sammon.then(|| ratio(&|r| r.sammon)),
-            zero_high_pairs: rows.iter().map(|r| r.zero_high).sum(),
-            cca: job.cca.iter().enumerate().map(|(c, cj)| (*cj, ratio(&|r| r.cca[c]))).collect(),
-            ale: job.ale.as_ref().map_or(Vec::new(), |(_, _, variants)| {
-                variants
-                    .iter()
-                    .enumerate()
-                    .map(|(v, &sq)| (sq, rows.iter().map(|r| r.ale[v] / (n - 1) as f64).collect()))
-                    .collect()
-            }),
-            nerv: job
-                .nerv
-                .iter()
-                .enumerate()
-                .map(|(k, nj)| NervRows {
-                    job: *nj,
-                    recall: rows.iter().map(|r| r.nerv[k][0]).collect(),
-                    precision: rows.iter().map(|r| r.nerv[k][1]).collect(),
-                })
-                .collect(),
-        });
-    }
-    Ok((high_extent, results))
+        .collect::<Result<_>>()
 }
 
 /// Row i's results for projection p, its two distance rows in the scratch.
@@ -262,4 +338,66 @@ fn row(s: &mut Scratch, i: usize, p: usize, job: &SweepJob, betas_x: &[f64]) -> 
         })
         .collect();
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::pairs::CcaKernel;
+
+    /// Hostile points: duplicates, a lattice with exact ties, 1e-9 jitter, a scale.
+    fn points(n: usize, dim: usize, seed: u64, scale: f64) -> Points {
+        let mut rng = crate::splitmix::SplitMix64(seed);
+        let v: Vec<f64> = (0..n * dim)
+            .map(|t| match (t / dim) % 5 {
+                0 => ((t % dim) as f64) * scale,
+                1 => ((t * 7 % 4) as f64 + 1e-9 * rng.uniform()) * scale,
+                _ => (rng.uniform() * 10.0).round() * scale,
+            })
+            .collect();
+        Points::from_vec("p", n, dim, v).unwrap()
+    }
+
+    /// The tiled sweep gives every row's sums and the totals of the full-row sweep, bit for
+    /// bit: one leaf (n ≤ 128), leaves whose last is not a multiple of 8, duplicates and zero
+    /// distances, two projections, both CCA kernels and both average-local-error variants; the
+    /// vector versions this CPU has and the portable ones.
+    #[test]
+    fn tiles_are_the_full_rows_bits() {
+        let ctl = Control::default();
+        let cases = [(8usize, 1u64), (9, 2), (61, 3), (128, 4), (129, 5), (300, 6), (1003, 7)];
+        for (portable, (n, seed)) in [false, true].into_iter().flat_map(|p| cases.map(|c| (p, c))) {
+            #[cfg(target_arch = "x86_64")]
+            tile_sweep::PORTABLE.store(portable, std::sync::atomic::Ordering::Relaxed);
+            let high = points(n, 6, seed, if seed % 2 == 0 { 1e-150 } else { 1.0 });
+            let (a, b) = (points(n, 2, seed + 10, 3.0), points(n, 2, seed + 20, 1e100));
+            let lows = [&a, &b];
+            assert!(tile_sweep::serves(&high, &lows, &(0..n), false));
+            let job = SweepJob {
+                sums: false,
+                sammon: true,
+                cca: vec![
+                    CcaJob { lambda: 2.0, kernel: CcaKernel::Exponential },
+                    CcaJob { lambda: 4.0, kernel: CcaKernel::Step },
+                ],
+                ale: Some((7.0, vec![3.0, 1e101], vec![false, true])),
+                nerv: Vec::new(),
+            };
+            let (tiled, totals) = tiled_rows(&high, &lows, &job, &ctl).unwrap();
+            for block_rows in [1, 7, 64] {
+                let full = full_rows(&high, &lows, &job, block_rows, &ctl, 0..n).unwrap();
+                let want = Totals::of(&full, 2);
+                assert_eq!((totals.high, &totals.lows, totals.zero_high), (want.high, &want.lows, want.zero_high));
+                for p in 0..2 {
+                    let rows: Vec<&RowOut> = full.iter().flat_map(|b| b[p].iter()).collect();
+                    for (i, (t, f)) in tiled[0][p].iter().zip(rows).enumerate() {
+                        let bits = |r: &RowOut| -> Vec<u64> {
+                            r.sammon.iter().chain(r.cca.iter().flatten()).chain(&r.ale).map(|v| v.to_bits()).collect()
+                        };
+                        assert_eq!(bits(t), bits(f), "n {n}, projection {p}, row {i}, portable {portable}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -8,7 +8,7 @@
 use multiversion::multiversion;
 
 use super::super::density::{exp_neg_over, gaussian_sums};
-use crate::sum::{lane_sums, pairwise_sums};
+use crate::sum::{L8, lane_sums, pairwise_sums};
 
 /// NeRV's bandwidth search: the entropy tolerance, in nats.
 pub const NERV_TOLERANCE: f64 = 1e-5;
@@ -61,10 +61,14 @@ pub(super) fn sammon_row(dx: &[f64], dy: &[f64]) -> [f64; 2] {
 
 #[multiversion(targets("x86_64+avx2"))]
 fn sammon_portable(dx: &[f64], dy: &[f64]) -> [f64; 2] {
-    lane_sums([dx, dy], |[a, b]| {
-        let e = a - b;
-        [a.where_positive(e * e / a), a]
-    })
+    lane_sums([dx, dy], sammon_terms)
+}
+
+/// Sammon's terms of eight pairs `(d^X, d^Y)`: `((d^X − d^Y)²/d^X` where d^X > 0, else 0; `d^X)`.
+#[inline(always)]
+pub(super) fn sammon_terms([a, b]: [L8; 2]) -> [L8; 2] {
+    let e = a - b;
+    [a.where_positive(e * e / a), a]
 }
 
 /// CCA's row: `(Σ_j (dx − dy)² F(dy), Σ_j dx² F(dy))`; `w` is scratch for the weights (the
@@ -95,10 +99,14 @@ fn weighted_sums(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
 
 #[multiversion(targets("x86_64+avx2"))]
 fn weighted_portable(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
-    lane_sums([dx, dy, w], |[a, b, f]| {
-        let e = a - b;
-        [e * e * f, a * a * f]
-    })
+    lane_sums([dx, dy, w], weighted_terms)
+}
+
+/// CCA's terms of eight pairs `(d^X, d^Y, F)`: `((d^X − d^Y)² F, (d^X)² F)`.
+#[inline(always)]
+pub(super) fn weighted_terms([a, b, f]: [L8; 3]) -> [L8; 2] {
+    let e = a - b;
+    [e * e * f, a * a * f]
 }
 
 /// The average local error's row sum: `Σ_j |dx/max_x − dy/max_y|`, or with `squared` of the
@@ -116,51 +124,80 @@ pub(super) fn ale_row(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: b
 fn ale_portable(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
     if squared {
         let (mx, my) = (max_x * max_x, max_y * max_y);
-        return lane_sums([dx, dy], |[a, b]| [(a * a / mx - b * b / my).abs()])[0];
+        return lane_sums([dx, dy], |t| ale_squared_terms(t, mx, my))[0];
     }
-    lane_sums([dx, dy], |[a, b]| [(a / max_x - b / max_y).abs()])[0]
+    lane_sums([dx, dy], |t| ale_terms(t, max_x, max_y))[0]
+}
+
+/// The average local error's terms of eight pairs: `|d^X/max_x − d^Y/max_y|`.
+#[inline(always)]
+pub(super) fn ale_terms([a, b]: [L8; 2], max_x: f64, max_y: f64) -> [L8; 1] {
+    [(a / max_x - b / max_y).abs()]
+}
+
+/// The same of the squares, given the squared maxima: `|(d^X)²/mx − (d^Y)²/my|`.
+#[inline(always)]
+pub(super) fn ale_squared_terms([a, b]: [L8; 2], mx: f64, my: f64) -> [L8; 1] {
+    [(a * a / mx - b * b / my).abs()]
 }
 
 /// The row terms on AVX-512 vectors: each the portable version's expression, operation for
 /// operation (see `lane_sums_avx512`).
 #[cfg(target_arch = "x86_64")]
-mod simd {
+pub(super) mod simd {
     use std::arch::x86_64::*;
 
     use crate::sum::lane_sums_avx512;
 
     #[target_feature(enable = "avx512f")]
-    pub(super) fn sammon(dx: &[f64], dy: &[f64]) -> [f64; 2] {
-        let zero = _mm512_setzero_pd();
-        lane_sums_avx512([dx, dy], |[a, b]| {
-            let e = _mm512_sub_pd(a, b);
-            let t = _mm512_div_pd(_mm512_mul_pd(e, e), a);
-            [_mm512_maskz_mov_pd(_mm512_cmp_pd_mask::<_CMP_GT_OQ>(a, zero), t), a]
-        })
+    pub(in super::super) fn sammon(dx: &[f64], dy: &[f64]) -> [f64; 2] {
+        lane_sums_avx512([dx, dy], |t| sammon_v(t))
     }
 
     #[target_feature(enable = "avx512f")]
-    pub(super) fn weighted(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
-        lane_sums_avx512([dx, dy, w], |[a, b, f]| {
-            let e = _mm512_sub_pd(a, b);
-            [_mm512_mul_pd(_mm512_mul_pd(e, e), f), _mm512_mul_pd(_mm512_mul_pd(a, a), f)]
-        })
+    pub(in super::super) fn weighted(dx: &[f64], dy: &[f64], w: &[f64]) -> [f64; 2] {
+        lane_sums_avx512([dx, dy, w], |t| weighted_v(t))
     }
 
     #[target_feature(enable = "avx512f")]
-    pub(super) fn ale(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
+    pub(in super::super) fn ale(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool) -> f64 {
         if squared {
             let (mx, my) = (_mm512_set1_pd(max_x * max_x), _mm512_set1_pd(max_y * max_y));
-            return lane_sums_avx512([dx, dy], |[a, b]| {
-                [_mm512_abs_pd(_mm512_sub_pd(
-                    _mm512_div_pd(_mm512_mul_pd(a, a), mx),
-                    _mm512_div_pd(_mm512_mul_pd(b, b), my),
-                ))]
-            })[0];
+            return lane_sums_avx512([dx, dy], |t| ale_squared_v(t, mx, my))[0];
         }
         let (mx, my) = (_mm512_set1_pd(max_x), _mm512_set1_pd(max_y));
-        lane_sums_avx512([dx, dy], |[a, b]| [_mm512_abs_pd(_mm512_sub_pd(_mm512_div_pd(a, mx), _mm512_div_pd(b, my)))])
-            [0]
+        lane_sums_avx512([dx, dy], |t| ale_v(t, mx, my))[0]
+    }
+
+    /// [`super::sammon_terms`] on eight lanes.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(in super::super) fn sammon_v([a, b]: [__m512d; 2]) -> [__m512d; 2] {
+        let e = _mm512_sub_pd(a, b);
+        let t = _mm512_div_pd(_mm512_mul_pd(e, e), a);
+        [_mm512_maskz_mov_pd(_mm512_cmp_pd_mask::<_CMP_GT_OQ>(a, _mm512_setzero_pd()), t), a]
+    }
+
+    /// [`super::weighted_terms`] on eight lanes.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(in super::super) fn weighted_v([a, b, f]: [__m512d; 3]) -> [__m512d; 2] {
+        let e = _mm512_sub_pd(a, b);
+        [_mm512_mul_pd(_mm512_mul_pd(e, e), f), _mm512_mul_pd(_mm512_mul_pd(a, a), f)]
+    }
+
+    /// [`super::ale_terms`] on eight lanes (the maxima splatted).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(in super::super) fn ale_v([a, b]: [__m512d; 2], mx: __m512d, my: __m512d) -> [__m512d; 1] {
+        [_mm512_abs_pd(_mm512_sub_pd(_mm512_div_pd(a, mx), _mm512_div_pd(b, my)))]
+    }
+
+    /// [`super::ale_squared_terms`] on eight lanes (the squared maxima splatted).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    pub(in super::super) fn ale_squared_v([a, b]: [__m512d; 2], mx: __m512d, my: __m512d) -> [__m512d; 1] {
+        [_mm512_abs_pd(_mm512_sub_pd(_mm512_div_pd(_mm512_mul_pd(a, a), mx), _mm512_div_pd(_mm512_mul_pd(b, b), my)))]
     }
 }
 
