@@ -505,3 +505,44 @@ async fn a_session_takes_a_metric_or_a_distance_matrix() {
     let msg = js_sys::Error::from(err).message().as_string().unwrap();
     assert!(msg.contains("invalid metric 'hamming'"), "{msg}");
 }
+
+/// Sammon, CCA and the average local error from the tiles (coordinates: each pair once for both
+/// of its rows, the portable tile sums in wasm) are the full-row sweep's bits (the same space as
+/// a distance matrix, read row by row): values and every local value, on tied and jittered data.
+#[wasm_bindgen_test]
+async fn tiled_sweep_is_the_full_row_sweep_in_wasm() {
+    use faithful::{DistanceMatrix, Evaluation, Evaluator, Points, Spec};
+    let (n, dim) = (203usize, 7usize);
+    let v: Vec<f64> = (0..n * dim)
+        .map(|t| {
+            let (i, c) = (t / dim, t % dim);
+            (((i % 41) * 7 + c * 3) % 13) as f64 + if i % 3 == 0 { 1e-9 * c as f64 } else { 0.0 }
+        })
+        .collect();
+    let high = Points::from_vec("x", n, dim, v).unwrap();
+    let low = Points::from_vec("y", n, 2, (0..2 * n).map(|t| ((t * 13) % 17) as f64 * 0.5).collect()).unwrap();
+    let mut dist = vec![0.0; n * n];
+    for (i, row) in dist.chunks_mut(n).enumerate() {
+        faithful::reference::distance_row(&high, i, row);
+    }
+    let matrix = Points::from_distances("d", DistanceMatrix::from_vec("d", n, dist).unwrap());
+    let specs: Vec<Spec> =
+        ["sammon", "cca_stress:lambda=3", "cca_stress:lambda=2,kernel=step", "ale", "ale:squared=true"]
+            .iter()
+            .map(|s| s.parse().unwrap())
+            .collect();
+    let run = |h: &Points| Evaluator::builder(h.clone()).local(true).build();
+    let tiled =
+        |e: &Evaluation| serde_json::to_value(&e.run).unwrap()["plan"]["pairwise"]["full_row_sweep_tiled"].clone();
+    let a = run(&high).measure_many_async(&[&low], None, &specs).await.unwrap();
+    let b = run(&matrix).measure_many_async(&[&low], None, &specs).await.unwrap();
+    assert_eq!((tiled(&a), tiled(&b)), (Value::Bool(true), Value::Bool(false)));
+    for (x, y) in a.projections[0].scores.iter().zip(&b.projections[0].scores) {
+        let bits = |s: &faithful::Score| -> Vec<u64> {
+            let locals = s.local.iter().flatten().flat_map(|(_, v)| v.iter());
+            s.values.iter().map(|(_, v)| v).chain(locals).map(|v| v.to_bits()).collect()
+        };
+        assert_eq!(bits(x), bits(y), "{}", x.id);
+        assert!(x.local.is_some(), "{}: locals asked for", x.id);
+    }
+}
