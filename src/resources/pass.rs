@@ -354,6 +354,9 @@ pub(crate) fn row_pass_certified(
 
     // The certified rows' block of f32 rows, kept across a worker's blocks (faulted in once).
     let tiles: Pool<Vec<f32>> = Pool::new();
+    // Nothing asked of the rows (measures that read the point sets directly): no block runs.
+    let idle = kh == 0 && kl == 0 && kc == 0 && kcl == 0 && !shape.extents;
+    let blocks = if idle { Vec::new() } else { blocks };
     let outs: Vec<BlockOut> = blocks
         .par_iter()
         .map(|rows| match fast.as_ref() {
