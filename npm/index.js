@@ -7,33 +7,28 @@
 // `workers: 1` (the default) is the wasm Session on the calling thread, as before; N > 1 is a
 // pool of N workers (pool.js) whose results are the same bits for every N.
 import initWasm, * as wasm from './faithful.js';
+import { adopt, compiledModule } from './module.js';
 import { PoolSession, WorkerCrashedError, workerCount } from './pool.js';
 
 export * from './faithful.js';
 export { WorkerCrashedError };
 
-/** The compiled wasm module, once `init` compiled it: the pool's workers instantiate it too. */
-let compiled;
-
 /** Loads the wasm module (`input` as wasm-bindgen's init takes it; default: the package's .wasm). */
 export default async function init(input) {
   if (input === undefined) {
     const url = new URL('./faithful_bg.wasm', import.meta.url);
+    let compiled;
     try {
       compiled = await WebAssembly.compileStreaming(fetch(url));
     } catch {
       // A server that does not say application/wasm, or no compileStreaming.
       compiled = await WebAssembly.compile(await (await fetch(url)).arrayBuffer());
     }
+    adopt(compiled);
     return initWasm({ module_or_path: compiled });
   }
   const given = input?.module_or_path ?? input;
-  if (given instanceof WebAssembly.Module) {
-    compiled = given;
-    // node.js: instantiated synchronously, as Node allows; the async init looks up the global
-    // `Request`, which makes Node load its fetch implementation (~25 ms).
-    if (input?.sync === true) return wasm.initSync({ module: given });
-  }
+  if (given instanceof WebAssembly.Module) adopt(given);
   return initWasm(input);
 }
 
@@ -47,7 +42,7 @@ export class Session {
   static async create(options) {
     const count = await workerCount(options?.workers);
     if (count <= 1) return new Session(await wasm.Session.create(options), null);
-    return new Session(null, await PoolSession.open(options, count, compiled));
+    return new Session(null, await PoolSession.open(options, count, compiledModule()));
   }
 
   #live() {

@@ -4,12 +4,16 @@
 // .wasm next to this file: Node's fetch cannot read file: URLs, which the browser entry's
 // init() would use.
 import { readFile } from 'node:fs/promises';
+import { initSync } from './faithful.js';
 import initIndex from './index.js';
+import { adopt } from './module.js';
 
 export * from './index.js';
 
 export default async function init(input) {
   if (input !== undefined) return initIndex(input);
-  const bytes = await readFile(new URL('./faithful_bg.wasm', import.meta.url));
-  return initIndex({ module_or_path: await WebAssembly.compile(bytes), sync: true });
+  const module = await WebAssembly.compile(await readFile(new URL('./faithful_bg.wasm', import.meta.url)));
+  // Instantiated synchronously, as Node allows (module.js says why), and recorded for the pool.
+  adopt(module);
+  return initSync({ module });
 }

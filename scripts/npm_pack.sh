@@ -5,7 +5,8 @@
 #
 # The package: the wasm-bindgen --target web build (web/build.sh: faithful.js, faithful.d.ts with
 # the types written in src/wasm/types.rs, faithful_bg.wasm), the entry (npm/index.js, index.d.ts:
-# Session and evaluate with `workers`, the pool in npm/pool.js and npm/pool-host.js), the Node entry
+# Session and evaluate with `workers`, the module they share in npm/module.js, the pool in npm/pool.js
+# and npm/pool-host.js), the Node entry
 # (npm/node.js), the worker client (npm/worker.js, npm/worker-host.js, npm/worker.d.ts), README and package.json
 # (version = the crate's). init() finds the .wasm through import.meta.url, so neither a plain
 # ES-module app nor a bundler needs a copy step.
@@ -44,7 +45,7 @@ VERSION="$version" node -e '
       "./faithful_bg.wasm": "./faithful_bg.wasm",
       "./package.json": "./package.json",
     },
-    files: ["index.js", "index.d.ts", "faithful.js", "faithful.d.ts", "faithful_bg.wasm", "faithful_bg.wasm.d.ts", "node.js", "pool.js", "pool-host.js", "worker.js", "worker-host.js", "worker.d.ts", "README.md"],
+    files: ["index.js", "index.d.ts", "faithful.js", "faithful.d.ts", "faithful_bg.wasm", "faithful_bg.wasm.d.ts", "node.js", "module.js", "pool.js", "pool-host.js", "worker.js", "worker-host.js", "worker.d.ts", "README.md"],
     sideEffects: false,
     keywords: ["dimensionality-reduction", "t-sne", "umap", "trustworthiness", "webgpu", "wasm"],
   };

@@ -32,7 +32,7 @@ out_dir=${1:-web/pkg}
 wasm-bindgen --target web --out-dir "$out_dir" "$target_dir/wasm32-unknown-unknown/release/faithful.wasm"
 # The package's entry with its worker pool (index.js, pool.js, pool-host.js) and its worker client
 # (faithful-dr/worker): the Live tab scores through them.
-cp npm/index.js npm/index.d.ts npm/pool.js npm/pool-host.js npm/worker.js npm/worker-host.js npm/worker.d.ts "$out_dir/"
+cp npm/index.js npm/index.d.ts npm/module.js npm/pool.js npm/pool-host.js npm/worker.js npm/worker-host.js npm/worker.d.ts "$out_dir/"
 # The page's own npm dependencies (umap-js for the Live tab), pinned by web/package-lock.json.
 if [ "$out_dir" = web/pkg ] && [ ! -f web/node_modules/umap-js/lib/umap-js.min.js ]; then
     (cd web && npm ci --no-audit --no-fund --loglevel=error)
