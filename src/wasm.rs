@@ -253,37 +253,42 @@ fn specs(request: &JsValue, with_labels: bool) -> Result<Vec<Spec>, JsValue> {
 /// The result as a JavaScript object in the CLI's JSON schema, per-point values as
 /// Float64Array (taken from the vectors themselves, bit for bit), except for the kinds whose
 /// points may have no value (`partial_mean`, `log_ratio`): an array of numbers and `null`s.
-fn evaluation_js(result: &Evaluation) -> Result<JsValue, JsValue> {
-    // The locals that become Float64Arrays below travel through the JSON as empty arrays: no
-    // decimal text of every point's value to write and parse only to be replaced (their keys
-    // stay, so the local object keeps its order).
-    let mut shell = result.clone();
-    for score in shell.projections.iter_mut().flat_map(|p| p.scores.iter_mut()) {
-        let kinds = &score.local_kinds;
-        for (key, values) in score.local.iter_mut().flatten() {
-            if !kinds.iter().any(|(k, kind)| k == key && kind.allows_missing()) {
-                values.clear();
-            }
-        }
-    }
-    let obj = js_sys::JSON::parse(&serde_json::to_string(&shell).map_err(fail)?)?;
-    let projections = Array::from(&get(&obj, "projections")?);
-    for (p, proj) in result.projections.iter().enumerate() {
-        let scores = Array::from(&get(&projections.get(p as u32), "scores")?);
-        for (s, score) in proj.scores.iter().enumerate() {
-            if let Some(local) = &score.local {
-                let local_js = get(&scores.get(s as u32), "local")?;
-                for (key, values) in local {
-                    // A kind with points without a value keeps the JSON's array, `null` there.
-                    if score.local_kind(key).is_some_and(|k| k.allows_missing()) {
-                        continue;
-                    }
-                    Reflect::set(&local_js, &key.into(), &Float64Array::from(values.as_slice()))?;
+///
+/// The locals that become Float64Arrays travel through the JSON text as empty arrays (no decimal
+/// text of every point's value to write and parse only to be replaced; their keys stay, so each
+/// local object keeps its order): they are moved out of `result` for the text and moved back.
+fn evaluation_js(result: &mut Evaluation) -> Result<JsValue, JsValue> {
+    // (projection, score, key, values) of each local that becomes a Float64Array.
+    let mut arrays: Vec<(usize, usize, String, Vec<f64>)> = Vec::new();
+    for (p, proj) in result.projections.iter_mut().enumerate() {
+        for (s, score) in proj.scores.iter_mut().enumerate() {
+            let kinds = &score.local_kinds;
+            for (key, values) in score.local.iter_mut().flatten() {
+                // A kind with points without a value keeps the JSON's array, `null` there.
+                if !kinds.iter().any(|(k, kind)| k == key && kind.allows_missing()) {
+                    arrays.push((p, s, key.clone(), std::mem::take(values)));
                 }
             }
         }
     }
-    Ok(obj)
+    let text = serde_json::to_string(&*result);
+    let js = text.map_err(fail).and_then(|t| {
+        let obj = js_sys::JSON::parse(&t)?;
+        let projections = Array::from(&get(&obj, "projections")?);
+        for (p, s, key, values) in &arrays {
+            let scores = Array::from(&get(&projections.get(*p as u32), "scores")?);
+            let local_js = get(&scores.get(*s as u32), "local")?;
+            Reflect::set(&local_js, &key.into(), &Float64Array::from(values.as_slice()))?;
+        }
+        Ok(obj)
+    });
+    for (p, s, key, values) in arrays {
+        let local = result.projections[p].scores[s].local.iter_mut().flatten();
+        if let Some((_, slot)) = local.into_iter().find(|(k, _)| *k == key) {
+            *slot = values;
+        }
+    }
+    js
 }
 
 async fn evaluate_request(request: &JsValue) -> Result<Evaluation, JsValue> {
@@ -313,7 +318,7 @@ async fn evaluate_request(request: &JsValue) -> Result<Evaluation, JsValue> {
 #[wasm_bindgen]
 pub fn evaluate(request: EvaluateRequest) -> PromiseEvaluation {
     let request: JsValue = request.into();
-    wasm_bindgen_futures::future_to_promise(async move { evaluation_js(&evaluate_request(&request).await?) })
+    wasm_bindgen_futures::future_to_promise(async move { evaluation_js(&mut evaluate_request(&request).await?) })
         .unchecked_into()
 }
 
@@ -410,5 +415,5 @@ pub fn fold_partials(partials: Vec<String>, local: bool) -> Result<EvaluationVal
             }
         }
     }
-    Ok(evaluation_js(&result)?.unchecked_into())
+    Ok(evaluation_js(&mut result)?.unchecked_into())
 }

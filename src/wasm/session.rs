@@ -180,7 +180,7 @@ impl Session {
             }
             let mut result = result.map_err(fail)?;
             inner.served.stamp(&mut result);
-            evaluation_js(&result)
+            evaluation_js(&mut result)
         })
         .unchecked_into()
     }

@@ -74,7 +74,7 @@ pub fn views(request: ViewsRequestJs) -> PromiseViews {
         served.stamp(&mut v.evaluation);
 
         let out = Object::new();
-        set(&out, "evaluation", &evaluation_js(&v.evaluation)?)?;
+        set(&out, "evaluation", &evaluation_js(&mut v.evaluation)?)?;
         set(&out, "k", &(v.k as f64).into())?;
         set(&out, "knnHigh", &v.knn_high.as_deref().map_or(JsValue::NULL, |l| ints(l).into()))?;
         let projections = Array::new();
