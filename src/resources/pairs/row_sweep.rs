@@ -136,7 +136,8 @@ pub(crate) fn row_sweep_rows(
     range: Rows<usize>,
 ) -> Result<(Extent, Vec<RowSweep>)> {
     let n = high.n();
-    let tiled = tile_sweep::serves(high, lows, &range, job.sums || !job.nerv.is_empty());
+    let width = lows.len() * tile_job(job).width();
+    let tiled = tile_sweep::serves(high, lows, &range, job.sums || !job.nerv.is_empty(), width);
     let (per_block, totals) = if tiled {
         tiled_rows(high, lows, job, ctl)?
     } else {
@@ -202,6 +203,11 @@ impl Totals {
     }
 }
 
+/// What the tiles sum for `job` (its Sammon, CCA and average-local-error parts).
+fn tile_job(job: &SweepJob) -> TileJob<'_> {
+    TileJob { sammon: job.sammon, cca: &job.cca, ale: job.ale.as_ref().map(|(mx, my, v)| (*mx, &my[..], &v[..])) }
+}
+
 /// The rows' results from [`tile_sweep`], per projection.
 fn tiled_rows(
     high: &Points,
@@ -211,8 +217,7 @@ fn tiled_rows(
 ) -> Result<(Vec<Vec<Vec<RowOut>>>, Totals)> {
     let (n, np) = (high.n(), lows.len());
     let variants = job.ale.as_ref().map_or(&[][..], |(_, _, v)| &v[..]);
-    let tj =
-        TileJob { sammon: job.sammon, cca: &job.cca, ale: job.ale.as_ref().map(|(mx, my, v)| (*mx, &my[..], &v[..])) };
+    let tj = tile_job(job);
     let t = tile_sweep::tile_sweep(high, lows, &tj, ctl)?;
     let q = tj.width();
     let per_p = (0..np)
@@ -372,7 +377,9 @@ mod tests {
             let high = points(n, 6, seed, if seed % 2 == 0 { 1e-150 } else { 1.0 });
             let (a, b) = (points(n, 2, seed + 10, 3.0), points(n, 2, seed + 20, 1e100));
             let lows = [&a, &b];
-            assert!(tile_sweep::serves(&high, &lows, &(0..n), false));
+            assert!(tile_sweep::serves(&high, &lows, &(0..n), false, 14));
+            // Stacks beyond the cap: the full rows serve.
+            assert!(!tile_sweep::serves(&high, &lows, &(0..n), false, usize::MAX / 2));
             let job = SweepJob {
                 sums: false,
                 sammon: true,

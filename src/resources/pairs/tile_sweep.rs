@@ -13,8 +13,8 @@
 //!
 //! Served when both spaces are Euclidean coordinates, the sweep covers every row and n ≥ 8
 //! (every leaf has eight terms or more), and neither NeRV (not symmetric: a bandwidth per row)
-//! nor the pair sums are asked with it. Memory: a few tiles per worker, and per row a stack of
-//! at most one partial sum per tree level for each quantity.
+//! nor the pair sums are asked with it, and the rows' stacks fit in 256 MiB. Memory: a few tiles
+//! per worker, and per row a stack of at most one partial sum per tree level for each quantity.
 
 use std::ops::Range;
 
@@ -50,11 +50,24 @@ impl TileJob<'_> {
     }
 }
 
-/// Whether [`tile_sweep`] serves a sweep of `range` (see the module's conditions).
-pub(super) fn serves(high: &Points, lows: &[&Points], range: &Range<usize>, nerv_or_sums: bool) -> bool {
+/// The most the rows' stacks may take; beyond it (n in the millions with many quantities) the
+/// full-row sweep, whose memory is O(n) per measure, serves.
+const STACK_BYTES: usize = 256 << 20;
+
+/// Whether [`tile_sweep`] serves a sweep of `range` for `width` sums per row (see the module's
+/// conditions): each row's stack holds at most one entry per level of the tree, fewer than
+/// log₂ n + 2.
+pub(super) fn serves(high: &Points, lows: &[&Points], range: &Range<usize>, nerv_or_sums: bool, width: usize) -> bool {
     let euclidean = |p: &Points| matches!(p.metric().kernel(), Kernel::Euclidean);
     let n = high.n();
-    !nerv_or_sums && *range == (0..n) && n >= 8 && euclidean(high) && lows.iter().all(|l| euclidean(l))
+    let levels = usize::BITS as usize - n.leading_zeros() as usize + 2;
+    let stacks = n.saturating_mul(levels).saturating_mul(width).saturating_mul(8);
+    !nerv_or_sums
+        && *range == (0..n)
+        && n >= 8
+        && stacks <= STACK_BYTES
+        && euclidean(high)
+        && lows.iter().all(|l| euclidean(l))
 }
 
 /// Per row its sums (row-major: row, projection, quantity); over all pairs i < j the extent of
@@ -104,6 +117,8 @@ pub(super) fn tile_sweep(high: &Points, lows: &[&Points], job: &TileJob, ctl: &C
     let leaf = |l: usize| sched[l].0..sched[l].0 + sched[l].1;
     let hcols = PaddedColumns::new(high);
     let lcols: Vec<PaddedColumns> = lows.iter().map(|l| PaddedColumns::new(l)).collect();
+    // `serves` bounded the stacks by log₂ n + 2 levels.
+    debug_assert!(deepest <= usize::BITS as usize - n.leading_zeros() as usize + 2);
     let per_row = deepest * width;
     let mut stacks = vec![0.0f64; n * per_row];
     let mut out = TileRows { width, sums: Vec::new(), high: Extent::EMPTY, zero_high: 0, low: vec![Extent::EMPTY; np] };
@@ -166,7 +181,6 @@ pub(super) fn tile_sweep(high: &Points, lows: &[&Points], job: &TileJob, ctl: &C
         ctl.report("all-pairs sweep (tiles)", done as u64, total as u64);
         a0 = a1;
     }
-    debug_assert!(before.iter().zip(&sched).all(|(&d, _)| d < deepest));
     // Nothing to sum (only the extents asked for, e.g. an average local error that a space of
     // zero distances leaves undefined) leaves no stacks.
     if per_row > 0 {
