@@ -53,8 +53,7 @@ fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64
         }
         let mut res = [0.0; K];
         for c in 0..K {
-            let r = &r[c];
-            res[c] = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+            res[c] = lane_tree(r[c]);
         }
         while i < n {
             let v = f(start + i);
@@ -75,6 +74,12 @@ fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64
         }
         res
     }
+}
+
+/// NumPy's combination of a leaf's eight accumulators: the one tree every vectorised sum uses.
+#[inline(always)]
+pub fn lane_tree(r: [f64; 8]) -> f64 {
+    ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
 }
 
 /// Eight f64 lanes: the terms of [`lane_sums`], eight at a time. Every operation is the scalar
@@ -263,8 +268,7 @@ fn leaf<const M: usize, const K: usize, F: Fn([L8; M]) -> [L8; K]>(
         at += 8;
     }
     std::array::from_fn(|c| {
-        let r = &r[c].0;
-        let mut res = if n >= 8 { ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])) } else { 0.0 };
+        let mut res = if n >= 8 { lane_tree(r[c].0) } else { 0.0 };
         for &v in &last[c].0[..rest] {
             res += v;
         }
@@ -324,8 +328,7 @@ where
             at += 8;
         }
         std::array::from_fn(|c| {
-            let r = lanes(r[c]);
-            let mut res = if n >= 8 { ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])) } else { 0.0 };
+            let mut res = if n >= 8 { lane_tree(lanes(r[c])) } else { 0.0 };
             for &v in &lanes(last[c])[..rest] {
                 res += v;
             }

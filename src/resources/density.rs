@@ -23,7 +23,7 @@ use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
 use crate::reference::distance_row_from;
-use crate::sum::pairwise_sum;
+use crate::sum::{lane_tree, pairwise_sum};
 
 /// Rows whose column shares are accumulated together before they join the total.
 pub(super) const GROUP: usize = 32;
@@ -317,12 +317,6 @@ pub(crate) fn gaussian_sums_portable(sh: &[f64], beta: f64, skip: usize, e: &mut
         }
         [a, b]
     })
-}
-
-/// NumPy's combination of its eight accumulators.
-#[inline(always)]
-fn lane_tree(r: [f64; 8]) -> f64 {
-    ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
 }
 
 /// [`gaussian_sums`] with AVX-512: [`exp_clamped`]'s steps on eight lanes (multiplications and

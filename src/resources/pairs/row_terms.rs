@@ -42,12 +42,22 @@ pub struct NervJob {
     pub shared: bool,
 }
 
-/// Whether the AVX-512 versions of the row terms serve (checked once, then a load).
+/// Whether the AVX-512 versions of the row terms and of the tiles' sums serve (checked once,
+/// then a load).
 #[cfg(target_arch = "x86_64")]
 #[inline]
-fn avx512() -> bool {
+pub(super) fn avx512() -> bool {
+    #[cfg(test)]
+    if PORTABLE.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
     std::arch::is_x86_feature_detected!("avx512f")
 }
+
+/// Tests set this to run the portable versions on a CPU with AVX-512 (the same bits, so other
+/// tests running meanwhile are unaffected).
+#[cfg(test)]
+pub(super) static PORTABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Sammon's row: `(Σ_{j: dx > 0} (dx − dy)²/dx, Σ_j dx)`.
 pub(super) fn sammon_row(dx: &[f64], dy: &[f64]) -> [f64; 2] {

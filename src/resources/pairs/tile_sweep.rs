@@ -23,12 +23,14 @@ use rayon::prelude::*;
 use super::super::density::exp_neg_over;
 use super::super::scratch_pool::Pool;
 use super::extent::Extent;
+#[cfg(target_arch = "x86_64")]
+use super::row_terms::avx512;
 use super::row_terms::{CcaJob, CcaKernel, ale_squared_terms, ale_terms, sammon_terms, weighted_terms};
 use crate::control::Control;
 use crate::data::{Kernel, Points};
 use crate::error::Result;
 use crate::reference::{PaddedColumns, TILE_LANES, euclidean_tile, tile_stride};
-use crate::sum::{L8, leaf_schedule};
+use crate::sum::{L8, lane_tree, leaf_schedule};
 
 /// Bytes of tile sums computed between two deliveries: every tile of n = 5000 at once (each
 /// delivery waits for the slowest worker), a bounded share of memory at any n.
@@ -310,22 +312,6 @@ fn ale_tile(dx: &[f64], dy: &[f64], max_x: f64, max_y: f64, squared: bool, out: 
     ale_portable(dx, dy, max_x, max_y, squared, out, at)
 }
 
-/// Whether the AVX-512 versions serve (checked once, then a load).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-fn avx512() -> bool {
-    #[cfg(test)]
-    if PORTABLE.load(std::sync::atomic::Ordering::Relaxed) {
-        return false;
-    }
-    std::arch::is_x86_feature_detected!("avx512f")
-}
-
-/// Tests set this to run the portable versions on a CPU with AVX-512 (the same bits, so other
-/// tests running meanwhile are unaffected).
-#[cfg(test)]
-pub(super) static PORTABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 #[multiversion::multiversion(targets("x86_64+avx2"))]
 fn sammon_portable(dx: &[f64], dy: &[f64], out: &mut Sums, at: usize) {
     tile_sums([dx, dy], out, at, sammon_terms);
@@ -525,10 +511,4 @@ mod simd {
             }
         }
     }
-}
-
-/// NumPy's combination of a leaf's eight accumulators.
-#[inline(always)]
-fn lane_tree(r: [f64; 8]) -> f64 {
-    ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
 }
