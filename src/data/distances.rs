@@ -9,6 +9,7 @@
 
 use std::sync::Mutex;
 
+use super::shown;
 use crate::error::{Error, Result};
 
 /// Bytes of rows held at once while a file is validated.
@@ -171,16 +172,16 @@ impl DistanceMatrix {
             for (r, row) in (r0..r1).zip(rows.chunks(n)) {
                 for (j, &d) in row.iter().enumerate() {
                     if !d.is_finite() {
-                        return Err(bad(format!("entry [{r}, {j}] is {d} (distances must be finite)")));
+                        return Err(bad(format!("entry [{r}, {j}] is {} (distances must be finite)", shown(d))));
                     }
                     if d < 0.0 {
-                        return Err(bad(format!("entry [{r}, {j}] = {d} is negative")));
+                        return Err(bad(format!("entry [{r}, {j}] = {} is negative", shown(d))));
                     }
                 }
                 if row[r] != 0.0 {
                     return Err(bad(format!(
                         "diagonal entry [{r}, {r}] = {} is not 0 (scipy's cdist(X, X) can round a self-distance above 0: set the diagonal to 0, or use squareform(pdist(X)))",
-                        row[r]
+                        shown(row[r])
                     )));
                 }
             }
@@ -202,7 +203,9 @@ impl DistanceMatrix {
             }
             if let Some((i, j, a, b)) = first {
                 return Err(bad(format!(
-                    "entry [{i}, {j}] = {a} differs from entry [{j}, {i}] = {b} (distances are symmetric, exactly)"
+                    "entry [{i}, {j}] = {} differs from entry [{j}, {i}] = {} (distances are symmetric, exactly)",
+                    shown(a),
+                    shown(b)
                 )));
             }
         }

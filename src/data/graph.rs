@@ -2,6 +2,7 @@
 //! scikit-learn's `kneighbors_graph(mode='distance')` (SciPy CSR), or an n×k pair of index
 //! and distance arrays — validated and put in faithful's neighbour order.
 
+use super::shown;
 use crate::error::{Error, Result};
 
 /// A validated kNN graph: every row holds k distinct neighbours (no self loop, indices in
@@ -114,7 +115,10 @@ impl KnnGraph {
                     return Err(bad(format!("row {r}: a self loop ({r} is its own neighbour)")));
                 }
                 if !d.is_finite() || d < 0.0 {
-                    return Err(bad(format!("row {r}: the distance to {j} is {d} (distances are finite and ≥ 0)")));
+                    return Err(bad(format!(
+                        "row {r}: the distance to {j} is {} (distances are finite and ≥ 0)",
+                        shown(d)
+                    )));
                 }
                 row.push(((d + 0.0).to_bits(), j as u32));
             }

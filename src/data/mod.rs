@@ -29,3 +29,31 @@ pub use read::read_distances;
 #[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
 pub use read::read_knn_npz;
 pub use read::{read_knn_arrays, read_labels, read_points};
+
+/// A number for an error message: as Rust writes it when that is short (`1`, `1.5`, `NaN`),
+/// else in exponent form, so that a subnormal or a 1e300 stays one short line
+/// (`1.1125369292536007e-308`, not 300 digits).
+pub(crate) fn shown(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 24 { plain } else { format!("{v:e}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn numbers_in_messages_are_short() {
+        assert_eq!(shown(1.0), "1");
+        assert_eq!(shown(1.5), "1.5");
+        assert_eq!(shown(-0.25), "-0.25");
+        assert_eq!(shown(f64::NAN), "NaN");
+        assert_eq!(shown(f64::INFINITY), "inf");
+        assert_eq!(shown(1.1125369292536007e-308), "1.1125369292536007e-308");
+        assert_eq!(shown(-1e300), "-1e300");
+        for v in [f64::MIN_POSITIVE, 5e-324, f64::MAX, -f64::MAX, 123456.789e200] {
+            assert!(shown(v).len() <= 24, "{}", shown(v));
+            assert_eq!(shown(v).parse::<f64>().unwrap().to_bits(), v.to_bits());
+        }
+    }
+}

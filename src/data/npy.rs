@@ -278,7 +278,7 @@ fn label(t: Dtype, raw: &[u8]) -> Result<i64, String> {
             if v.is_finite() && v.fract() == 0.0 && (-two_63..two_63).contains(&v) {
                 Ok(v as i64)
             } else {
-                Err(format!("{v} is not an integer"))
+                Err(format!("{} is not an integer", super::shown(v)))
             }
         }
     }
