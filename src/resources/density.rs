@@ -16,9 +16,9 @@ use std::collections::BTreeMap;
 use std::ops::Range as Rows;
 use std::sync::Mutex;
 
-use multiversion::multiversion;
 use rayon::prelude::*;
 
+use super::exp::exp_nonpositive;
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -184,109 +184,17 @@ impl DensitySums {
     }
 }
 
-/// Cody–Waite split of ln 2 (fdlibm's): `k · LN2_HI` is exact for |k| < 2²⁰.
-const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
-const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
-/// 1.5 · 2⁵²: adding it rounds to the nearest integer, which lands in the low bits.
-const ROUND: f64 = 6_755_399_441_055_744.0;
-/// Below this the result is subnormal or zero; such arguments use `f64::exp`.
-const LOW: f64 = -708.0;
-
-/// e^r's Taylor coefficients 1/i!, i = 0..=13.
-const TAYLOR: [f64; 14] = [
-    1.0,
-    1.0,
-    1.0 / 2.0,
-    1.0 / 6.0,
-    1.0 / 24.0,
-    1.0 / 120.0,
-    1.0 / 720.0,
-    1.0 / 5040.0,
-    1.0 / 40320.0,
-    1.0 / 362880.0,
-    1.0 / 3628800.0,
-    1.0 / 39916800.0,
-    1.0 / 479001600.0,
-    1.0 / 6227020800.0,
-];
-
-/// e^max(x, LOW) for x ≤ 0: `x = k ln 2 + r`, e^r by [`TAYLOR`], scaled by 2^k. The one body of
-/// both loops below, inlined into each target's clone so that they stay vectorised.
-#[inline(always)]
-fn exp_clamped(x: f64) -> f64 {
-    let xc = x.max(LOW);
-    let t = xc * std::f64::consts::LOG2_E + ROUND;
-    let kf = t - ROUND;
-    let k = t.to_bits() as i64 - ROUND.to_bits() as i64;
-    let r = (xc - kf * LN2_HI) - kf * LN2_LO;
-    let mut p = TAYLOR[13];
-    for &c in TAYLOR[..13].iter().rev() {
-        p = p * r + c;
-    }
-    let scale = f64::from_bits(((k + 1023) as u64) << 52);
-    p * scale
-}
-
-/// `out[i] = e^{x[i]}` for `x[i] ≤ 0`, vectorised: `x = k ln 2 + r` with |r| ≤ ln 2 / 2, e^r by
-/// its degree-13 Taylor polynomial (truncation below 10⁻¹⁷ relative), scaled by 2^k. Within 2
-/// ulp of the correctly rounded value (tested against `f64::exp` below).
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-pub(crate) fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
-    let mut rare = false;
-    for (o, &x) in out.iter_mut().zip(x) {
-        rare |= x < LOW;
-        *o = exp_clamped(x);
-    }
-    if rare {
-        // Arguments below LOW were clamped; compute them with the library's exp.
-        for (o, &x) in out.iter_mut().zip(x) {
-            if x < LOW {
-                *o = x.exp();
-            }
-        }
-    }
-}
-
-/// `out[i] = e^{−x[i]/λ}` (x ≥ 0, λ > 0) as [`exp_nonpositive`] gives it for the arguments
-/// `−x[i]/λ`: the quotient and the exponential in one vectorised loop, the same bits.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-pub(crate) fn exp_neg_over(x: &[f64], lambda: f64, out: &mut [f64]) {
-    let mut rare = false;
-    for (o, &x) in out.iter_mut().zip(x) {
-        let a = -x / lambda;
-        rare |= a < LOW;
-        *o = exp_clamped(a);
-    }
-    if rare {
-        for (o, &x) in out.iter_mut().zip(x) {
-            let a = -x / lambda;
-            if a < LOW {
-                *o = a.exp();
-            }
-        }
-    }
-}
-
-/// [`exp_nonpositive`] with the results below e^−708 (under 3.3·10⁻³⁰⁸: subnormal or 0) written
-/// as 0, branch-free: for sums that hold a term of at least 1 (NeRV's shifted kernel, whose
-/// probabilities are floored at 10⁻¹² anyway), where such a term cannot change a bit.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-pub(crate) fn exp_nonpositive_flushed(x: &[f64], out: &mut [f64]) {
-    for (o, &x) in out.iter_mut().zip(x) {
-        *o = if x < LOW { 0.0 } else { exp_clamped(x) };
-    }
-}
-
 /// NeRV's Gaussian kernel over a shifted squared row `sh` (≥ 0): `e_j = e^{−β·sh_j}` as
-/// [`exp_nonpositive_flushed`] gives it for the arguments `−β·sh_j`, 0 at `skip`, written to
-/// `e`, and its totals `(Σ_j e_j, Σ_j sh_j e_j)` in NumPy's pairwise order. With AVX-512 in one
-/// pass (each chunk of eight: the exponent, the exponential, the two lane sums), else
+/// [`exp_nonpositive_flushed`](super::exp::exp_nonpositive_flushed) gives it for the arguments
+/// `−β·sh_j`, 0 at `skip`, written to `e`, and its totals `(Σ_j e_j, Σ_j sh_j e_j)` in NumPy's
+/// pairwise order. With AVX-512 in one pass (each chunk of eight: the exponent, the
+/// exponential, the two lane sums), else
 /// [`gaussian_sums_portable`]; both are the same operations per element in the same order,
 /// hence the same bits (tested).
 pub(crate) fn gaussian_sums(sh: &[f64], beta: f64, skip: usize, e: &mut [f64]) -> [f64; 2] {
     assert!(sh.len() == e.len() && skip < sh.len());
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if super::isa::avx512() {
         // SAFETY: the CPU has AVX-512F (checked above); the lengths are checked above.
         return unsafe { gaussian_sums_avx512(sh, beta, skip, e) };
     }
@@ -295,7 +203,7 @@ pub(crate) fn gaussian_sums(sh: &[f64], beta: f64, skip: usize, e: &mut [f64]) -
 
 /// [`gaussian_sums`] in two loops: the exponentials (vectorised by the compiler), then the sums.
 pub(crate) fn gaussian_sums_portable(sh: &[f64], beta: f64, skip: usize, e: &mut [f64]) -> [f64; 2] {
-    exp_scaled_flushed(beta, sh, e);
+    super::exp::exp_scaled_flushed(beta, sh, e);
     e[skip] = 0.0;
     crate::sum::pairwise_leaves(e.len(), |start, n| {
         let (e, sh) = (&e[start..start + n], &sh[start..start + n]);
@@ -325,16 +233,13 @@ pub(crate) fn gaussian_sums_portable(sh: &[f64], beta: f64, skip: usize, e: &mut
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn gaussian_sums_avx512(sh: &[f64], beta: f64, skip: usize, e: &mut [f64]) -> [f64; 2] {
+    use super::exp::{LOW, avx512::exp_v, exp_clamped};
     use std::arch::x86_64::*;
     let scalar = |x: f64| {
         let a = -beta * x;
         if a < LOW { 0.0 } else { exp_clamped(a) }
     };
-    let (nb, low, log2e, round) =
-        (_mm512_set1_pd(-beta), _mm512_set1_pd(LOW), _mm512_set1_pd(std::f64::consts::LOG2_E), _mm512_set1_pd(ROUND));
-    let (hi, lo) = (_mm512_set1_pd(LN2_HI), _mm512_set1_pd(LN2_LO));
-    let bias = _mm512_set1_epi64(1023 - ROUND.to_bits() as i64);
-    let taylor = TAYLOR.map(|c| _mm512_set1_pd(c));
+    let (nb, low) = (_mm512_set1_pd(-beta), _mm512_set1_pd(LOW));
     let ep = e.as_mut_ptr();
     crate::sum::pairwise_leaves(sh.len(), |start, n| {
         let mut res = [0.0f64; 2];
@@ -351,21 +256,7 @@ unsafe fn gaussian_sums_avx512(sh: &[f64], beta: f64, skip: usize, e: &mut [f64]
                 }
                 // A chunk flushed whole (far points at a wide bandwidth: most of a row) is
                 // zeros without its polynomial; the zeros are still added (−0 + 0 = +0).
-                let v = if flush == 0xff {
-                    _mm512_setzero_pd()
-                } else {
-                    let xc = _mm512_max_pd(a, low);
-                    let t = _mm512_add_pd(_mm512_mul_pd(xc, log2e), round);
-                    let kf = _mm512_sub_pd(t, round);
-                    let r = _mm512_sub_pd(_mm512_sub_pd(xc, _mm512_mul_pd(kf, hi)), _mm512_mul_pd(kf, lo));
-                    let mut p = taylor[13];
-                    for c in taylor[..13].iter().rev() {
-                        p = _mm512_add_pd(_mm512_mul_pd(p, r), *c);
-                    }
-                    let scale =
-                        _mm512_castsi512_pd(_mm512_slli_epi64::<52>(_mm512_add_epi64(_mm512_castpd_si512(t), bias)));
-                    _mm512_maskz_mov_pd(!flush, _mm512_mul_pd(p, scale))
-                };
+                let v = if flush == 0xff { _mm512_setzero_pd() } else { _mm512_maskz_mov_pd(!flush, exp_v(a)) };
                 // SAFETY: as the load above.
                 unsafe { _mm512_storeu_pd(ep.add(at), v) };
                 re = _mm512_add_pd(re, v);
@@ -390,16 +281,6 @@ unsafe fn gaussian_sums_avx512(sh: &[f64], beta: f64, skip: usize, e: &mut [f64]
     })
 }
 
-/// `out[j] = e^{−β·x[j]}` as [`exp_nonpositive_flushed`] gives it for the arguments `−β·x[j]`
-/// (x ≥ 0): the product and the exponential in one vectorised loop, the same bits.
-#[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
-fn exp_scaled_flushed(beta: f64, x: &[f64], out: &mut [f64]) {
-    for (o, &x) in out.iter_mut().zip(x) {
-        let a = -beta * x;
-        *o = if a < LOW { 0.0 } else { exp_clamped(a) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -407,21 +288,6 @@ mod tests {
     /// The fused kernel (AVX-512 where the CPU has it) and the two-loop one give the same bits,
     /// on rows with zeros, huge and tiny values, the point itself anywhere, every leaf shape,
     /// and bandwidths that flush most, some or none of the row.
-    #[test]
-    fn exp_neg_over_is_exp_nonpositive_of_the_quotients() {
-        let x: Vec<f64> = (0..3001).map(|i| if i % 7 == 0 { 0.0 } else { (i as f64) * 0.731 }).collect();
-        for lambda in [1e-3, 0.5, 5.0, 1e6] {
-            let arg: Vec<f64> = x.iter().map(|&b| -b / lambda).collect();
-            let (mut a, mut b) = (vec![0.0; x.len()], vec![0.0; x.len()]);
-            exp_nonpositive(&arg, &mut a);
-            exp_neg_over(&x, lambda, &mut b);
-            assert_eq!(
-                a.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                b.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-            );
-        }
-    }
-
     #[test]
     fn gaussian_sums_versions_agree() {
         for n in [1usize, 7, 8, 9, 127, 128, 129, 1000, 5003] {
@@ -447,55 +313,6 @@ mod tests {
                     let want = crate::sum::pairwise_sums(n, &|j| [e2[j], sh[j] * e2[j]]);
                     assert_eq!(b.map(f64::to_bits), want.map(f64::to_bits), "NumPy's order");
                 }
-            }
-        }
-    }
-
-    fn ulps(a: f64, b: f64) -> u64 {
-        (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs()
-    }
-
-    #[test]
-    fn exp_is_within_two_ulp_of_the_library() {
-        let mut xs: Vec<f64> = (0..1_000_000).map(|i| -(i as f64) * 7.46e-4).collect();
-        xs.extend((0..100_000).map(|i| -(i as f64) * 1e-5));
-        xs.extend([
-            -0.0,
-            0.0,
-            -1e-300,
-            -5e-324,
-            -0.5,
-            -1.0,
-            -10.0,
-            -700.0,
-            -707.9,
-            -708.0,
-            -708.1,
-            -740.0,
-            -745.2,
-            -746.0,
-            -1e6,
-            f64::NEG_INFINITY,
-        ]);
-        let mut out = vec![0.0; xs.len()];
-        exp_nonpositive(&xs, &mut out);
-        let mut worst = 0;
-        for (&x, &y) in xs.iter().zip(&out) {
-            let want = x.exp();
-            let u = ulps(y, want);
-            assert!(u <= 2, "exp({x}) = {y}, library {want}");
-            worst = worst.max(u);
-        }
-        assert!(worst <= 2);
-        assert_eq!(out[xs.len() - 16], 1.0);
-        // The flushed variant: the same bits down to e^−708, 0 below.
-        let mut flushed = vec![1.0; xs.len()];
-        exp_nonpositive_flushed(&xs, &mut flushed);
-        for ((&x, &y), &f) in xs.iter().zip(&out).zip(&flushed) {
-            if x < LOW {
-                assert_eq!(f, 0.0, "exp({x})");
-            } else {
-                assert_eq!(f.to_bits(), y.to_bits(), "exp({x})");
             }
         }
     }

@@ -61,4 +61,5 @@ pub(crate) use pair_pass::{DensityJob, PairJob, pair_pass};
 pub(crate) use pava::PavaStack;
 pub(crate) use record::{LOW, fill, final_payload, open_payload};
 pub(crate) use row_sweep::{SweepJob, row_sweep, row_sweep_rows};
+
 pub(crate) use scans::{Scan1, Scan2, stats};

@@ -373,7 +373,7 @@ mod tests {
         let cases = [(8usize, 1u64), (9, 2), (61, 3), (128, 4), (129, 5), (300, 6), (1003, 7)];
         for (portable, (n, seed)) in [false, true].into_iter().flat_map(|p| cases.map(|c| (p, c))) {
             #[cfg(target_arch = "x86_64")]
-            super::super::row_terms::PORTABLE.store(portable, std::sync::atomic::Ordering::Relaxed);
+            crate::resources::isa::PORTABLE.store(portable, std::sync::atomic::Ordering::Relaxed);
             let high = points(n, 6, seed, if seed % 2 == 0 { 1e-150 } else { 1.0 });
             let (a, b) = (points(n, 2, seed + 10, 3.0), points(n, 2, seed + 20, 1e100));
             let lows = [&a, &b];

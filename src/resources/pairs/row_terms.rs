@@ -7,7 +7,11 @@
 
 use multiversion::multiversion;
 
-use super::super::density::{exp_neg_over, gaussian_sums};
+use super::super::density::gaussian_sums;
+use super::super::exp::exp_neg_over;
+use super::super::ln::ln;
+#[cfg(target_arch = "x86_64")]
+use crate::resources::isa::avx512;
 use crate::sum::{L8, lane_sums, pairwise_sums};
 
 /// NeRV's bandwidth search: the entropy tolerance, in nats.
@@ -41,23 +45,6 @@ pub struct NervJob {
     pub perplexity: f64,
     pub shared: bool,
 }
-
-/// Whether the AVX-512 versions of the row terms and of the tiles' sums serve (checked once,
-/// then a load).
-#[cfg(target_arch = "x86_64")]
-#[inline]
-pub(super) fn avx512() -> bool {
-    #[cfg(test)]
-    if PORTABLE.load(std::sync::atomic::Ordering::Relaxed) {
-        return false;
-    }
-    std::arch::is_x86_feature_detected!("avx512f")
-}
-
-/// Tests set this to run the portable versions on a CPU with AVX-512 (the same bits, so other
-/// tests running meanwhile are unaffected).
-#[cfg(test)]
-pub(super) static PORTABLE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Sammon's row: `(Σ_{j: dx > 0} (dx − dy)²/dx, Σ_j dx)`.
 pub(super) fn sammon_row(dx: &[f64], dy: &[f64]) -> [f64; 2] {
@@ -157,7 +144,22 @@ pub(super) fn ale_squared_terms([a, b]: [L8; 2], mx: f64, my: f64) -> [L8; 1] {
 pub(super) mod simd {
     use std::arch::x86_64::*;
 
+    use crate::resources::ln::avx512::ln_v;
     use crate::sum::lane_sums_avx512;
+
+    /// [`super::kl_both`]'s terms on eight lanes (the skipped point floored equal in both rows).
+    #[target_feature(enable = "avx512f")]
+    pub(super) fn kl_both(p: &[f64], q: &[f64]) -> [f64; 2] {
+        let floor = _mm512_set1_pd(super::NERV_FLOOR);
+        let sign = _mm512_set1_epi64(i64::MIN);
+        lane_sums_avx512([p, q], |[pv, qv]| {
+            let (a, b) = (_mm512_max_pd(pv, floor), _mm512_max_pd(qv, floor));
+            let equal = _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(a, b);
+            let l = ln_v(_mm512_div_pd(a, b));
+            let minus_bl = _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(_mm512_mul_pd(b, l)), sign));
+            [_mm512_maskz_mov_pd(!equal, _mm512_mul_pd(a, l)), _mm512_maskz_mov_pd(!equal, minus_bl)]
+        })
+    }
 
     #[target_feature(enable = "avx512f")]
     pub(in super::super) fn sammon(dx: &[f64], dy: &[f64]) -> [f64; 2] {
@@ -305,17 +307,36 @@ pub(super) fn normalise(e: &[f64], s: f64, out: &mut [f64]) {
 }
 
 /// `(KL(p‖q), KL(q‖p))` over the row, each probability floored at [`NERV_FLOOR`]; the point's own
-/// entry (`skip`) adds nothing.
+/// entry (`skip`) adds nothing. One logarithm per point: with `a`, `b` the floored p_j, q_j and
+/// `l = ln(a/b)` ([`ln`]: fdlibm's, the same bits on every target), the terms are `a·l` and
+/// `−(b·l)` (= b·ln(b/a) up to the logarithm's last place). With AVX-512 in one pass over the
+/// row (both probabilities of `skip` are 0 in NeRV's rows, which adds nothing by the floor alone;
+/// a row where they differ takes the portable loop).
 pub(super) fn kl_both(p: &[f64], q: &[f64], skip: usize) -> [f64; 2] {
-    pairwise_sums(p.len(), &|j| {
-        let (a, b) = (p[j].max(NERV_FLOOR), q[j].max(NERV_FLOOR));
-        // Equal probabilities (the point itself, and the far points both floored) add
-        // a·ln 1 = +0: no logarithm needed, the same bits.
-        if j == skip || a == b {
-            return [0.0, 0.0];
-        }
-        [a * (a / b).ln(), b * (b / a).ln()]
-    })
+    assert!(p.len() == q.len() && skip < p.len());
+    #[cfg(target_arch = "x86_64")]
+    if avx512() && p[skip].max(NERV_FLOOR) == q[skip].max(NERV_FLOOR) {
+        // SAFETY: the CPU has AVX-512F (checked above).
+        return unsafe { simd::kl_both(p, q) };
+    }
+    kl_portable(p, q, skip)
+}
+
+/// [`kl_both`]'s terms of one point.
+#[inline(always)]
+fn kl_terms(p: f64, q: f64) -> [f64; 2] {
+    let (a, b) = (p.max(NERV_FLOOR), q.max(NERV_FLOOR));
+    // Equal probabilities (the point itself, and the far points both floored) add a·ln 1 = +0:
+    // no logarithm needed, the same bits.
+    if a == b {
+        return [0.0, 0.0];
+    }
+    let l = ln(a / b);
+    [a * l, -(b * l)]
+}
+
+fn kl_portable(p: &[f64], q: &[f64], skip: usize) -> [f64; 2] {
+    pairwise_sums(p.len(), &|j| if j == skip { [0.0, 0.0] } else { kl_terms(p[j], q[j]) })
 }
 
 #[cfg(test)]
@@ -375,9 +396,18 @@ mod tests {
                         return [0.0, 0.0];
                     }
                     let (a, b) = (p[j].max(NERV_FLOOR), q[j].max(NERV_FLOOR));
-                    [a * (a / b).ln(), b * (b / a).ln()]
+                    if a == b {
+                        return [0.0, 0.0];
+                    }
+                    let l = ln(a / b);
+                    [a * l, -(b * l)]
                 });
                 assert_eq!(bits(kl_both(&p, &q, skip)), bits(want), "kl, n = {n}");
+                assert_eq!(bits(kl_portable(&p, &q, skip)), bits(want), "kl (portable), n = {n}");
+                // A skipped point whose probabilities differ: the portable loop, the same rule.
+                (p[skip], q[skip]) = (0.5, 0.25);
+                let want = pairwise_sums(n, &|j| if j == skip { [0.0, 0.0] } else { kl_terms(p[j], q[j]) });
+                assert_eq!(bits(kl_both(&p, &q, skip)), bits(want), "kl with a weighted skip, n = {n}");
             }
             for sq in [false, true] {
                 let (mx, my) = (2e150, 3.0);

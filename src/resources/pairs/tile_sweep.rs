@@ -20,16 +20,16 @@ use std::ops::Range;
 
 use rayon::prelude::*;
 
-use super::super::density::exp_neg_over;
+use super::super::exp::exp_neg_over;
 use super::super::scratch_pool::Pool;
 use super::extent::Extent;
-#[cfg(target_arch = "x86_64")]
-use super::row_terms::avx512;
 use super::row_terms::{CcaJob, CcaKernel, ale_squared_terms, ale_terms, sammon_terms, weighted_terms};
 use crate::control::Control;
 use crate::data::{Kernel, Points};
 use crate::error::Result;
 use crate::reference::{PaddedColumns, TILE_LANES, euclidean_tile, tile_stride};
+#[cfg(target_arch = "x86_64")]
+use crate::resources::isa::avx512;
 use crate::sum::{L8, lane_tree, leaf_schedule};
 
 /// Bytes of tile sums computed between two deliveries: every tile of n = 5000 at once (each
