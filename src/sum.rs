@@ -23,6 +23,17 @@ pub fn pairwise_sums<const K: usize>(len: usize, f: &impl Fn(usize) -> [f64; K])
     sums_range(0, len, f)
 }
 
+/// NumPy's `PW_BLOCKSIZE`: a run of at most this many terms is a leaf of the pairwise tree.
+pub const LEAF: usize = 128;
+
+/// Where NumPy splits a run of n > [`LEAF`] terms: half, rounded down to a multiple of 8 (the
+/// one split rule of every walk of the tree here).
+#[inline(always)]
+pub fn split(n: usize) -> usize {
+    let n2 = n / 2;
+    n2 - n2 % 8
+}
+
 fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64; K]) -> [f64; K] {
     if n < 8 {
         let mut res = [0.0; K];
@@ -33,7 +44,7 @@ fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64
             }
         }
         res
-    } else if n <= 128 {
+    } else if n <= LEAF {
         let mut r = [[0.0f64; 8]; K];
         for j in 0..8 {
             let v = f(start + j);
@@ -64,8 +75,7 @@ fn sums_range<const K: usize>(start: usize, n: usize, f: &impl Fn(usize) -> [f64
         }
         res
     } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
+        let n2 = split(n);
         let a = sums_range(start, n2, f);
         let b = sums_range(start + n2, n - n2, f);
         let mut res = [0.0; K];
@@ -176,7 +186,7 @@ pub fn lane_sums<const M: usize, const K: usize, F: Fn([L8; M]) -> [L8; K]>(cols
 pub fn pairwise_leaves<const K: usize>(len: usize, leaf: impl Fn(usize, usize) -> [f64; K]) -> [f64; K] {
     const COMBINE: usize = usize::MAX;
     // One leaf (the tiled sweep's calls): no stack to set up.
-    if len <= 128 {
+    if len <= LEAF {
         return leaf(0, len);
     }
     let mut todo = [(0usize, 0usize); 120];
@@ -193,12 +203,11 @@ pub fn pairwise_leaves<const K: usize>(len: usize, leaf: impl Fn(usize, usize) -
             for c in 0..K {
                 a[c] += b[c];
             }
-        } else if n <= 128 {
+        } else if n <= LEAF {
             vals[nv] = leaf(start, n);
             nv += 1;
         } else {
-            let mut n2 = n / 2;
-            n2 -= n2 % 8;
+            let n2 = split(n);
             todo[nt] = (0, COMBINE);
             todo[nt + 1] = (start + n2, n - n2);
             todo[nt + 2] = (start, n2);
@@ -214,11 +223,10 @@ pub fn pairwise_leaves<const K: usize>(len: usize, leaf: impl Fn(usize, usize) -
 /// it was found, leaves [`pairwise_leaves`]' result alone on the stack: the same tree.
 pub fn leaf_schedule(len: usize) -> Vec<(usize, usize, usize)> {
     fn walk(start: usize, n: usize, out: &mut Vec<(usize, usize, usize)>) {
-        if n <= 128 {
+        if n <= LEAF {
             out.push((start, n, 0));
         } else {
-            let mut n2 = n / 2;
-            n2 -= n2 % 8;
+            let n2 = split(n);
             walk(start, n2, out);
             walk(start + n2, n - n2, out);
             out.last_mut().expect("a leaf").2 += 1;
