@@ -51,6 +51,18 @@ pub fn distance_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]
     }
 }
 
+/// The sums of squares under [`distance_row_from`]'s Euclidean roots, for the points j ≥
+/// `from` of a Euclidean space: `d(i, j) = out[j − from].sqrt()` bit for bit (scipy's
+/// sqeuclidean sums are the same operations in the same order, and `(u − v)² = (v − u)²`). A
+/// correctly rounded root is non-decreasing, so the smallest and largest distances of a row
+/// are the roots of its smallest and largest sums: a pass that needs only those skips a root
+/// per pair.
+pub fn squared_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]) {
+    assert!(matches!(points.metric().kernel(), Kernel::Euclidean), "squared_row_from: a Euclidean space");
+    debug_assert_eq!(out.len(), points.n() - from);
+    sqeuclidean_row(points, i, from, out)
+}
+
 /// The Euclidean rows (the projections' metric and the default).
 #[multiversion(targets("x86_64+avx512f", "x86_64+avx2"))]
 fn euclidean_row_from(points: &Points, i: usize, from: usize, out: &mut [f64]) {
@@ -552,6 +564,30 @@ mod tests {
                 distance_pairs(&p, 5, &js, &mut out);
                 for (t, &j) in js.iter().enumerate() {
                     assert_eq!(out[t].to_bits(), row[j as usize].to_bits(), "d={d} j={j}");
+                }
+            }
+        }
+    }
+
+    /// The roots of `squared_row_from`'s sums are the Euclidean rows' bits, from any point on,
+    /// in 1, 2 (the projections' own loop), 3, 10 and 60 dimensions, with duplicates and huge
+    /// and tiny scales.
+    #[test]
+    fn roots_of_the_squared_rows_are_the_rows() {
+        let mut rng = crate::splitmix::SplitMix64(41);
+        for d in [1, 2, 3, 10, 60] {
+            for scale in [1e-150, 1.0, 1e150] {
+                let n = 70;
+                let mut v: Vec<f64> = (0..n * d).map(|_| (rng.uniform() * 2.0 - 1.0) * scale).collect();
+                v.copy_within(0..d, 5 * d);
+                let p = Points::from_vec("p", n, d, v).unwrap();
+                for (i, from) in [(0, 1), (5, 6), (0, 0), (33, 34), (n - 2, n - 1), (n - 1, n)] {
+                    let (mut sq, mut want) = (vec![0.0; n - from], vec![0.0; n - from]);
+                    squared_row_from(&p, i, from, &mut sq);
+                    distance_row_from(&p, i, from, &mut want);
+                    for (t, (s, w)) in sq.iter().zip(&want).enumerate() {
+                        assert_eq!(s.sqrt().to_bits(), w.to_bits(), "d={d} scale={scale} i={i} j={}", from + t);
+                    }
                 }
             }
         }

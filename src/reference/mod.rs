@@ -12,7 +12,7 @@ mod rank;
 pub(crate) use buckets::BitBuckets;
 pub use distance::{
     PaddedColumns, ROW_TILE, TILE_LANES, distance_pair, distance_pairs, distance_row, distance_row_from, distance_rows,
-    euclidean_tile, tile_stride,
+    euclidean_tile, squared_row_from, tile_stride,
 };
 pub use kdtree::{KdTree, MAX_DIM as INDEX_MAX_DIM, TreeScratch};
 pub use key::{Key, key};

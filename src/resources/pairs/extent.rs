@@ -20,6 +20,16 @@ impl Extent {
     pub(crate) fn of(v: &[f64]) -> Extent {
         extent_of(v)
     }
+    /// Of the distances whose sums of squares are `v` (`squared_row_from`): the roots of the
+    /// sums' extent, the same bits as [`Extent::of`] of the roots (a correctly rounded root is
+    /// non-decreasing).
+    pub(crate) fn of_squares(v: &[f64]) -> Extent {
+        if v.is_empty() {
+            return Extent::EMPTY;
+        }
+        let e = Extent::of(v);
+        Extent { min: e.min.sqrt(), max: e.max.sqrt() }
+    }
     /// Of a whole distance row `d(i, ·)` without the diagonal.
     pub(crate) fn of_row(d: &[f64], i: usize) -> Extent {
         Extent::of(&d[..i]).join(Extent::of(&d[i + 1..]))
@@ -59,5 +69,24 @@ mod tests {
             let want = v.iter().fold(Extent::EMPTY, |e, &d| Extent { min: e.min.min(d), max: e.max.max(d) });
             assert_eq!(Extent::of(&v), want, "n = {n}");
         }
+    }
+
+    /// The extent of roots is the roots of the sums' extent, on sums that round to equal roots.
+    #[test]
+    fn the_roots_of_the_extent_are_the_extent_of_the_roots() {
+        for n in [1usize, 2, 7, 33, 1000] {
+            let v: Vec<f64> = (0..n)
+                .map(|i| match i % 5 {
+                    0 => 0.0,
+                    1 => f64::from_bits(4.0f64.to_bits() + (i as u64 % 7)),
+                    2 => 1e-300 * i as f64,
+                    3 => 1e300 * i as f64,
+                    _ => ((i * 7919) % 1013) as f64 * 0.37,
+                })
+                .collect();
+            let roots: Vec<f64> = v.iter().map(|s| s.sqrt()).collect();
+            assert_eq!(Extent::of_squares(&v), Extent::of(&roots), "n = {n}");
+        }
+        assert_eq!(Extent::of_squares(&[]), Extent::EMPTY);
     }
 }

@@ -12,9 +12,9 @@ use super::extent::Extent;
 use super::record::{pairs_in, write_records};
 use super::sums::{PairSums, tree};
 use crate::control::Control;
-use crate::data::Points;
+use crate::data::{Kernel, Points};
 use crate::error::Result;
-use crate::reference::distance_row_from;
+use crate::reference::{distance_row_from, squared_row_from};
 
 /// What [`pair_pass`] found.
 #[derive(Debug, Clone)]
@@ -88,6 +88,10 @@ pub(crate) fn pair_pass(
     assert!(!with_records || lows.len() == 1, "records are written for one projection");
     let dens_high = dens.as_ref().and_then(|d| d.high);
     let need_dx = high_extent || sums || with_records || dens_high.is_some();
+    // Only extents asked: a Euclidean space's rows as sums of squares, their extent's roots at
+    // the end (`squared_row_from`: the same bits, one root per row instead of one per pair).
+    let extents_only = !sums && !with_records && dens.is_none();
+    let squares = |p: &Points| extents_only && matches!(p.metric().kernel(), Kernel::Euclidean);
     let high_sums = dens_high.map(|(max, sigmas)| DensitySums::new(n, max, sigmas));
     let low_sums: Vec<Option<DensitySums>> = match &dens {
         Some(d) => d.lows.iter().map(|l| l.map(|max| DensitySums::new(n, max, d.low_sigmas))).collect(),
@@ -125,7 +129,10 @@ pub(crate) fn pair_pass(
                     low_sums.iter().map(|s| s.as_ref().map(|s| s.group(rows.start))).collect();
                 for i in rows.clone() {
                     let m = n - 1 - i;
-                    let hx = if need_dx {
+                    let hx = if need_dx && squares(high) {
+                        squared_row_from(high, i, i + 1, &mut dx[..m]);
+                        Extent::of_squares(&dx[..m])
+                    } else if need_dx {
                         distance_row_from(high, i, i + 1, &mut dx[..m]);
                         if let (Some(s), Some(g)) = (&high_sums, &mut high_group) {
                             s.row(g, i, &dx[..m], kernel);
@@ -138,6 +145,12 @@ pub(crate) fn pair_pass(
                         b.rows[0].push(RowOut { high: hx, low: Extent::EMPTY, sums: PairSums::default() });
                     }
                     for (p, low) in lows.iter().enumerate() {
+                        if squares(low) {
+                            squared_row_from(low, i, i + 1, &mut dy[..m]);
+                            let low = Extent::of_squares(&dy[..m]);
+                            b.rows[p].push(RowOut { high: hx, low, sums: PairSums::default() });
+                            continue;
+                        }
                         distance_row_from(low, i, i + 1, &mut dy[..m]);
                         if let (Some(s), Some(g)) = (&low_sums[p], &mut low_groups[p]) {
                             s.row(g, i, &dy[..m], kernel);
