@@ -71,7 +71,7 @@ pub(crate) fn exp_clamped(x: f64) -> f64 {
 pub(crate) fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
     assert_eq!(x.len(), out.len());
     #[cfg(target_arch = "x86_64")]
-    if avx512_serves() {
+    if super::isa::avx512() {
         // SAFETY: the CPU has AVX-512F; the lengths are equal (checked above).
         let rare = unsafe { avx512::map(x, out, |v| v, false) };
         return below_low(rare, x, out, |x| x);
@@ -85,7 +85,7 @@ pub(crate) fn exp_nonpositive(x: &[f64], out: &mut [f64]) {
 pub(crate) fn exp_neg_over(x: &[f64], lambda: f64, out: &mut [f64]) {
     assert_eq!(x.len(), out.len());
     #[cfg(target_arch = "x86_64")]
-    if avx512_serves() {
+    if super::isa::avx512() {
         use std::arch::x86_64::*;
         // −x/λ = x/(−λ) bit for bit (rounding to nearest is symmetric).
         let neg = -lambda;
@@ -105,7 +105,7 @@ pub(crate) fn exp_neg_over(x: &[f64], lambda: f64, out: &mut [f64]) {
 pub(crate) fn exp_nonpositive_flushed(x: &[f64], out: &mut [f64]) {
     assert_eq!(x.len(), out.len());
     #[cfg(target_arch = "x86_64")]
-    if avx512_serves() {
+    if super::isa::avx512() {
         // SAFETY: the CPU has AVX-512F; the lengths are equal (checked above).
         unsafe { avx512::map(x, out, |v| v, true) };
         return;
@@ -118,19 +118,13 @@ pub(crate) fn exp_nonpositive_flushed(x: &[f64], out: &mut [f64]) {
 pub(crate) fn exp_scaled_flushed(beta: f64, x: &[f64], out: &mut [f64]) {
     assert_eq!(x.len(), out.len());
     #[cfg(target_arch = "x86_64")]
-    if avx512_serves() {
+    if super::isa::avx512() {
         use std::arch::x86_64::*;
         // SAFETY: the CPU has AVX-512F; the lengths are equal (checked above).
         unsafe { avx512::map(x, out, |v| _mm512_mul_pd(_mm512_set1_pd(-beta), v), true) };
         return;
     }
     scaled_flushed_portable(beta, x, out)
-}
-
-/// Whether the AVX-512 versions serve (the row terms' one check and its test switch).
-#[cfg(target_arch = "x86_64")]
-fn avx512_serves() -> bool {
-    super::isa::avx512()
 }
 
 /// Arguments below [`LOW`] were clamped: their results by the library's `exp` (rare: a kernel
@@ -167,6 +161,7 @@ fn exp_neg_over_portable(x: &[f64], lambda: f64, out: &mut [f64]) -> bool {
     rare
 }
 
+#[cfg(test)]
 #[multiversion(targets("x86_64+avx2", "aarch64+neon"))]
 fn flushed_portable(x: &[f64], out: &mut [f64]) {
     for (o, &x) in out.iter_mut().zip(x) {
