@@ -309,29 +309,35 @@ where
     pairwise_leaves(len, |start, n| {
         let full = if n >= 8 { n - n % 8 } else { 0 };
         let rest = n - full;
+        // The leaf's columns as pointers (bounds checked here, once) and the last n mod 8
+        // terms copied into zero-padded chunks before the loop: the loop's body loads from one
+        // or the other, keeps the lanes in registers and calls `f` at one place.
+        let ptrs: [*const f64; M] = std::array::from_fn(|m| cols[m][start..start + n].as_ptr());
+        let pad: [[f64; 8]; M] = std::array::from_fn(|m| {
+            let mut v = [0.0f64; 8];
+            v[..rest].copy_from_slice(&cols[m][start + full..start + n]);
+            v
+        });
         let mut r = [_mm512_set1_pd(-0.0); K];
         let mut last = [_mm512_setzero_pd(); K];
         let mut at = 0;
-        while at < n {
-            let x: [__m512d; M] = std::array::from_fn(|m| {
-                let c = &cols[m][start + at..start + n];
-                if at < full {
-                    // SAFETY: at < full, so c holds at least 8 values.
-                    unsafe { _mm512_loadu_pd(c.as_ptr()) }
-                } else {
-                    let mut v = [0.0f64; 8];
-                    v[..rest].copy_from_slice(c);
-                    // SAFETY: eight f64.
-                    unsafe { _mm512_loadu_pd(v.as_ptr()) }
-                }
+        loop {
+            let tail = at >= full;
+            if tail && rest == 0 {
+                break;
+            }
+            // SAFETY: a full chunk has at + 8 ≤ full ≤ n values from `ptrs` (n of them);
+            // the tail reads its own eight.
+            let x: [__m512d; M] = std::array::from_fn(|m| unsafe {
+                _mm512_loadu_pd(if tail { pad[m].as_ptr() } else { ptrs[m].add(at) })
             });
             let v = f(x);
-            if at < full {
-                for c in 0..K {
-                    r[c] = _mm512_add_pd(r[c], v[c]);
-                }
-            } else {
+            if tail {
                 last = v;
+                break;
+            }
+            for c in 0..K {
+                r[c] = _mm512_add_pd(r[c], v[c]);
             }
             at += 8;
         }
