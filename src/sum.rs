@@ -252,26 +252,34 @@ fn leaf<const M: usize, const K: usize, F: Fn([L8; M]) -> [L8; K]>(
 ) -> [f64; K] {
     let full = if n >= 8 { n - n % 8 } else { 0 };
     let rest = n - full;
+    // The leaf's columns checked once and the last n mod 8 terms padded before the loop, so
+    // that the lanes stay in registers (as in `lane_sums_avx512`).
+    let leaf_cols: [&[f64]; M] = std::array::from_fn(|m| &cols[m][start..start + n]);
+    let pad: [L8; M] = std::array::from_fn(|m| {
+        let mut v = [0.0; 8];
+        v[..rest].copy_from_slice(&leaf_cols[m][full..]);
+        L8(v)
+    });
     let mut r = [L8::splat(-0.0); K];
     let mut last = [L8::splat(0.0); K];
     let mut at = 0;
-    while at < n {
-        let x: [L8; M] = if at < full {
-            std::array::from_fn(|m| L8(*<&[f64; 8]>::try_from(&cols[m][start + at..start + at + 8]).expect("eight")))
+    loop {
+        let tail = at >= full;
+        if tail && rest == 0 {
+            break;
+        }
+        let x: [L8; M] = if tail {
+            pad
         } else {
-            std::array::from_fn(|m| {
-                let mut v = [0.0; 8];
-                v[..rest].copy_from_slice(&cols[m][start + at..start + n]);
-                L8(v)
-            })
+            std::array::from_fn(|m| L8(*<&[f64; 8]>::try_from(&leaf_cols[m][at..at + 8]).expect("eight")))
         };
         let v = f(x);
-        if at < full {
-            for c in 0..K {
-                r[c] = r[c] + v[c];
-            }
-        } else {
+        if tail {
             last = v;
+            break;
+        }
+        for c in 0..K {
+            r[c] = r[c] + v[c];
         }
         at += 8;
     }
