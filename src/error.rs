@@ -104,7 +104,7 @@ pub enum Error {
         rule: &'static str,
     },
     /// A spec names no known measure.
-    #[error("unknown measure id '{id}' (known: {known})")]
+    #[error("unknown measure id {} (known: {known})", quoted(id))]
     UnknownMeasure {
         /// The measure's id.
         id: String,
@@ -118,7 +118,7 @@ pub enum Error {
         id: String,
     },
     /// A spec names a parameter the measure does not have.
-    #[error("{id}: unknown parameter '{param}' (accepted: {accepted})")]
+    #[error("{id}: unknown parameter {} (accepted: {accepted})", quoted(param))]
     UnknownParam {
         /// The measure's id.
         id: String,
@@ -138,7 +138,7 @@ pub enum Error {
         example: String,
     },
     /// A parameter value the measure does not accept.
-    #[error("{id}: parameter {param}={value}: {reason}")]
+    #[error("{id}: parameter {param}={}: {reason}", escaped(value))]
     BadParam {
         /// The measure's id.
         id: String,
@@ -150,7 +150,7 @@ pub enum Error {
         reason: String,
     },
     /// A spec that does not parse (`id` or `id:name=value,...`).
-    #[error("malformed spec '{spec}': {reason}")]
+    #[error("malformed spec {}: {reason}", quoted(spec))]
     BadSpec {
         /// The spec as written.
         spec: String,
@@ -543,5 +543,37 @@ fn file_message(path: &std::path::Path, problem: &FileProblem) -> String {
             format!("{shown}: {}", escaped(rest))
         }
         other => format!("{}: {other}", escaped(&path.display().to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids, parameter names, values and specs come from the user's text (a spec, a partial's
+    /// JSON): in a message they are escaped and cut, so that it is always one short line (a DEL
+    /// in a partial's measure id, found by the shard fuzz test, was printed raw).
+    #[test]
+    fn user_text_in_spec_errors_is_escaped() {
+        let odd = "t\u{7f}c\nx\u{1b}[31m".repeat(20);
+        let errors = [
+            Error::UnknownMeasure { id: odd.clone(), known: "tnc".into() },
+            Error::UnknownParam { id: "tnc".into(), param: odd.clone(), accepted: "k".into() },
+            Error::BadParam {
+                id: "tnc".into(),
+                param: "k".into(),
+                value: odd.clone(),
+                reason: "not an integer".into(),
+            },
+            Error::BadSpec { spec: odd.clone(), reason: "empty parameter".into() },
+        ];
+        for e in errors {
+            let msg = e.to_string();
+            assert!(!msg.chars().any(char::is_control), "{msg:?}");
+            assert!(msg.contains("\\u{7f}") && msg.contains("\\n"), "{msg:?}");
+            assert!(msg.chars().count() < 600, "{msg}");
+        }
+        let plain = Error::UnknownMeasure { id: "tcn".into(), known: "tnc".into() }.to_string();
+        assert_eq!(plain, "unknown measure id 'tcn' (known: tnc)");
     }
 }
