@@ -16,14 +16,18 @@ use multiversion::multiversion;
 /// Below this the result is subnormal or zero (e^−708 ≈ 2^−1021.4 is still normal).
 pub(crate) const LOW: f64 = -708.0;
 
-/// Cody–Waite split of ln 2 (fdlibm's) over 16: `k · LN2_HI16` is exact for |k| < 2²⁰ (LN2_HI has
-/// 32 significant bits; dividing by 16 is exact).
-const LN2_HI16: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000) / 16.0;
-const LN2_LO16: f64 = f64::from_bits(0x3dea_39ef_3579_3c76) / 16.0;
+/// Cody–Waite split of ln 2 (fdlibm's, shared with `ln`): `k · LN2_HI` is exact for |k| < 2²⁰
+/// (32 significant bits).
+pub(super) const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+pub(super) const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
+/// The split over 16 (dividing by a power of two is exact).
+const LN2_HI16: f64 = LN2_HI / 16.0;
+const LN2_LO16: f64 = LN2_LO / 16.0;
 /// 16 / ln 2, rounded: only which k it picks depends on it (|r| stays below ln 2/32 + 2⁻⁴⁰).
 const SIXTEEN_LOG2E: f64 = 16.0 * std::f64::consts::LOG2_E;
-/// 1.5 · 2⁵²: adding it rounds to the nearest integer, which lands in the low bits.
-const ROUND: f64 = 6_755_399_441_055_744.0;
+/// 1.5 · 2⁵²: adding it rounds to the nearest integer, which lands in the low bits (`ln` adds
+/// an integer's bits to it to get that integer as an f64).
+pub(super) const ROUND: f64 = 6_755_399_441_055_744.0;
 
 /// 2^(j/16), j = 0..15, correctly rounded (generated with 60-digit decimal arithmetic).
 const TABLE: [f64; 16] = [

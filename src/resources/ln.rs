@@ -8,6 +8,8 @@
 //! premise here: `x` is positive, normal and finite; any other value goes to the library's `ln`
 //! (both versions check it lane by lane).
 
+use super::exp::{LN2_HI, LN2_LO, ROUND};
+
 const LG: [f64; 7] = [
     f64::from_bits(0x3fe5555555555593),
     f64::from_bits(0x3fd999999997fa04),
@@ -17,12 +19,8 @@ const LG: [f64; 7] = [
     f64::from_bits(0x3fc39a09d078c69f),
     f64::from_bits(0x3fc2f112df3e5244),
 ];
-const LN2_HI: f64 = f64::from_bits(0x3fe62e42fee00000);
-const LN2_LO: f64 = f64::from_bits(0x3dea39ef35793c76);
 /// The high word of √2/2: mantissas from it up are put in [√2/2, √2) by moving one exponent.
 const SQRT_HALF_HI: u64 = 0x3fe6a09e;
-/// 1.5 · 2⁵²: k's integer bits added to it give k as an f64 exactly.
-const ROUND: f64 = 6_755_399_441_055_744.0;
 
 /// ln x (module docs).
 #[inline(always)]
