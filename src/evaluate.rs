@@ -707,9 +707,12 @@ impl Evaluator {
         self.run(lows, labels, specs, self.opts.numerics).await
     }
 
+    /// The run's budgets, the default memory budget read once (it reads several files under
+    /// /proc and /sys: a tenth of a millisecond, more than a small measure's whole work).
     pub(crate) fn budgets(&self) -> Budgets {
         let o = &self.opts;
-        Budgets { memory: o.memory_budget, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
+        let memory = Some(o.memory_budget.unwrap_or_else(crate::resources::default_memory_budget));
+        Budgets { memory, temp: o.temp_budget, temp_dir: o.temp_dir.clone() }
     }
 
     /// The original space's metric is set and defined on every point.

@@ -2,6 +2,7 @@
 //! selection and rank counting. Each works on one row at a time in O(n) scratch, so no
 //! n×n matrix is ever held. The GPU kernels are checked against these.
 
+mod box_tree;
 mod buckets;
 mod distance;
 mod kdtree;
@@ -9,6 +10,7 @@ mod key;
 mod knn;
 mod rank;
 
+pub use box_tree::{BoxScratch, BoxTree, LEAF as BOX_LEAF};
 pub(crate) use buckets::BitBuckets;
 pub use distance::{
     PaddedColumns, ROW_TILE, TILE_LANES, distance_pair, distance_pairs, distance_row, distance_row_from, distance_rows,

@@ -22,6 +22,7 @@ use rayon::prelude::*;
 use super::certified_rows::{CertifiedChoice, CertifiedRows, HighRowsReport, PairScratch};
 use super::rank_table::RankTable;
 use super::scratch_pool::Pool;
+use super::tree_knn::{TreeChoice, tree_knn};
 use super::{CrossRanks, Extent, Needs, Neighbours};
 use crate::data::Points;
 use crate::reference::{
@@ -309,9 +310,22 @@ pub(crate) fn row_pass_certified(
     certified: CertifiedChoice,
 ) -> PassOutput {
     let table = resident.ranks.filter(|t| t.n() == high.n() && t.covers(&rows));
-    let cached_high = resident.knn;
     let ks = needs.pass_ks(lows.len());
     let (kh, kl, kc, kcl) = (ks.kh, ks.kl, ks.kc, ks.kcl);
+    // Only the original kNN needed of the original rows (no cross ranks counted in them, no
+    // extents), for every row: the box tree's lists when its sample says it prunes enough.
+    let tree_applies = certified == CertifiedChoice::Auto
+        && kh > 0
+        && ks.usable(resident.knn).is_none()
+        && !(kc > 0 && table.is_none())
+        && needs.density_sigmas.is_empty()
+        && rows == (0..high.n());
+    let (tree_list, tree_report) = match tree_applies.then(|| tree_knn(high, kh, TreeChoice::Auto)) {
+        Some(Ok((list, report))) => (Some(list), Ok(report)),
+        Some(Err(why)) => (None, Err(Some(why))),
+        None => (None, Err(None)),
+    };
+    let cached_high = ks.usable(resident.knn).or(tree_list.as_ref());
     let cached = ks.usable(cached_high);
     let shape = Shape {
         kh,
@@ -333,7 +347,7 @@ pub(crate) fn row_pass_certified(
     // Certified rows serve a row only for its kNN and cross ranks: not when the pass must find
     // the pair-distance extent on it.
     let (fast, high_rows) = if !shape.need_dx {
-        (None, None)
+        (None, tree_report.as_ref().ok().cloned())
     } else if shape.extents {
         let why = "densities need the exact rows' pair-distance extent".to_string();
         (None, Some(HighRowsReport { path: "exact_f64", reason: why }))
@@ -357,25 +371,37 @@ pub(crate) fn row_pass_certified(
     // Nothing asked of the rows (measures that read the point sets directly): no block runs.
     let idle = kh == 0 && kl == 0 && kc == 0 && kcl == 0 && !shape.extents;
     let blocks = if idle { Vec::new() } else { blocks };
-    let outs: Vec<BlockOut> = blocks
-        .par_iter()
-        .map(|rows| match fast.as_ref() {
-            Some(f) => tiles.with(|buf| {
-                let len = rows.len() * f.row_len();
-                if buf.len() < len {
-                    buf.resize(len, 0.0);
-                }
-                f.approx_rows(rows.clone(), &mut buf[..len]);
-                run_block(high, cached, table, lows, &trees, shape, Some((f, &mut buf[..len])), rows.clone())
-            }),
-            None => run_block(high, cached, table, lows, &trees, shape, None, rows.clone()),
-        })
-        .collect();
+    // (Not even an empty parallel iterator: the first one starts the thread pool.)
+    let outs: Vec<BlockOut> = if idle {
+        Vec::new()
+    } else {
+        blocks
+            .par_iter()
+            .map(|rows| match fast.as_ref() {
+                Some(f) => tiles.with(|buf| {
+                    let len = rows.len() * f.row_len();
+                    if buf.len() < len {
+                        buf.resize(len, 0.0);
+                    }
+                    f.approx_rows(rows.clone(), &mut buf[..len]);
+                    run_block(high, cached, table, lows, &trees, shape, Some((f, &mut buf[..len])), rows.clone())
+                }),
+                None => run_block(high, cached, table, lows, &trees, shape, None, rows.clone()),
+            })
+            .collect()
+    };
 
     let mut stats = PassStats { block_rows, blocks: blocks.len(), ..Default::default() };
     for o in &outs {
         stats.add(&o.stats);
     }
+    // The tree's lists (declined: its reason after the rows').
+    let high_rows = match tree_report {
+        Err(Some(why)) => {
+            high_rows.map(|r| HighRowsReport { reason: format!("{}; box tree declined: {why}", r.reason), ..r })
+        }
+        _ => high_rows,
+    };
     let high_out = (kh > 0 && cached.is_none()).then(|| Neighbours {
         k: kh,
         idx: outs.iter().flat_map(|o| o.high_idx.iter().copied()).collect(),
@@ -408,7 +434,15 @@ pub(crate) fn row_pass_certified(
     let all = |f: &dyn Fn(&BlockOut) -> Option<Extent>| outs.iter().map(f).reduce(join).flatten();
     let extents =
         Extents { high: all(&|o| o.high_extent), lows: (0..lows.len()).map(|p| all(&|o| o.low_extents[p])).collect() };
-    PassOutput { high: high_out, lows: lows_out, stats, extents, low_index, coranking: Vec::new(), high_rows }
+    PassOutput {
+        high: high_out.or(tree_list),
+        lows: lows_out,
+        stats,
+        extents,
+        low_index,
+        coranking: Vec::new(),
+        high_rows,
+    }
 }
 
 /// One block of rows, with the block's certified f32 rows when they serve.
@@ -826,6 +860,38 @@ mod tests {
             assert!(bits(&ca.dist_high_of_low, &cb.dist_high_of_low), "{what}: original distances");
             assert!(bits(&ca.dist_low_of_high, &cb.dist_low_of_high), "{what}: projection distances");
             assert_eq!(la.knn.as_ref().unwrap().idx, lb.knn.as_ref().unwrap().idx, "{what}: low kNN");
+        }
+    }
+
+    /// A pass that needs only the original kNN (continuity's projection ranks, the kNN of both
+    /// spaces) takes the box tree's lists on clustered data (the report says so) and they are
+    /// the exact rows' bits; with cross ranks in the original rows, or a range of rows, the
+    /// rows serve.
+    #[test]
+    fn the_box_tree_serves_a_pass_that_needs_only_the_original_knn() {
+        let (n, d) = (1200, 12);
+        let mut rng = SplitMix64(41);
+        let centres: Vec<f64> = (0..6 * d).map(|_| rng.normal() * 30.0).collect();
+        let v: Vec<f64> = (0..n * d).map(|t| centres[(t / d) % 6 * d + t % d] + rng.normal()).collect();
+        let high = Points::from_vec("blobs", n, d, v).unwrap();
+        let low = Points::from_vec("low", n, 2, (0..n * 2).map(|_| rng.normal()).collect()).unwrap();
+        for (needs, tree) in [(Needs::knn_both(15), true), (Needs::cross_low(9), true), (Needs::cross(9), false)] {
+            let run = |c, rows: Range<usize>| {
+                row_pass_certified(&high, Resident::default(), &[&low], needs.clone(), 64, LowIndex::Auto, rows, c)
+            };
+            let (auto, exact) = (run(CertifiedChoice::Auto, 0..n), run(CertifiedChoice::Never, 0..n));
+            let path = auto.high_rows.as_ref().unwrap().path;
+            assert_eq!(path == "box_tree_f64", tree, "{needs:?}: {path}");
+            let (ha, hb) = (auto.high.as_ref().unwrap(), exact.high.as_ref().unwrap());
+            assert_eq!(ha.idx, hb.idx, "{needs:?}: high kNN");
+            assert!(ha.dist.iter().zip(&hb.dist).all(|(x, y)| x.to_bits() == y.to_bits()), "{needs:?}");
+            for (la, lb) in auto.lows.iter().zip(&exact.lows) {
+                assert_eq!(la.knn.as_ref().map(|k| &k.idx), lb.knn.as_ref().map(|k| &k.idx), "{needs:?}: low kNN");
+                let ranks = |c: &Option<CrossRanks>| c.as_ref().map(|c| c.rank_low_of_high.clone());
+                assert_eq!(ranks(&la.cross), ranks(&lb.cross), "{needs:?}: projection ranks");
+            }
+            let part = run(CertifiedChoice::Auto, 100..300);
+            assert_ne!(part.high_rows.as_ref().map(|r| r.path), Some("box_tree_f64"), "a range of rows");
         }
     }
 
