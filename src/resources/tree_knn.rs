@@ -37,13 +37,28 @@ pub enum TreeChoice {
 /// The kNN lists of every point of `high` at `k` (1 ≤ k < n) through the box tree, with the
 /// report of how they were served; `Err(reason)` when the tree does not serve.
 pub fn tree_knn(high: &Points, k: usize, choice: TreeChoice) -> Result<(Neighbours, HighRowsReport), String> {
-    let n = high.n();
-    assert!(k >= 1 && k < n, "tree_knn: 1 ≤ k < n");
-    let bytes = BoxTree::bytes_for(n, high.dim());
+    let tree = box_tree(high)?;
+    tree_knn_in(&tree, high, k, choice)
+}
+
+/// The box tree of `points`, or why not (another metric, or more than [`MAX_TREE_BYTES`]).
+pub fn box_tree(points: &Points) -> Result<BoxTree, String> {
+    let bytes = BoxTree::bytes_for(points.n(), points.dim());
     if bytes > MAX_TREE_BYTES {
         return Err(format!("the box tree would take {bytes} bytes"));
     }
-    let tree = BoxTree::build(high).ok_or_else(|| format!("{}: no box tree", high.metric()))?;
+    BoxTree::build(points).ok_or_else(|| format!("{}: no box tree", points.metric()))
+}
+
+/// [`tree_knn`] in a tree already built.
+pub fn tree_knn_in(
+    tree: &BoxTree,
+    high: &Points,
+    k: usize,
+    choice: TreeChoice,
+) -> Result<(Neighbours, HighRowsReport), String> {
+    let n = high.n();
+    assert!(k >= 1 && k < n, "tree_knn: 1 ≤ k < n");
     let leaves = tree.leaves();
     let run = |b: usize, sc: &mut BoxScratch| {
         let m = tree.leaf_ids(b).len();
@@ -51,11 +66,13 @@ pub fn tree_knn(high: &Points, k: usize, choice: TreeChoice) -> Result<(Neighbou
         let visited = tree.knn_leaf(high, b, k, sc, &mut idx, &mut dist);
         (idx, dist, visited)
     };
+    let mut done: Vec<(usize, (Vec<u32>, Vec<f64>, u64))> = Vec::new();
     if choice == TreeChoice::Auto {
         let step = leaves.div_ceil(SAMPLE_LEAVES).max(1);
         let sample: Vec<usize> = (0..leaves).step_by(step).collect();
         let rows: usize = sample.iter().map(|&b| tree.leaf_ids(b).len()).sum();
-        let visited: u64 = sample.par_iter().map_init(BoxScratch::default, |sc, &b| run(b, sc).2).sum();
+        done = sample.par_iter().map_init(BoxScratch::default, |sc, &b| (b, run(b, sc))).collect();
+        let visited: u64 = done.iter().map(|(_, p)| p.2).sum();
         let share = visited as f64 / (rows as f64 * n as f64);
         if share > MAX_VISITED {
             return Err(format!(
@@ -65,11 +82,14 @@ pub fn tree_knn(high: &Points, k: usize, choice: TreeChoice) -> Result<(Neighbou
             ));
         }
     }
-    let parts: Vec<(Vec<u32>, Vec<f64>, u64)> =
-        (0..leaves).into_par_iter().map_init(BoxScratch::default, |sc, b| run(b, sc)).collect();
+    // The sample's leaves are done: the rest.
+    let mut sampled = vec![false; leaves];
+    done.iter().for_each(|&(b, _)| sampled[b] = true);
+    let rest: Vec<usize> = (0..leaves).filter(|&b| !sampled[b]).collect();
+    done.extend(rest.par_iter().map_init(BoxScratch::default, |sc, &b| (b, run(b, sc))).collect::<Vec<_>>());
     let (mut idx, mut dist) = (vec![0u32; n * k], vec![0.0f64; n * k]);
     let mut visited = 0u64;
-    for (b, (li, ld, v)) in parts.into_iter().enumerate() {
+    for (b, (li, ld, v)) in done {
         visited += v;
         for (r, &i) in tree.leaf_ids(b).iter().enumerate() {
             let i = i as usize;
