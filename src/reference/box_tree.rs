@@ -23,8 +23,6 @@
 //! and then every point of the leaf is at +∞ > d_k too); the padding lanes hold NaN, whose
 //! distance is never `≤ d_k`.
 
-use rayon::prelude::*;
-
 use super::key::{Key, key};
 use crate::data::{Kernel, Points};
 
@@ -125,79 +123,6 @@ impl BoxTree {
     #[inline(always)]
     fn dist(&self, s: f64) -> f64 {
         if self.squared { s } else { s.sqrt() }
-    }
-
-    /// The largest distance over the pairs of distinct points (n ≥ 2), the reference's bits:
-    /// pairs of leaves in descending order of their upper bound (`|t_c| ≤ max(|fl(Q.hi_c −
-    /// B.lo_c)|, |fl(Q.lo_c − B.hi_c)|)` by the monotone rounding of the module docs, the same
-    /// operations on these), in batches on the thread pool, until a batch's largest bound is not
-    /// above the largest sum found: no pair in it or after it is farther. A point's pair with
-    /// itself (0) never exceeds a pair of distinct points.
-    pub fn farthest(&self) -> f64 {
-        self.farthest_in_batches(64)
-    }
-
-    /// [`BoxTree::farthest`] with `batch` pairs of leaves per step (the tests' 1 stops at the
-    /// first bound not above the best: the bound's every term matters).
-    fn farthest_in_batches(&self, batch: usize) -> f64 {
-        let nl = self.leaves();
-        let mut pairs: Vec<(f64, u32, u32)> = Vec::with_capacity(nl * (nl + 1) / 2);
-        for q in 0..nl {
-            for b in q..nl {
-                pairs.push((self.box_far(q, b), q as u32, b as u32));
-            }
-        }
-        pairs.sort_unstable_by(|x, y| y.0.total_cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
-        let span = self.dim * LEAF;
-        let mut best = f64::NEG_INFINITY;
-        for batch in pairs.chunks(batch) {
-            if !(batch[0].0 > best) {
-                break;
-            }
-            let found = batch
-                .par_iter()
-                .filter(|p| p.0 > best)
-                .map(|&(_, q, b)| {
-                    let (q, b) = (q as usize, b as usize);
-                    let (mut sums, mut masks) = ([[0.0f64; LEAF]; LEAF], [0u32; LEAF]);
-                    let cols = |l: usize| &self.cols[l * span..(l + 1) * span];
-                    tile(cols(q), cols(b), &[f64::NAN; LEAF], &mut sums, &mut masks);
-                    let (mq, mb) = (self.lens[q] as usize, self.lens[b] as usize);
-                    sums[..mq].iter().flat_map(|r| &r[..mb]).fold(f64::NEG_INFINITY, |m, &v| if v > m { v } else { m })
-                })
-                .reduce(|| f64::NEG_INFINITY, |a, b| if b > a { b } else { a });
-            best = if found > best { found } else { best };
-        }
-        self.dist(best)
-    }
-
-    /// The smallest distance over the pairs of distinct points (n ≥ 2): the smallest first
-    /// neighbour's.
-    pub fn closest(&self, points: &Points) -> f64 {
-        (0..self.leaves())
-            .into_par_iter()
-            .map_init(BoxScratch::default, |sc, b| {
-                let m = self.leaf_ids(b).len();
-                let (mut idx, mut dist) = (vec![0u32; m], vec![0.0f64; m]);
-                self.knn_leaf(points, b, 1, sc, &mut idx, &mut dist);
-                dist.into_iter().fold(f64::INFINITY, |a, d| if d < a { d } else { a })
-            })
-            .reduce(|| f64::INFINITY, |a, b| if b < a { b } else { a })
-    }
-
-    /// An upper bound of the sums of squares of every pair of a point of leaf `q` and a point
-    /// of leaf `b`.
-    fn box_far(&self, q: usize, b: usize) -> f64 {
-        let d = self.dim;
-        let (ql, qh, bl, bh) =
-            (&self.lo[q * d..][..d], &self.hi[q * d..][..d], &self.lo[b * d..][..d], &self.hi[b * d..][..d]);
-        let mut s = 0.0;
-        for c in 0..d {
-            let (a, z) = ((qh[c] - bl[c]).abs(), (ql[c] - bh[c]).abs());
-            let g = if a > z { a } else { z };
-            s += g * g;
-        }
-        s
     }
 
     /// `dmin` of every pair of a point of leaf `q` and a point of leaf `b` (module docs).
@@ -611,34 +536,6 @@ mod tests {
             assert!(s.next_up().sqrt() > d, "{d}: the next sum's root is above d");
         }
         assert_eq!(t.largest_sum(f64::INFINITY), f64::INFINITY);
-    }
-
-    /// The farthest and closest pairs are the full rows' extent, bit for bit.
-    #[test]
-    fn farthest_and_closest_are_the_rows_extent() {
-        for (name, p) in hostile() {
-            if p.n() < 2 {
-                continue;
-            }
-            for metric in [Metric::Euclidean, Metric::SqEuclidean] {
-                let p = p.clone().with_metric(metric).unwrap();
-                let mut row = vec![0.0; p.n()];
-                let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-                for i in 0..p.n() {
-                    distance_row(&p, i, &mut row);
-                    for (j, &d) in row.iter().enumerate() {
-                        if j != i {
-                            lo = lo.min(d);
-                            hi = hi.max(d);
-                        }
-                    }
-                }
-                let t = BoxTree::build(&p).unwrap();
-                assert_eq!(t.farthest().to_bits(), hi.to_bits(), "{name} {metric:?}: farthest");
-                assert_eq!(t.farthest_in_batches(1).to_bits(), hi.to_bits(), "{name} {metric:?}: farthest, 1");
-                assert_eq!(t.closest(&p).to_bits(), lo.to_bits(), "{name} {metric:?}: closest");
-            }
-        }
     }
 
     #[test]

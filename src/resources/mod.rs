@@ -39,7 +39,6 @@ mod rank_table;
 mod row_order;
 mod scratch_pool;
 mod shepard;
-mod tree_extent;
 mod tree_knn;
 pub mod workspace;
 

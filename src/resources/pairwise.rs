@@ -14,7 +14,6 @@ use super::pairs::{
     in_memory_bytes, order_records, pair_pass, row_sweep, row_sweep_rows,
 };
 use super::pass::Extents;
-use super::tree_extent::tree_extent;
 use crate::control::Control;
 use crate::data::Points;
 use crate::error::Result;
@@ -303,21 +302,6 @@ fn full_row_sweep(
         let mut hx = out.first().and_then(|o| o.high).or(cached).or(known.high);
         let mut lx: Vec<Option<Extent>> =
             (0..lows.len()).map(|p| out[p].low.or(known.lows.get(p).copied().flatten())).collect();
-        // Through the spaces' box trees where they serve (Euclidean coordinates, a tree that
-        // prunes): the same extents from a fraction of the pairs.
-        if hx.is_none() || lx.iter().any(Option::is_none) {
-            let trees = (hx.is_none().then_some(high).into_iter().chain(lows.iter().copied()))
-                .map(tree_extent)
-                .collect::<std::result::Result<Vec<Extent>, String>>();
-            if let Ok(mut found) = trees {
-                let lows_found = found.split_off(usize::from(hx.is_none()));
-                if let Some(&h) = found.first() {
-                    cache.lock().expect("pairwise cache").high_extent = Some(h);
-                    hx = Some(h);
-                }
-                lx = lx.into_iter().zip(lows_found).map(|(l, e)| l.or(Some(e))).collect();
-            }
-        }
         if hx.is_none() || lx.iter().any(Option::is_none) {
             let job = PairJob { high_extent: hx.is_none(), sums: false, records: None, densities: None };
             let pass = pair_pass(high, lows, job, block_rows, ctl)?;

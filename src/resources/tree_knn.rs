@@ -42,7 +42,7 @@ pub fn tree_knn(high: &Points, k: usize, choice: TreeChoice) -> Result<(Neighbou
 }
 
 /// The box tree of `points`, or why not (another metric, or more than [`MAX_TREE_BYTES`]).
-pub fn box_tree(points: &Points) -> Result<BoxTree, String> {
+fn box_tree(points: &Points) -> Result<BoxTree, String> {
     let bytes = BoxTree::bytes_for(points.n(), points.dim());
     if bytes > MAX_TREE_BYTES {
         return Err(format!("the box tree would take {bytes} bytes"));
@@ -51,7 +51,7 @@ pub fn box_tree(points: &Points) -> Result<BoxTree, String> {
 }
 
 /// [`tree_knn`] in a tree already built.
-pub fn tree_knn_in(
+fn tree_knn_in(
     tree: &BoxTree,
     high: &Points,
     k: usize,
