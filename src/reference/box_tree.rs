@@ -410,16 +410,17 @@ fn split(points: &Points, ids: &mut [u32], start: usize) -> Vec<(usize, usize)> 
         return vec![(start, len)];
     }
     let dim = points.dim();
-    let mut widest = (0.0f64, usize::MAX);
-    for c in 0..dim {
-        let col = points.col(c);
-        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for &j in ids.iter() {
-            let v = col[j as usize];
-            lo = if v < lo { v } else { lo };
-            hi = if v > hi { v } else { hi };
+    // Each point's row once (one or two cache lines), not a column's entry per coordinate.
+    let (mut lo, mut hi) = (vec![f64::INFINITY; dim], vec![f64::NEG_INFINITY; dim]);
+    for &j in ids.iter() {
+        for ((l, h), &v) in lo.iter_mut().zip(hi.iter_mut()).zip(points.row(j as usize)) {
+            *l = if v < *l { v } else { *l };
+            *h = if v > *h { v } else { *h };
         }
-        let spread = hi - lo;
+    }
+    let mut widest = (0.0f64, usize::MAX);
+    for (c, (l, h)) in lo.iter().zip(&hi).enumerate() {
+        let spread = h - l;
         if spread > widest.0 {
             widest = (spread, c);
         }
