@@ -193,6 +193,24 @@ impl BoxTree {
                 let i = rows[r];
                 let best = &mut sc.best[r];
                 let mut changed = false;
+                if best.len() < k {
+                    // Until k are held every point enters: the leaf's keys at once, then the k
+                    // smallest of all held (keys are distinct: the same set as one by one).
+                    while mask != 0 {
+                        let t = mask.trailing_zeros() as usize;
+                        mask &= mask - 1;
+                        let j = self.ids[b * LEAF + t];
+                        if j != i {
+                            best.push(key(self.dist(sums[r][t]), j as usize));
+                        }
+                    }
+                    if best.len() >= k {
+                        best.select_nth_unstable(k - 1);
+                        best.truncate(k);
+                        best.sort_unstable();
+                        changed = true;
+                    }
+                }
                 while mask != 0 {
                     let t = mask.trailing_zeros() as usize;
                     mask &= mask - 1;
@@ -238,54 +256,62 @@ impl BoxTree {
         s
     }
 
-    /// A sum at least the largest whose distance is at most `d`, and at most a few ulps above
-    /// it (+∞ when d is, or where the walk does not end within 64 ulps: more lanes then pass to
-    /// the key comparison, never fewer). The root is correctly rounded, hence non-decreasing:
-    /// every sum whose root is at most d is at most this one.
+    /// A sum at least the largest whose distance is at most `d` ([`sums_at_most`]; for a
+    /// sqeuclidean tree, d itself).
     fn largest_sum(&self, d: f64) -> f64 {
-        if self.squared {
-            return d;
-        }
-        if d.is_nan() || d == f64::INFINITY {
-            return f64::INFINITY;
-        }
-        // Away from the ends of the range, a bound a few ulps above, without a root:
-        // fl(√s) ≤ d gives √s ≤ d + u/2 (u = ulp(d) > d·2⁻⁵³; below a power of two the step is
-        // u/2 and the bound only looser), so s ≤ (d + u/2)² = (d + u)² − (u·d + ¾u²); and
-        // fl((d + u)²) ≥ (d + u)²(1 − 2⁻⁵³) > (d + u)² − u·d − 2u², so fl((d + u)²) + 2u² covers
-        // s, and one ulp of fl((d + u)²) (≥ its value·2⁻⁵³ ≈ d²·2⁻⁵³ ≫ 2u² ≈ d²·2⁻¹⁰⁴) is more.
-        // The range keeps every value normal and the square finite.
-        if (1e-140..1e140).contains(&d) {
-            let up = d.next_up();
-            return (up * up).next_up();
-        }
-        self.largest_sum_walk(d)
+        if self.squared { d } else { sums_at_most(d) }
     }
+}
 
-    /// [`BoxTree::largest_sum`] exactly: from `d²`, one ulp at a time.
-    fn largest_sum_walk(&self, d: f64) -> f64 {
-        // Non-negative f64s order like their bit patterns: one ulp is one step of the bits.
-        let (down, up) = (|x: f64| f64::from_bits(x.to_bits() - 1), |x: f64| f64::from_bits(x.to_bits() + 1));
-        let mut s = d * d;
-        for _ in 0..64 {
-            if s > 0.0 && s.sqrt() > d {
-                s = down(s);
-            } else {
-                break;
-            }
-        }
-        if s.sqrt() > d {
-            return f64::INFINITY;
-        }
-        for _ in 0..64 {
-            let next = up(s);
-            if next == f64::INFINITY || next.sqrt() > d {
-                return s;
-            }
-            s = next;
-        }
-        f64::INFINITY
+/// A sum of squares at least the largest whose correctly rounded root is at most `d`, and at
+/// most a few ulps above it (+∞ when d is, or where the walk does not end within 64 ulps:
+/// more values then pass to the key comparison, never fewer). The root is non-decreasing, so
+/// every sum whose root is at most d is at most this one: a filter on sums that keeps every
+/// point whose distance is at most d, without computing its root.
+pub(super) fn sums_at_most(d: f64) -> f64 {
+    if d.is_nan() || d == f64::INFINITY {
+        return f64::INFINITY;
     }
+    // Away from the ends of the range, a bound a few ulps above, without a root:
+    // fl(√s) ≤ d gives √s ≤ d + u/2 (u = ulp(d) > d·2⁻⁵³; below a power of two the step is
+    // u/2 and the bound only looser), so s ≤ (d + u/2)² = (d + u)² − (u·d + ¾u²); and
+    // fl((d + u)²) ≥ (d + u)²(1 − 2⁻⁵³) > (d + u)² − u·d − 2u², so fl((d + u)²) + 2u² covers
+    // s, and one ulp of fl((d + u)²) (≥ its value·2⁻⁵³ ≈ d²·2⁻⁵³ ≫ 2u² ≈ d²·2⁻¹⁰⁴) is more.
+    // The range keeps every value normal and the square finite.
+    if (1e-140..1e140).contains(&d) {
+        let up = d.next_up();
+        return (up * up).next_up();
+    }
+    sums_at_most_walk(d)
+}
+
+/// The largest sum whose root is at most `d` exactly: from `d²`, one ulp at a time (+∞ as
+/// [`sums_at_most`]).
+fn sums_at_most_walk(d: f64) -> f64 {
+    if d.is_nan() || d == f64::INFINITY {
+        return f64::INFINITY;
+    }
+    // Non-negative f64s order like their bit patterns: one ulp is one step of the bits.
+    let (down, up) = (|x: f64| f64::from_bits(x.to_bits() - 1), |x: f64| f64::from_bits(x.to_bits() + 1));
+    let mut s = d * d;
+    for _ in 0..64 {
+        if s > 0.0 && s.sqrt() > d {
+            s = down(s);
+        } else {
+            break;
+        }
+    }
+    if s.sqrt() > d {
+        return f64::INFINITY;
+    }
+    for _ in 0..64 {
+        let next = up(s);
+        if next == f64::INFINITY || next.sqrt() > d {
+            return s;
+        }
+        s = next;
+    }
+    f64::INFINITY
 }
 
 /// The sums of squares of one leaf's rows (q: coordinates in lanes, `[c][row]`) to another
@@ -606,16 +632,14 @@ mod tests {
     }
 
     #[test]
-    fn largest_sum_covers_the_last_sum_whose_root_is_at_most_the_distance() {
-        let p = Points::from_vec("two", 2, 1, vec![0.0, 1.0]).unwrap();
-        let t = BoxTree::build(&p).unwrap();
+    fn sums_at_most_covers_the_last_sum_whose_root_is_at_most_the_distance() {
         let mut seed = 5u64;
         let mut ds: Vec<f64> = (0..20_000).map(|_| (lcg(&mut seed) * 40.0 - 20.0).exp2() * lcg(&mut seed)).collect();
         ds.extend([0.0, 1.0, 2.0, 4.0, 0.5, f64::MIN_POSITIVE, 5e-324, 1e-160, 1e160, 1.3e154, 1.4e154, f64::MAX]);
         ds.extend([1.0f64, 2.0, 1e100].map(|x| x.next_down()));
         for d in ds {
-            let s = t.largest_sum_walk(d);
-            let fast = t.largest_sum(d);
+            let s = sums_at_most_walk(d);
+            let fast = sums_at_most(d);
             if s == f64::INFINITY {
                 assert!((d * 1.0000001).powi(2) == f64::INFINITY, "{d}: +∞ only where the squares overflow");
                 assert_eq!(fast, f64::INFINITY);
@@ -626,7 +650,7 @@ mod tests {
             // The bound without a root: never below the walk's, at most 8 ulps above.
             assert!(fast >= s && fast.to_bits() - s.to_bits() <= 8, "{d}: {fast} against {s}");
         }
-        assert_eq!(t.largest_sum(f64::INFINITY), f64::INFINITY);
+        assert_eq!(sums_at_most(f64::INFINITY), f64::INFINITY);
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! points are compared with the few queries whose circles cross it in f64 sums, branch-free,
 //! with the same outcome as the key comparison on the roots.
 
+use super::box_tree::sums_at_most;
 use super::key::{Key, key};
 use super::rank::Placement;
 use crate::data::{Kernel, Points};
@@ -181,17 +182,6 @@ impl KdTree {
         }
     }
 
-    /// The reference's `d(i, l)` (see the module docs) for the points at tree positions
-    /// `start..start + out.len()`, column by column: the same operations in the same order for
-    /// each point, vectorised across points.
-    #[inline(always)]
-    fn leaf_dists<const D: usize>(&self, a: &[f64; MAX_DIM], start: usize, out: &mut [f64]) {
-        self.leaf_sums::<D>(a, start, out);
-        for o in out.iter_mut() {
-            *o = o.sqrt();
-        }
-    }
-
     /// The reference's sums of squares `((t₀² + t₁²) + t₂²)` (before the root) of the points at
     /// tree positions `start..start + out.len()`, bit for bit.
     #[inline(always)]
@@ -258,6 +248,9 @@ impl KdTree {
         // `top`: the k smallest keys so far, ascending (k is small: insertion).
         top.clear();
         let mut worst = Key::MAX;
+        // Every sum whose root could enter is at most this (`sums_at_most` of the worst kept
+        // distance): the other points of a leaf skip the root and the key.
+        let mut worst_sum = f64::INFINITY;
         stack.clear();
         stack.push((0, 0));
         while let Some((at, lower)) = stack.pop() {
@@ -267,13 +260,31 @@ impl KdTree {
             let node = &self.nodes[at as usize];
             if node.child == 0 {
                 let (start, end) = (node.start as usize, node.end as usize);
-                let d = &mut leaf[..end - start];
-                self.leaf_dists::<D>(&a, start, d);
-                for (&d, &l) in d.iter().zip(&self.ids[start..end]) {
-                    if l as usize == i {
+                let sums = &mut leaf[..end - start];
+                self.leaf_sums::<D>(&a, start, sums);
+                if top.len() < k {
+                    // Until k are held every point enters: the leaf's keys at once, then the
+                    // k smallest of all held (keys are distinct: the same set as one by one).
+                    top.extend(
+                        sums.iter()
+                            .zip(&self.ids[start..end])
+                            .filter(|&(_, &l)| l as usize != i)
+                            .map(|(&s, &l)| key(s.sqrt(), l as usize)),
+                    );
+                    if top.len() >= k {
+                        top.select_nth_unstable(k - 1);
+                        top.truncate(k);
+                        top.sort_unstable();
+                        worst = top[k - 1];
+                        worst_sum = sums_at_most(f64::from_bits((worst >> 32) as u64));
+                    }
+                    continue;
+                }
+                for (&s, &l) in sums.iter().zip(&self.ids[start..end]) {
+                    if !(s <= worst_sum) || l as usize == i {
                         continue;
                     }
-                    let kk = key(d, l as usize);
+                    let kk = key(s.sqrt(), l as usize);
                     if kk < worst {
                         let at = top.partition_point(|&t| t < kk);
                         if top.len() == k {
@@ -282,6 +293,7 @@ impl KdTree {
                         top.insert(at, kk);
                         if top.len() == k {
                             worst = top[k - 1];
+                            worst_sum = sums_at_most(f64::from_bits((worst >> 32) as u64));
                         }
                     }
                 }
