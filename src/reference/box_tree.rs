@@ -473,18 +473,7 @@ fn split(points: &Points, ids: &mut [u32], start: usize) -> Vec<(usize, usize)> 
 mod tests {
     use super::*;
     use crate::data::Metric;
-    use crate::reference::{distance_row, select_knn};
-
-    fn brute(p: &Points, k: usize) -> (Vec<u32>, Vec<f64>) {
-        let n = p.n();
-        let (mut idx, mut dist) = (vec![0u32; n * k], vec![0.0; n * k]);
-        let (mut row, mut top) = (vec![0.0; n], Vec::new());
-        for i in 0..n {
-            distance_row(p, i, &mut row);
-            select_knn(&row, i, k, &mut top, &mut idx[i * k..(i + 1) * k], &mut dist[i * k..(i + 1) * k]);
-        }
-        (idx, dist)
-    }
+    use crate::reference::rows_knn as brute;
 
     fn by_tree(p: &Points, k: usize) -> (Vec<u32>, Vec<f64>, u64) {
         let t = BoxTree::build(p).unwrap();

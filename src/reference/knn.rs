@@ -64,3 +64,17 @@ pub fn select_knn(dist_row: &[f64], i: usize, k: usize, top: &mut Vec<Key>, idx:
         dist[slot] = dist_row[jj];
     }
 }
+
+/// Every row's first k neighbours and distances by the reference (full distance rows and
+/// [`select_knn`]): the tests' oracle for the indexes' lists.
+#[cfg(test)]
+pub(crate) fn rows_knn(points: &crate::data::Points, k: usize) -> (Vec<u32>, Vec<f64>) {
+    let n = points.n();
+    let (mut idx, mut dist) = (vec![0u32; n * k], vec![0.0; n * k]);
+    let (mut row, mut top) = (vec![0.0; n], Vec::new());
+    for i in 0..n {
+        super::distance_row(points, i, &mut row);
+        select_knn(&row, i, k, &mut top, &mut idx[i * k..(i + 1) * k], &mut dist[i * k..(i + 1) * k]);
+    }
+    (idx, dist)
+}

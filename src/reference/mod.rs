@@ -18,5 +18,7 @@ pub use distance::{
 };
 pub use kdtree::{KdTree, MAX_DIM as INDEX_MAX_DIM, TreeScratch};
 pub use key::{Key, key};
+#[cfg(test)]
+pub(crate) use knn::rows_knn;
 pub use knn::select_knn;
 pub use rank::{Placement, RankScratch, count_by_placement, count_ranks};

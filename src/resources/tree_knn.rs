@@ -109,17 +109,11 @@ fn tree_knn_in(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::{distance_row, select_knn};
+    use crate::reference::rows_knn;
     use crate::splitmix::SplitMix64;
 
     fn brute(p: &Points, k: usize) -> Neighbours {
-        let n = p.n();
-        let (mut idx, mut dist) = (vec![0u32; n * k], vec![0.0; n * k]);
-        let (mut row, mut top) = (vec![0.0; n], Vec::new());
-        for i in 0..n {
-            distance_row(p, i, &mut row);
-            select_knn(&row, i, k, &mut top, &mut idx[i * k..(i + 1) * k], &mut dist[i * k..(i + 1) * k]);
-        }
+        let (idx, dist) = rows_knn(p, k);
         Neighbours { k, idx, dist }
     }
 
