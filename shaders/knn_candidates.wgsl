@@ -48,6 +48,26 @@ fn insert(top: ptr<function, array<f32, KT_MAX>>, x: f32) {
     }
 }
 
+// Pass A for point j of row i: U ≤ τ' goes to the pool.
+fn pool_one(i: u32, j: u32, s: f32, ni: f32, nj: f32, tau1: f32) {
+    if (j == i) { return; }
+    let up = s + eps_of(s, ni, nj);
+    if (up <= tau1) {
+        let p = atomicAdd(&pool_n, 1u);
+        if (p < POOL) { pool[p] = up; }
+    }
+}
+
+// Pass B for point j of block row r (row i): a point not proven beyond τ is a candidate.
+fn cand_one(i: u32, r: u32, j: u32, s: f32, ni: f32, nj: f32, tau: f32) {
+    if (j == i) { return; }
+    let lo = s - eps_of(s, ni, nj);
+    if (!(lo > tau)) {
+        let p = atomicAdd(&out_n, 1u);
+        if (p < P.cap) { slots[r * P.cap + p] = vec2<u32>(j, bitcast<u32>(s)); }
+    }
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
@@ -93,15 +113,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         tau1 = bitcast<f32>(atomicLoad(&tau2_bits));
     }
 
-    for (var j = tid; j < P.n; j += WG) {
+    // Four of the thread's points per trip, their loads issued together (a row's passes are
+    // chains of dependent loads: more in flight per thread), then one at a time for the rest.
+    // j_trips counts points, not trips, so the witness sums are the same either way; the four
+    // are written out (pool_one, cand_one), not looped, so a trip runs whole or not at all.
+    var j = tid;
+    for (; j + 3u * WG < P.n; j += 4u * WG) {
+        j_trips += 4u;
+        let s4 = vec4<f32>(s_in[row + j], s_in[row + j + WG], s_in[row + j + 2u * WG], s_in[row + j + 3u * WG]);
+        let n4 = vec4<f32>(norms[j], norms[j + WG], norms[j + 2u * WG], norms[j + 3u * WG]);
+        pool_one(i, j, s4.x, ni, n4.x, tau1);
+        pool_one(i, j + WG, s4.y, ni, n4.y, tau1);
+        pool_one(i, j + 2u * WG, s4.z, ni, n4.z, tau1);
+        pool_one(i, j + 3u * WG, s4.w, ni, n4.w, tau1);
+    }
+    for (; j < P.n; j += WG) {
         j_trips += 1u;
-        if (j == i) { continue; }
-        let s = s_in[row + j];
-        let up = s + eps_of(s, ni, norms[j]);
-        if (up <= tau1) {
-            let p = atomicAdd(&pool_n, 1u);
-            if (p < POOL) { pool[p] = up; }
-        }
+        pool_one(i, j, s_in[row + j], ni, norms[j], tau1);
     }
     workgroupBarrier();
     let m = atomicLoad(&pool_n);
@@ -127,15 +155,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         tau = min(tau1, bitcast<f32>(atomicLoad(&tau_bits)));
     }
 
-    for (var j = tid; j < P.n; j += WG) {
+    j = tid;
+    for (; j + 3u * WG < P.n; j += 4u * WG) {
+        j_trips += 4u;
+        let s4 = vec4<f32>(s_in[row + j], s_in[row + j + WG], s_in[row + j + 2u * WG], s_in[row + j + 3u * WG]);
+        let n4 = vec4<f32>(norms[j], norms[j + WG], norms[j + 2u * WG], norms[j + 3u * WG]);
+        cand_one(i, r, j, s4.x, ni, n4.x, tau);
+        cand_one(i, r, j + WG, s4.y, ni, n4.y, tau);
+        cand_one(i, r, j + 2u * WG, s4.z, ni, n4.z, tau);
+        cand_one(i, r, j + 3u * WG, s4.w, ni, n4.w, tau);
+    }
+    for (; j < P.n; j += WG) {
         j_trips += 1u;
-        if (j == i) { continue; }
-        let s = s_in[row + j];
-        let lo = s - eps_of(s, ni, norms[j]);
-        if (!(lo > tau)) {
-            let p = atomicAdd(&out_n, 1u);
-            if (p < P.cap) { slots[r * P.cap + p] = vec2<u32>(j, bitcast<u32>(s)); }
-        }
+        cand_one(i, r, j, s_in[row + j], ni, norms[j], tau);
     }
     workgroupBarrier();
     storageBarrier();

@@ -73,7 +73,7 @@ fn upper_end(x: f32) -> f32 {
     return x;
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(RANK_WG)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
     let r = wg.x;
     let i = P.row0 + r;
@@ -92,7 +92,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     var w_copy = 0u;    // the copy to `dense`
     var w_cmp = 0u;     // end tests and probes (straight-line comparisons)
     var c0 = 0u;        // l's certainly before every query (diff[0], added once)
-    for (var q = tid; q < k; q += WG) {
+    for (var q = tid; q < k; q += RANK_WG) {
         w_setup += 1u;
         let j = queries[r * k + q];
         let s = s_in[row + j];
@@ -108,7 +108,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     }
     workgroupBarrier();
     // Sort by L (a rank sort: position = smaller L's, plus equal L's of smaller slots).
-    for (var q = tid; q < k; q += WG) {
+    for (var q = tid; q < k; q += RANK_WG) {
         let x = a_l[q];
         var pos = 0u;
         for (var o = 0u; o < k; o++) {
@@ -132,7 +132,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 
     let top = sl[k - 1u];
     let bottom = sl[0];
-    for (var l = P.lo + tid; l < P.hi; l += WG) {
+    for (var l = P.lo + tid; l < P.hi; l += RANK_WG) {
         w_l += 1u;
         if (l == i) { continue; }
         let s = s_in[row + l];
@@ -209,14 +209,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     }
     workgroupBarrier();
     let fast0 = P.rows * k;
-    for (var t = tid; t < k; t += WG) {
+    for (var t = tid; t < k; t += RANK_WG) {
         w_setup += 1u;
         let q = perm[t];
         counts[r * k + q] += atomicLoad(&diff[t]);
         counts[fast0 + r * k + q] += atomicLoad(&wg_fst[q]);
     }
     let b = atomicLoad(&base);
-    for (var o = tid; o < kept; o += WG) {
+    for (var o = tid; o < kept; o += RANK_WG) {
         w_copy += 1u;
         dense[b + o] = slots[o * P.rows + r];
     }

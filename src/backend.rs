@@ -37,12 +37,14 @@ pub enum Numerics {
 
 /// Work (pairs of points per space) below which `auto` stays on the CPU: device start-up and
 /// pipeline compilation cost more than the CPU's whole run below it. From the H200 receipt
-/// (`docs/bench/h200_2026-11-30_tiled/bench_crossover.txt`: evaluation, D = 50, k = 20, against
-/// the same machine's 16 CPU cores): cold, as a one-shot run pays it, the GPU loses at n = 5 000
-/// (0.19 s vs 0.057 s) and wins at n = 20 000 (0.48 s vs 0.75 s); a line in n² through both
-/// crosses at ≈ 1.5·10⁸ pairs (n ≈ 12 300), and 2·10⁸ (n ≈ 14 100) leaves a margin for that
-/// interpolation. Warm, the GPU already wins at n = 5 000 (0.024 s vs 0.054 s).
-pub const AUTO_MIN_PAIRS: f64 = 2.0e8;
+/// (`docs/bench/h200_2026-12-04/bench_crossover.txt`: evaluation, D = 50, k = 20, against the
+/// same machine's 16 CPU cores): cold, as a one-shot run pays it, the GPU loses at n = 5 000
+/// (0.194 s vs 0.034 s) and, narrowly, at n = 20 000 (0.327 s vs 0.303 s); lines in n² through
+/// both cross at ≈ 4.7·10⁸ pairs (n ≈ 21 600), and 6·10⁸ (n ≈ 24 500) leaves the same margin
+/// as before for that extrapolation. Warm, the GPU already wins at n = 5 000 (0.018 s vs
+/// 0.033 s). (2026-11-30's receipt gave 2·10⁸, before the CPU reference's row pass got 2.5×
+/// faster at n = 20 000.)
+pub const AUTO_MIN_PAIRS: f64 = 6.0e8;
 
 /// The backend that will serve, with the reason when it is not the one asked for.
 pub enum Selected {

@@ -3,7 +3,7 @@
 //! evaluation (`EvaluatorBuilder::gpu_adapter`).
 
 use super::GpuError;
-use super::shaders::{WG, WORKGROUP_BYTES, storage_buffers};
+use super::shaders::{RANK_WG, WG, WORKGROUP_BYTES, storage_buffers};
 
 /// One GPU adapter, as [`gpu_adapters`] lists it. Pass it to
 /// [`crate::EvaluatorBuilder::gpu_adapter`] to evaluate on exactly this adapter.
@@ -103,7 +103,7 @@ fn unmet(compute_shaders: bool, limits: &wgpu::Limits) -> Option<String> {
     if !compute_shaders {
         why.push("it has no compute shaders".to_string());
     }
-    let wg = WG as u32;
+    let wg = WG.max(RANK_WG) as u32;
     let needs = [
         ("invocations per workgroup", limits.max_compute_invocations_per_workgroup, wg),
         ("workgroup width", limits.max_compute_workgroup_size_x, wg),

@@ -45,7 +45,14 @@ pub struct GpuRequest {
     /// Tests only: points per `rank_counts` dispatch instead of the adapter's choice
     /// (`rank_counts::point_chunk`: one range on a hardware GPU, ranges of 6144 on software).
     pub rank_chunk: Option<u32>,
+    /// Device memory for the row blocks' resident distances (two blocks in flight, each with
+    /// every space of the pass) instead of [`RESIDENT_BYTES`]: larger blocks fill a large GPU
+    /// (`faithful bench --gpu-resident`); each buffer stays within the binding limit.
+    pub resident_bytes: Option<u64>,
 }
+
+/// Default device memory for the row blocks' resident distances ([`GpuRequest::resident_bytes`]).
+pub const RESIDENT_BYTES: u64 = 2 * MAX_BLOCK_BYTES;
 
 /// One adapter as `faithful backends` shows it.
 #[derive(Debug, Clone, Serialize)]

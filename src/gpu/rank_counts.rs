@@ -11,16 +11,17 @@ use super::batch::{Batch, Bindings};
 use super::bound::Params;
 use super::context::Gpu;
 use super::prepare::Space;
-use super::shaders::{KQ_MAX, Kernel, RANK_INFO, RANK_WITNESS, WG};
+use super::shaders::{KQ_MAX, Kernel, RANK_INFO, RANK_WG, RANK_WITNESS};
 use super::tally::Tally;
 use crate::Numerics;
 use crate::data::Points;
 use crate::reference::{RankScratch, count_ranks, distance_pair, distance_row, key};
 
-/// Points l per dispatch on a software adapter: 96 per invocation, each at most 1 + 2·8 search
-/// trips and a walk of at most k ≤ 128 positions, so an invocation makes at most about
-/// 96 · 145 + 2·128² / 64 + 4·128 ≈ 15 000 loop trips, inside driver loop budgets such as Mesa's 65 535.
-pub const POINT_CHUNK: usize = 96 * WG;
+/// Points l per dispatch on a software adapter: 24 per invocation of `rank_counts.wgsl`
+/// (`RANK_WG` of them), each at most 1 + 2·8 search trips and a walk of at most k ≤ 128
+/// positions, so an invocation makes at most about 24 · 145 + 2·128 + 4·128 ≈ 4 300 loop trips,
+/// inside driver loop budgets such as Mesa's 65 535.
+pub const POINT_CHUNK: usize = 24 * RANK_WG;
 
 /// Points l per dispatch: [`POINT_CHUNK`] on software adapters (Mesa's loop-trip budget), all n
 /// on a hardware GPU, whose drivers have no such budget, so a row block costs one dispatch, not

@@ -16,8 +16,13 @@ pub enum Kernel {
     Density,
 }
 
-/// Threads per workgroup of every kernel.
+/// Threads per workgroup of every kernel but `rank_counts` and `distances_tiled`.
 pub const WG: usize = 64;
+/// Threads per workgroup of `rank_counts` (one workgroup per row): a row's l loop is a chain
+/// of dependent loads, and more threads per row keep more of them in flight (a block of
+/// 1 342 rows gave an H200 one 64-thread workgroup per row, a third of its thread slots). Its
+/// witness sums are the same for any count. WebGPU's floor allows 256.
+pub const RANK_WG: usize = 256;
 /// The distance forms' codes in `Params.form` (`bound::Form`'s discriminants), defined with
 /// the bound.
 pub use crate::certify::bound::{FORM_CHEBYSHEV, FORM_CITYBLOCK, FORM_SQUARED};
@@ -96,7 +101,7 @@ const DENSITY: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, Read
 fn constants() -> String {
     let (sq, l1, linf) = (FORM_SQUARED, FORM_CITYBLOCK, FORM_CHEBYSHEV);
     format!(
-        "const WG: u32 = {WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_WITNESS: u32 = {RANK_WITNESS}u;\nconst RANK_INFO: u32 = {RANK_INFO}u;\nconst KNN_INFO: u32 = {KNN_INFO}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\nconst FORM_SQUARED: u32 = {sq}u;\nconst FORM_CITYBLOCK: u32 = {l1}u;\nconst FORM_CHEBYSHEV: u32 = {linf}u;\n"
+        "const WG: u32 = {WG}u;\nconst RANK_WG: u32 = {RANK_WG}u;\nconst KT_MAX: u32 = {KT_MAX}u;\nconst POOL: u32 = {POOL}u;\nconst KQ_MAX: u32 = {KQ_MAX}u;\nconst RANK_WITNESS: u32 = {RANK_WITNESS}u;\nconst RANK_INFO: u32 = {RANK_INFO}u;\nconst KNN_INFO: u32 = {KNN_INFO}u;\nconst ROW_VALUES: u32 = {ROW_VALUES}u;\nconst MAX_SIGMAS: u32 = {MAX_SIGMAS}u;\nconst FORM_SQUARED: u32 = {sq}u;\nconst FORM_CITYBLOCK: u32 = {l1}u;\nconst FORM_CHEBYSHEV: u32 = {linf}u;\n"
     )
 }
 
@@ -312,10 +317,15 @@ mod tests {
         ];
         for (name, body) in bodies {
             // The tiled kernel's workgroup is its tiles' (TW_P × TW_R, injected from `Tiles`).
-            let size = if name == "distances_tiled" { "@workgroup_size(TW_P, TW_R)" } else { "@workgroup_size(WG)" };
+            let size = match name {
+                "distances_tiled" => "@workgroup_size(TW_P, TW_R)",
+                "rank_counts" => "@workgroup_size(RANK_WG)",
+                _ => "@workgroup_size(WG)",
+            };
             assert!(body.contains(size) || name == "bound", "{name}: {size}");
             for c in [
                 "WG",
+                "RANK_WG",
                 "KT_MAX",
                 "POOL",
                 "KQ_MAX",

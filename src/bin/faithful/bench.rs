@@ -113,6 +113,11 @@ pub struct Args {
     /// (the one-invocation-per-pair kernel), or both side by side.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "tiled")]
     kernel_sets: Vec<KernelSetArg>,
+    /// GPU memory for the row blocks' resident distances (two blocks in flight, each with both
+    /// spaces), e.g. 8G; larger blocks fill a large GPU. Default 2G; each buffer stays within
+    /// the adapter's binding limit.
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = crate::pair_args::parse_bytes)]
+    gpu_resident: Option<u64>,
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -261,6 +266,9 @@ pub fn run(args: Args) -> Result<()> {
                         continue;
                     }
                     let mut backend = if gpu { Backend::gpu_with(adapter.clone(), *set) } else { Backend::Cpu };
+                    if let Backend::Gpu { request, .. } = &mut backend {
+                        request.resident_bytes = args.gpu_resident;
+                    }
                     let rss_reset = machine::reset_peak_rss();
                     let result = runs(kernel, &mut backend, &case, args.repeat, bar.as_ref());
                     let peak_rss = machine::peak_rss_bytes();
