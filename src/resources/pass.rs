@@ -163,6 +163,10 @@ pub struct PassStats {
     /// Pairs of certified rows whose comparison the f32 bound left open: computed exactly.
     #[serde(skip_serializing_if = "is_zero")]
     pub pairs_refined: u64,
+    /// Original-space pairs whose distance the box tree computed (its lists served: no
+    /// distance row of that space is counted).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pairs_tree: u64,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -183,6 +187,7 @@ impl PassStats {
         self.rows_integer_keys += o.rows_integer_keys;
         self.rows_certified += o.rows_certified;
         self.pairs_refined += o.pairs_refined;
+        self.pairs_tree += o.pairs_tree;
     }
 }
 
@@ -320,10 +325,10 @@ pub(crate) fn row_pass_certified(
         && !(kc > 0 && table.is_none())
         && needs.density_sigmas.is_empty()
         && rows == (0..high.n());
-    let (tree_list, tree_report) = match tree_applies.then(|| tree_knn(high, kh, TreeChoice::Auto)) {
-        Some(Ok((list, report))) => (Some(list), Ok(report)),
-        Some(Err(why)) => (None, Err(Some(why))),
-        None => (None, Err(None)),
+    let (tree_list, tree_report, pairs_tree) = match tree_applies.then(|| tree_knn(high, kh, TreeChoice::Auto)) {
+        Some(Ok(t)) => (Some(t.list), Ok(t.report), t.pairs),
+        Some(Err(why)) => (None, Err(Some(why)), 0),
+        None => (None, Err(None), 0),
     };
     let cached_high = ks.usable(resident.knn).or(tree_list.as_ref());
     let cached = ks.usable(cached_high);
@@ -391,7 +396,7 @@ pub(crate) fn row_pass_certified(
             .collect()
     };
 
-    let mut stats = PassStats { block_rows, blocks: blocks.len(), ..Default::default() };
+    let mut stats = PassStats { block_rows, blocks: blocks.len(), pairs_tree, ..Default::default() };
     for o in &outs {
         stats.add(&o.stats);
     }
@@ -882,6 +887,10 @@ mod tests {
             let (auto, exact) = (run(CertifiedChoice::Auto, 0..n), run(CertifiedChoice::Never, 0..n));
             let path = auto.high_rows.as_ref().unwrap().path;
             assert_eq!(path == "box_tree_f64", tree, "{needs:?}: {path}");
+            // The work report counts the tree's pairs when it served, and only then.
+            let pairs = auto.stats.pairs_tree;
+            assert_eq!(pairs > 0, tree, "{needs:?}: {pairs} tree pairs");
+            assert!(pairs < (n * n) as u64 / 2, "{needs:?}: the tree pruned ({pairs} pairs)");
             let (ha, hb) = (auto.high.as_ref().unwrap(), exact.high.as_ref().unwrap());
             assert_eq!(ha.idx, hb.idx, "{needs:?}: high kNN");
             assert!(ha.dist.iter().zip(&hb.dist).all(|(x, y)| x.to_bits() == y.to_bits()), "{needs:?}");

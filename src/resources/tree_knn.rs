@@ -34,29 +34,25 @@ pub enum TreeChoice {
     Always,
 }
 
-/// The kNN lists of every point of `high` at `k` (1 ≤ k < n) through the box tree, with the
-/// report of how they were served; `Err(reason)` when the tree does not serve.
-pub fn tree_knn(high: &Points, k: usize, choice: TreeChoice) -> Result<(Neighbours, HighRowsReport), String> {
-    let tree = box_tree(high)?;
-    tree_knn_in(&tree, high, k, choice)
+/// What the box tree served.
+#[derive(Debug)]
+pub struct TreeKnn {
+    pub list: Neighbours,
+    /// How they were served, for the run report.
+    pub report: HighRowsReport,
+    /// Pairs whose distance the tree computed (the sample's included).
+    pub pairs: u64,
 }
 
-/// The box tree of `points`, or why not (another metric, or more than [`MAX_TREE_BYTES`]).
-fn box_tree(points: &Points) -> Result<BoxTree, String> {
-    let bytes = BoxTree::bytes_for(points.n(), points.dim());
+/// The kNN lists of every point of `high` at `k` (1 ≤ k < n) through the box tree (another
+/// metric, or a tree over [`MAX_TREE_BYTES`], does not serve), with the report of how they
+/// were served; `Err(reason)` when the tree does not serve.
+pub fn tree_knn(high: &Points, k: usize, choice: TreeChoice) -> Result<TreeKnn, String> {
+    let bytes = BoxTree::bytes_for(high.n(), high.dim());
     if bytes > MAX_TREE_BYTES {
         return Err(format!("the box tree would take {bytes} bytes"));
     }
-    BoxTree::build(points).ok_or_else(|| format!("{}: no box tree", points.metric()))
-}
-
-/// [`tree_knn`] in a tree already built.
-fn tree_knn_in(
-    tree: &BoxTree,
-    high: &Points,
-    k: usize,
-    choice: TreeChoice,
-) -> Result<(Neighbours, HighRowsReport), String> {
+    let tree = BoxTree::build(high).ok_or_else(|| format!("{}: no box tree", high.metric()))?;
     let n = high.n();
     assert!(k >= 1 && k < n, "tree_knn: 1 ≤ k < n");
     let leaves = tree.leaves();
@@ -109,7 +105,11 @@ fn tree_knn_in(
         visited as f64 * 100.0 / (n as f64 * n as f64),
         tree.bytes()
     );
-    Ok((Neighbours { k, idx, dist }, HighRowsReport { path: "box_tree_f64", reason }))
+    Ok(TreeKnn {
+        list: Neighbours { k, idx, dist },
+        report: HighRowsReport { path: "box_tree_f64", reason },
+        pairs: visited,
+    })
 }
 
 #[cfg(test)]
@@ -134,14 +134,16 @@ mod tests {
         let blobs: Vec<f64> = (0..n * d).map(|t| centres[(t / d) % 5 * d + t % d] + rng.normal()).collect();
         let blobs = Points::from_vec("blobs", n, d, blobs).unwrap();
         let cube = Points::from_vec("cube", n, 30, (0..n * 30).map(|_| rng.uniform()).collect()).unwrap();
-        let (list, report) = tree_knn(&blobs, 10, TreeChoice::Auto).unwrap();
+        let TreeKnn { list, report, pairs } = tree_knn(&blobs, 10, TreeChoice::Auto).unwrap();
         assert_eq!(report.path, "box_tree_f64");
+        // Every row computed at least its k neighbours' distances, and the tree pruned.
+        assert!(pairs >= (n * 10) as u64 && pairs < (n * n / 2) as u64, "{pairs}");
         let want = brute(&blobs, 10);
         assert_eq!(list.idx, want.idx);
         assert_eq!(list.dist, want.dist);
         let why = tree_knn(&cube, 10, TreeChoice::Auto).unwrap_err();
         assert!(why.contains("of their pairs in the box tree"), "{why}");
-        let (list, _) = tree_knn(&cube, 7, TreeChoice::Always).unwrap();
+        let list = tree_knn(&cube, 7, TreeChoice::Always).unwrap().list;
         let want = brute(&cube, 7);
         assert_eq!(list.idx, want.idx);
         assert_eq!(list.dist, want.dist);
