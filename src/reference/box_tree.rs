@@ -132,13 +132,7 @@ impl BoxTree {
             (&self.lo[q * d..][..d], &self.hi[q * d..][..d], &self.lo[b * d..][..d], &self.hi[b * d..][..d]);
         let mut s = 0.0;
         for c in 0..d {
-            let g = if bl[c] > qh[c] {
-                bl[c] - qh[c]
-            } else if ql[c] > bh[c] {
-                ql[c] - bh[c]
-            } else {
-                0.0
-            };
+            let g = gap(ql[c], qh[c], bl[c], bh[c]);
             s += g * g;
         }
         self.dist(s)
@@ -169,7 +163,7 @@ impl BoxTree {
         sc.best.iter_mut().for_each(Vec::clear);
         // Each row's k-th distance and the largest sum whose distance is at most it.
         let (mut dk, mut top) = ([f64::INFINITY; LEAF], [f64::INFINITY; LEAF]);
-        let (mut sums, mut masks) = ([[0.0f64; LEAF]; LEAF], [0u32; LEAF]);
+        let mut out = Tile::new();
         let mut visited = 0u64;
         let span = self.dim * LEAF;
         let qcols = &self.cols[q * span..(q + 1) * span];
@@ -183,10 +177,10 @@ impl BoxTree {
             // k-th's largest sum) are left out, four at a time.
             let near = self.row_gaps(qcols, b);
             let active = (0..m).fold(0u32, |a, r| a | (u32::from(!(near[r] > top[r])) << r));
-            let groups = tile(qcols, &self.cols[b * span..(b + 1) * span], &top, active, &mut sums, &mut masks);
+            let groups = tile(qcols, &self.cols[b * span..(b + 1) * span], &top, active, &mut out);
             visited += groups as u64 * 4 * u64::from(self.lens[b]);
             for r in 0..m {
-                let mut mask = masks[r];
+                let mut mask = out.masks[r];
                 if mask == 0 {
                     continue;
                 }
@@ -201,7 +195,7 @@ impl BoxTree {
                         mask &= mask - 1;
                         let j = self.ids[b * LEAF + t];
                         if j != i {
-                            best.push(key(self.dist(sums[r][t]), j as usize));
+                            best.push(key(self.dist(out.sums[r][t]), j as usize));
                         }
                     }
                     if best.len() >= k {
@@ -216,7 +210,7 @@ impl BoxTree {
                     mask &= mask - 1;
                     let j = self.ids[b * LEAF + t];
                     if j != i {
-                        changed |= insert(best, k, key(self.dist(sums[r][t]), j as usize));
+                        changed |= insert(best, k, key(self.dist(out.sums[r][t]), j as usize));
                     }
                 }
                 if changed && best.len() == k {
@@ -243,13 +237,7 @@ impl BoxTree {
         let mut s = [0.0f64; LEAF];
         for ((x, &lo), &hi) in qcols.chunks_exact(LEAF).zip(&self.lo[b * d..][..d]).zip(&self.hi[b * d..][..d]) {
             for (s, &x) in s.iter_mut().zip(x) {
-                let g = if x < lo {
-                    lo - x
-                } else if x > hi {
-                    x - hi
-                } else {
-                    0.0
-                };
+                let g = gap(x, x, lo, hi);
                 *s += g * g;
             }
         }
@@ -314,42 +302,56 @@ fn sums_at_most_walk(d: f64) -> f64 {
     f64::INFINITY
 }
 
+/// The gap between the intervals [a_lo, a_hi] and [b_lo, b_hi] (0 where they meet), one
+/// subtraction of the reference's: at most |a − b| for any a of the first and b of the second
+/// (rounding is monotone; module docs). Inlined: `row_gaps` stays branch-free across rows.
+#[inline(always)]
+fn gap(a_lo: f64, a_hi: f64, b_lo: f64, b_hi: f64) -> f64 {
+    if b_lo > a_hi {
+        b_lo - a_hi
+    } else if a_lo > b_hi {
+        a_lo - b_hi
+    } else {
+        0.0
+    }
+}
+
+/// What [`tile`] computes for a leaf's rows against another leaf's points.
+struct Tile {
+    /// `sums[r][t]`: row r's sum of squares to point t.
+    sums: [[f64; LEAF]; LEAF],
+    /// Row r's points whose sum is at most its threshold, one bit each.
+    masks: [u32; LEAF],
+}
+
+impl Tile {
+    fn new() -> Tile {
+        Tile { sums: [[0.0; LEAF]; LEAF], masks: [0; LEAF] }
+    }
+}
+
 /// The sums of squares of one leaf's rows (q: coordinates in lanes, `[c][row]`) to another
 /// leaf's points (b: `[c][point]`), `sums[r][t] = Σ_c (q_rc − b_tc)²` from 0 in coordinate
 /// order, the reference's operations (no fused multiply-add) in every version, and each row's
 /// mask of the points with `sums[r][t] ≤ top[r]` (false on NaN: the padding).
 /// Only the groups of four rows with a bit in `active` are computed (the others' masks are
 /// 0, their sums left as they were); returns how many groups were.
-fn tile(
-    q: &[f64],
-    b: &[f64],
-    top: &[f64; LEAF],
-    active: u32,
-    sums: &mut [[f64; LEAF]; LEAF],
-    masks: &mut [u32; LEAF],
-) -> u32 {
+fn tile(q: &[f64], b: &[f64], top: &[f64; LEAF], active: u32, out: &mut Tile) -> u32 {
     assert!(q.len() == b.len() && q.len().is_multiple_of(LEAF), "tile: whole leaves");
     let groups = (0..LEAF / 4).filter(|g| (active >> (4 * g)) & 0xF != 0).count() as u32;
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: AVX-512F was detected; the lengths are whole leaves (asserted above).
-        unsafe { tile_avx512(q, b, top, active, sums, masks) };
+        unsafe { tile_avx512(q, b, top, active, out) };
         return groups;
     }
-    tile_portable(q, b, top, active, sums, masks);
+    tile_portable(q, b, top, active, out);
     groups
 }
 
 /// [`tile`] for any target, a row at a time (vectorised across the points).
-fn tile_portable(
-    q: &[f64],
-    b: &[f64],
-    top: &[f64; LEAF],
-    active: u32,
-    sums: &mut [[f64; LEAF]; LEAF],
-    masks: &mut [u32; LEAF],
-) {
-    for (r, (o, mask)) in sums.iter_mut().zip(masks.iter_mut()).enumerate() {
+fn tile_portable(q: &[f64], b: &[f64], top: &[f64; LEAF], active: u32, out: &mut Tile) {
+    for (r, (o, mask)) in out.sums.iter_mut().zip(out.masks.iter_mut()).enumerate() {
         if (active >> (r / 4 * 4)) & 0xF == 0 {
             *mask = 0;
             continue;
@@ -372,20 +374,13 @@ fn tile_portable(
 /// compares (false on NaN).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn tile_avx512(
-    q: &[f64],
-    b: &[f64],
-    top: &[f64; LEAF],
-    active: u32,
-    sums: &mut [[f64; LEAF]; LEAF],
-    masks: &mut [u32; LEAF],
-) {
+unsafe fn tile_avx512(q: &[f64], b: &[f64], top: &[f64; LEAF], active: u32, out: &mut Tile) {
     use std::arch::x86_64::*;
     let dim = q.len() / LEAF;
     let (pq, pb) = (q.as_ptr(), b.as_ptr());
     for r0 in (0..LEAF).step_by(4) {
         if (active >> r0) & 0xF == 0 {
-            masks[r0..r0 + 4].fill(0);
+            out.masks[r0..r0 + 4].fill(0);
             continue;
         }
         let mut acc = [[_mm512_setzero_pd(); 4]; 4];
@@ -404,11 +399,11 @@ unsafe fn tile_avx512(
             let limit = _mm512_set1_pd(top[r0 + rr]);
             let mut mask = 0u32;
             for (v, s) in a.iter().enumerate() {
-                // SAFETY: sums[r0 + rr] holds 32 f64; v·8 + 8 ≤ 32.
-                unsafe { _mm512_storeu_pd(sums[r0 + rr].as_mut_ptr().add(v * 8), *s) };
+                // SAFETY: out.sums[r0 + rr] holds 32 f64; v·8 + 8 ≤ 32.
+                unsafe { _mm512_storeu_pd(out.sums[r0 + rr].as_mut_ptr().add(v * 8), *s) };
                 mask |= u32::from(_mm512_cmp_pd_mask::<_CMP_LE_OQ>(*s, limit)) << (v * 8);
             }
-            masks[r0 + rr] = mask;
+            out.masks[r0 + rr] = mask;
         }
     }
 }
@@ -591,31 +586,31 @@ mod tests {
             }
             let want_masks: Vec<u32> =
                 (0..LEAF).map(|r| (0..LEAF).fold(0, |m, t| m | (u32::from(want[r][t] <= top[r]) << t))).collect();
-            let (mut got, mut masks) = ([[0.0; LEAF]; LEAF], [0u32; LEAF]);
-            tile_portable(&q, &b, &top, u32::MAX, &mut got, &mut masks);
-            assert_eq!(bits(&got), bits(&want), "portable, D = {dim}");
-            assert_eq!(masks.to_vec(), want_masks, "portable masks, D = {dim}");
-            let (mut got, mut masks) = ([[0.0; LEAF]; LEAF], [0u32; LEAF]);
-            assert_eq!(tile(&q, &b, &top, u32::MAX, &mut got, &mut masks), 8);
-            assert_eq!(bits(&got), bits(&want), "dispatched, D = {dim}");
-            assert_eq!(masks.to_vec(), want_masks, "dispatched masks, D = {dim}");
+            let mut out = Tile::new();
+            tile_portable(&q, &b, &top, u32::MAX, &mut out);
+            assert_eq!(bits(&out.sums), bits(&want), "portable, D = {dim}");
+            assert_eq!(out.masks.to_vec(), want_masks, "portable masks, D = {dim}");
+            let mut out = Tile::new();
+            assert_eq!(tile(&q, &b, &top, u32::MAX, &mut out), 8);
+            assert_eq!(bits(&out.sums), bits(&want), "dispatched, D = {dim}");
+            assert_eq!(out.masks.to_vec(), want_masks, "dispatched masks, D = {dim}");
             // Rows 4–7 and 20 only: those groups computed, the others' masks 0.
             let active = 0xF0 | (1 << 20);
             let part = |m: &[u32; LEAF]| {
                 (0..LEAF).map(|r| if matches!(r, 4..8 | 20..24) { m[r] } else { 0 }).collect::<Vec<_>>()
             };
             for portable in [true, false] {
-                let (mut got, mut masks) = ([[0.0; LEAF]; LEAF], [u32::MAX; LEAF]);
+                let mut out = Tile { masks: [u32::MAX; LEAF], ..Tile::new() };
                 if portable {
-                    tile_portable(&q, &b, &top, active, &mut got, &mut masks);
+                    tile_portable(&q, &b, &top, active, &mut out);
                 } else {
-                    assert_eq!(tile(&q, &b, &top, active, &mut got, &mut masks), 2);
+                    assert_eq!(tile(&q, &b, &top, active, &mut out), 2);
                 }
                 let wm: Vec<u32> =
                     (0..LEAF).map(|r| if matches!(r, 4..8 | 20..24) { want_masks[r] } else { 0 }).collect();
-                assert_eq!(masks.to_vec(), wm, "active groups, D = {dim}");
-                assert_eq!(part(&masks), wm);
-                assert_eq!(bits(&got)[20 * LEAF..24 * LEAF], bits(&want)[20 * LEAF..24 * LEAF]);
+                assert_eq!(out.masks.to_vec(), wm, "active groups, D = {dim}");
+                assert_eq!(part(&out.masks), wm);
+                assert_eq!(bits(&out.sums)[20 * LEAF..24 * LEAF], bits(&want)[20 * LEAF..24 * LEAF]);
             }
         }
     }
