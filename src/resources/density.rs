@@ -233,12 +233,8 @@ pub(crate) fn gaussian_sums_portable(sh: &[f64], beta: f64, skip: usize, e: &mut
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn gaussian_sums_avx512(sh: &[f64], beta: f64, skip: usize, e: &mut [f64]) -> [f64; 2] {
-    use super::exp::{LOW, avx512::exp_v, exp_clamped};
+    use super::exp::{LOW, avx512::exp_v, scaled_flushed};
     use std::arch::x86_64::*;
-    let scalar = |x: f64| {
-        let a = -beta * x;
-        if a < LOW { 0.0 } else { exp_clamped(a) }
-    };
     let (nb, low) = (_mm512_set1_pd(-beta), _mm512_set1_pd(LOW));
     let ep = e.as_mut_ptr();
     crate::sum::pairwise_leaves(sh.len(), |start, n| {
@@ -271,7 +267,7 @@ unsafe fn gaussian_sums_avx512(sh: &[f64], beta: f64, skip: usize, e: &mut [f64]
             res = [lane_tree(ar), lane_tree(aw)];
         }
         for at in start + full..start + n {
-            let v = if at == skip { 0.0 } else { scalar(sh[at]) };
+            let v = if at == skip { 0.0 } else { scaled_flushed(beta, sh[at]) };
             // SAFETY: at < len of e.
             unsafe { *ep.add(at) = v };
             res[0] += v;

@@ -169,15 +169,27 @@ fn exp_neg_over_portable(x: &[f64], lambda: f64, out: &mut [f64]) -> bool {
 #[multiversion(targets("x86_64+avx2", "aarch64+neon"))]
 fn flushed_portable(x: &[f64], out: &mut [f64]) {
     for (o, &x) in out.iter_mut().zip(x) {
-        *o = if x < LOW { 0.0 } else { exp_clamped(x) };
+        *o = flushed(x);
     }
+}
+
+/// One argument's flushed exponential: 0 below [`LOW`], else [`exp_clamped`].
+#[inline(always)]
+fn flushed(a: f64) -> f64 {
+    if a < LOW { 0.0 } else { exp_clamped(a) }
+}
+
+/// One element of [`exp_scaled_flushed`] (the scalar rule its vector versions follow lane by
+/// lane, and the tails of loops that fuse it).
+#[inline(always)]
+pub(crate) fn scaled_flushed(beta: f64, x: f64) -> f64 {
+    flushed(-beta * x)
 }
 
 #[multiversion(targets("x86_64+avx2", "aarch64+neon"))]
 fn scaled_flushed_portable(beta: f64, x: &[f64], out: &mut [f64]) {
     for (o, &x) in out.iter_mut().zip(x) {
-        let a = -beta * x;
-        *o = if a < LOW { 0.0 } else { exp_clamped(a) };
+        *o = scaled_flushed(beta, x);
     }
 }
 

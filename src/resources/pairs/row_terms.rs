@@ -69,7 +69,7 @@ pub(super) fn sammon_terms([a, b]: [L8; 2]) -> [L8; 2] {
 }
 
 /// CCA's row: `(Σ_j (dx − dy)² F(dy), Σ_j dx² F(dy))`; `w` is scratch for the weights (the
-/// exponential kernel's by the vectorised `exp_neg_over`: the densities' exponential).
+/// exponential kernel's by `resources::exp`'s vectorised `exp_neg_over`).
 pub(super) fn cca_row(dx: &[f64], dy: &[f64], job: CcaJob, w: &mut Vec<f64>) -> [f64; 2] {
     let (n, lambda) = (dx.len(), job.lambda);
     w.resize(n, 0.0);
@@ -243,8 +243,8 @@ impl Kernel {
 /// The unnormalised Gaussian neighbourhood `e_j = exp(−β (d2_j − m))` (0 for the point itself,
 /// `skip`) into `k.e`, its total S and `W = Σ (d2_j − m) e_j`, over the row [`Kernel::shift`]
 /// took. Shifting by the smallest squared distance m changes nothing after normalisation and
-/// keeps S ≥ 1 (no underflow to an empty neighbourhood). The exponentials are the densities'
-/// vectorised `exp_nonpositive` (within 2 ulp of the correctly rounded value, the same bits on
+/// keeps S ≥ 1 (no underflow to an empty neighbourhood). The exponentials are
+/// `resources::exp`'s vectorised `exp_nonpositive` (within 2 ulp of the correctly rounded value, the same bits on
 /// every platform), with values below e^−708 written as 0: next to S ≥ 1 they change no bit of
 /// S, nothing visible of W, and no probability above the 10⁻¹² floor. One pass over the row
 /// where the CPU has AVX-512 ([`gaussian_sums`]).
