@@ -125,3 +125,22 @@ fn bench_gpu_under_a_metric() {
         assert!(row["error"].as_str().unwrap().contains("metric minkowski:p=3 has no certified GPU kernel"), "{row}");
     }
 }
+
+/// `--gpu-resident` sizes the row blocks of a GPU pass: 64 KiB of resident distances at
+/// n = 300 (two blocks in flight, two spaces) leave blocks of 13 rows, so the evaluation runs
+/// in many blocks, and every row is still identical to the CPU reference.
+#[test]
+fn bench_gpu_resident_memory_sizes_the_blocks() {
+    if gpu_common::gpu(GpuRequest::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let r = bench_with("gpu", &dir.path().join("gpu.json"), &["--kernels", "evaluation", "--gpu-resident", "64K"]);
+    let rows = r["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert_eq!(row["parity"], "identical", "{row}");
+        let per = row["gpu_warm"]["knn"]["rows_per_dispatch"].as_u64().unwrap();
+        assert_eq!(per, 65536 / (2 * 2 * 300 * 4), "{row}");
+    }
+}
