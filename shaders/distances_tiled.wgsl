@@ -1,9 +1,10 @@
 // Certified kernels' distance values (squared distances; under cityblock and chebyshev, by
 // P.form, sums and maxima of |y_ic − y_jc|), tiled in the manner of a GEMM without the norm trick:
-// a workgroup of TW_P × TW_R invocations owns a tile of TR = 4·TW_R rows of the block and
+// a workgroup of TW_P × TW_R invocations owns a tile of TR = 4·RBQ·TW_R rows of the block and
 // TP = 4·TW_P points; it walks the dispatch's coordinates [P.lo, P.hi) in sub-chunks of TKC,
 // staging both the rows' and the points' coordinates of the sub-chunk in workgroup memory, and
-// each invocation keeps a 4 × 4 register block of (row, point) sums. TW_R, TW_P and TKC are
+// each invocation keeps a register block of 4·RBQ rows × 4 points of sums (RBQ = 1 or 2: acc0..3,
+// and acc4..7 when RBQ = 2; the RBQ tests are on a constant). TW_R, TW_P, TKC and RBQ are
 // chosen on the host from the adapter's limits (src/gpu/distances_tiled.rs, `Tiles::choose`)
 // and written in front of this source as constants.
 //
@@ -36,13 +37,15 @@
 @group(0) @binding(4) var<storage, read_write> trips: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> minima: array<f32>;
 
-const TR: u32 = 4u * TW_R;
+const TR: u32 = 4u * RBQ * TW_R;
+// Row quads (vec4s of four rows' coordinate) staged per coordinate.
+const XQ: u32 = RBQ * TW_R;
 const TP: u32 = 4u * TW_P;
 const NT: u32 = TW_R * TW_P;
 
-// Coordinate c of the tile's rows 4q..4q+3 at xs[c·TW_R + q] (points likewise in ys): one
-// vec4 read gives an invocation's four rows (or points) of coordinate c.
-var<workgroup> xs: array<vec4<f32>, TKC * TW_R>;
+// Coordinate c of the tile's rows 4q..4q+3 at xs[c·XQ + q] (points likewise in ys, TW_P per
+// coordinate): one vec4 read gives four of an invocation's rows (or its points) of coordinate c.
+var<workgroup> xs: array<vec4<f32>, TKC * XQ>;
 var<workgroup> ys: array<vec4<f32>, TKC * TW_P>;
 // Zero-initialised at the start of every workgroup (WGSL workgroup memory).
 var<workgroup> wg_trips: atomic<u32>;
@@ -90,12 +93,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         @builtin(local_invocation_index) tid: u32) {
     let r0 = wg.y * TR;          // first row of the tile, within the block
     let p0 = wg.x * TP;          // first point of the tile
-    let rr = r0 + 4u * lid.y;    // this invocation's rows rr..rr+3 (block rows)
+    let rr = r0 + 4u * RBQ * lid.y; // this invocation's rows rr..rr+4·RBQ−1 (block rows)
     let pp = p0 + 4u * lid.x;    // and points pp..pp+3
     var acc0 = vec4<f32>(0.0);
     var acc1 = vec4<f32>(0.0);
     var acc2 = vec4<f32>(0.0);
     var acc3 = vec4<f32>(0.0);
+    var acc4 = vec4<f32>(0.0);
+    var acc5 = vec4<f32>(0.0);
+    var acc6 = vec4<f32>(0.0);
+    var acc7 = vec4<f32>(0.0);
     if (P.lo > 0u) {
         // Continue the previous chunk's partial sums.
         for (var b = 0u; b < 4u; b++) {
@@ -105,6 +112,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
                 if (rr + 1u < P.rows) { acc1[b] = s_out[(rr + 1u) * P.n + j]; }
                 if (rr + 2u < P.rows) { acc2[b] = s_out[(rr + 2u) * P.n + j]; }
                 if (rr + 3u < P.rows) { acc3[b] = s_out[(rr + 3u) * P.n + j]; }
+                if (RBQ == 2u) {
+                    if (rr + 4u < P.rows) { acc4[b] = s_out[(rr + 4u) * P.n + j]; }
+                    if (rr + 5u < P.rows) { acc5[b] = s_out[(rr + 5u) * P.n + j]; }
+                    if (rr + 6u < P.rows) { acc6[b] = s_out[(rr + 6u) * P.n + j]; }
+                    if (rr + 7u < P.rows) { acc7[b] = s_out[(rr + 7u) * P.n + j]; }
+                }
             }
         }
     }
@@ -113,13 +126,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         let cn = min(TKC, P.hi - c0);
         // Stage coordinates c0..c0+cn of the tile's rows and points (consecutive invocations
         // read consecutive coordinates of one row: coalesced).
-        for (var e = tid; e < TKC * TW_R; e += NT) {
+        for (var e = tid; e < TKC * XQ; e += NT) {
             let c = e % TKC;
             let q = e / TKC;
             if (c < cn) {
                 let g = P.row0 + r0 + 4u * q;
                 let last = P.row0 + P.rows;
-                xs[c * TW_R + q] = vec4<f32>(coord(g, last, c0 + c), coord(g + 1u, last, c0 + c),
+                xs[c * XQ + q] = vec4<f32>(coord(g, last, c0 + c), coord(g + 1u, last, c0 + c),
                                              coord(g + 2u, last, c0 + c), coord(g + 3u, last, c0 + c));
             }
         }
@@ -138,7 +151,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         if (P.form == FORM_SQUARED) {
             for (var c = 0u; c < cn; c++) {
                 done += 1u;
-                let x = xs[c * TW_R + lid.y];
+                let x = xs[c * XQ + RBQ * lid.y];
                 let y = ys[c * TW_P + lid.x];
                 let t0 = vec4<f32>(x.x) - y;
                 acc0 = acc0 + t0 * t0;
@@ -148,26 +161,51 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
                 acc2 = acc2 + t2 * t2;
                 let t3 = vec4<f32>(x.w) - y;
                 acc3 = acc3 + t3 * t3;
+                if (RBQ == 2u) {
+                    let z = xs[c * XQ + RBQ * lid.y + 1u];
+                    let t4 = vec4<f32>(z.x) - y;
+                    acc4 = acc4 + t4 * t4;
+                    let t5 = vec4<f32>(z.y) - y;
+                    acc5 = acc5 + t5 * t5;
+                    let t6 = vec4<f32>(z.z) - y;
+                    acc6 = acc6 + t6 * t6;
+                    let t7 = vec4<f32>(z.w) - y;
+                    acc7 = acc7 + t7 * t7;
+                }
             }
         } else if (P.form == FORM_CITYBLOCK) {
             for (var c = 0u; c < cn; c++) {
                 done += 1u;
-                let x = xs[c * TW_R + lid.y];
+                let x = xs[c * XQ + RBQ * lid.y];
                 let y = ys[c * TW_P + lid.x];
                 acc0 = acc0 + abs(vec4<f32>(x.x) - y);
                 acc1 = acc1 + abs(vec4<f32>(x.y) - y);
                 acc2 = acc2 + abs(vec4<f32>(x.z) - y);
                 acc3 = acc3 + abs(vec4<f32>(x.w) - y);
+                if (RBQ == 2u) {
+                    let z = xs[c * XQ + RBQ * lid.y + 1u];
+                    acc4 = acc4 + abs(vec4<f32>(z.x) - y);
+                    acc5 = acc5 + abs(vec4<f32>(z.y) - y);
+                    acc6 = acc6 + abs(vec4<f32>(z.z) - y);
+                    acc7 = acc7 + abs(vec4<f32>(z.w) - y);
+                }
             }
         } else {
             for (var c = 0u; c < cn; c++) {
                 done += 1u;
-                let x = xs[c * TW_R + lid.y];
+                let x = xs[c * XQ + RBQ * lid.y];
                 let y = ys[c * TW_P + lid.x];
                 acc0 = max(acc0, abs(vec4<f32>(x.x) - y));
                 acc1 = max(acc1, abs(vec4<f32>(x.y) - y));
                 acc2 = max(acc2, abs(vec4<f32>(x.z) - y));
                 acc3 = max(acc3, abs(vec4<f32>(x.w) - y));
+                if (RBQ == 2u) {
+                    let z = xs[c * XQ + RBQ * lid.y + 1u];
+                    acc4 = max(acc4, abs(vec4<f32>(z.x) - y));
+                    acc5 = max(acc5, abs(vec4<f32>(z.y) - y));
+                    acc6 = max(acc6, abs(vec4<f32>(z.z) - y));
+                    acc7 = max(acc7, abs(vec4<f32>(z.w) - y));
+                }
             }
         }
         workgroupBarrier();
@@ -177,12 +215,25 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     store_row(rr + 1u, pp, acc1);
     store_row(rr + 2u, pp, acc2);
     store_row(rr + 3u, pp, acc3);
+    if (RBQ == 2u) {
+        store_row(rr + 4u, pp, acc4);
+        store_row(rr + 5u, pp, acc5);
+        store_row(rr + 6u, pp, acc6);
+        store_row(rr + 7u, pp, acc7);
+    }
     let epilogue = P.hi == P.dim;
+    let m0 = 4u * RBQ * lid.y; // the invocation's first row within the tile
     if (epilogue) {
-        atomicMax(&wg_min[4u * lid.y], row_min(rr, pp, acc0));
-        atomicMax(&wg_min[4u * lid.y + 1u], row_min(rr + 1u, pp, acc1));
-        atomicMax(&wg_min[4u * lid.y + 2u], row_min(rr + 2u, pp, acc2));
-        atomicMax(&wg_min[4u * lid.y + 3u], row_min(rr + 3u, pp, acc3));
+        atomicMax(&wg_min[m0], row_min(rr, pp, acc0));
+        atomicMax(&wg_min[m0 + 1u], row_min(rr + 1u, pp, acc1));
+        atomicMax(&wg_min[m0 + 2u], row_min(rr + 2u, pp, acc2));
+        atomicMax(&wg_min[m0 + 3u], row_min(rr + 3u, pp, acc3));
+        if (RBQ == 2u) {
+            atomicMax(&wg_min[m0 + 4u], row_min(rr + 4u, pp, acc4));
+            atomicMax(&wg_min[m0 + 5u], row_min(rr + 5u, pp, acc5));
+            atomicMax(&wg_min[m0 + 6u], row_min(rr + 6u, pp, acc6));
+            atomicMax(&wg_min[m0 + 7u], row_min(rr + 7u, pp, acc7));
+        }
     }
     atomicAdd(&wg_trips, done);
     workgroupBarrier();

@@ -18,12 +18,14 @@ fn floor_tiles() -> Tiles {
     Tiles::choose(&wgpu::Limits::default())
 }
 
-/// Whole resources, bit for bit, with the tiled kernel at the floor tiles and at tiles of 8 × 8
-/// invocations with 4 staged coordinates, in block plans that cut row tiles (7 rows per block).
+/// Whole resources, bit for bit, with the tiled kernel at the floor tiles, at tiles of 8 × 8
+/// invocations with 4 staged coordinates, and at 8-row register blocks (4 × 8 invocations), in
+/// block plans that cut row tiles (7 rows per block).
 #[test]
 fn distances_tiled_resources_equal_the_cpu_at_several_tile_sizes() {
-    let small = Tiles { threads_rows: 8, threads_points: 8, coords: 4 };
-    for tiles in [floor_tiles(), small] {
+    let small = Tiles { threads_rows: 8, threads_points: 8, coords: 4, row_block: 4 };
+    let tall = Tiles { threads_rows: 4, threads_points: 8, coords: 4, row_block: 8 };
+    for tiles in [floor_tiles(), small, tall] {
         for rows in [None, Some(7)] {
             let req = GpuRequest { tiles: Some(tiles), max_rows_per_dispatch: rows, ..Default::default() };
             let Some(g) = gpu(req) else { return };

@@ -1,5 +1,5 @@
 //! stderr carries faithful's own lines only: probing the GPU stack under `--backend auto`
-//! (n ≥ 20 000) or `faithful backends` prints nothing there, even where a driver would (Mesa's
+//! (n² ≥ `backend::AUTO_MIN_PAIRS`) or `faithful backends` prints nothing there, even where a driver would (Mesa's
 //! Vulkan drivers print "error: XDG_RUNTIME_DIR is invalid or not set in the environment."
 //! when that variable is missing), and `auto` probes only when a GPU has work to serve.
 
@@ -24,9 +24,11 @@ fn backends_prints_nothing_on_stderr() {
 
 #[test]
 fn auto_at_the_gpu_threshold_keeps_stderr_clean() {
+    // The smallest n at the threshold: auto considers the GPU.
+    let n = faithful::backend::AUTO_MIN_PAIRS.sqrt().ceil() as usize;
     let dir = tempfile::tempdir().unwrap();
-    let h = write_npy_rows(dir.path(), "h.npy", &random_rows(20_000, 2, 1, 0.0, 1.0));
-    let l = write_npy_rows(dir.path(), "l.npy", &random_rows(20_000, 1, 2, 0.0, 1.0));
+    let h = write_npy_rows(dir.path(), "h.npy", &random_rows(n, 2, 1, 0.0, 1.0));
+    let l = write_npy_rows(dir.path(), "l.npy", &random_rows(n, 1, 2, 0.0, 1.0));
     let run = |spec: &str| {
         let out = faithful()
             .args(["measure", "--json", "--backend", "auto", "--spec", spec, "--high"])

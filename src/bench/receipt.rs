@@ -373,10 +373,12 @@ impl Receipt {
                 t.submits,
                 t.bytes_read_back as f64 / (1u64 << 20) as f64,
                 g.tiles.map_or("–".into(), |t| format!(
-                    "{}×{} rows×points, {} coords",
+                    "{}×{} rows×points, {} coords, {}×{} per invocation",
                     t.rows(),
                     t.points(),
-                    t.coords
+                    t.coords,
+                    t.row_block,
+                    crate::gpu::distances_tiled::REGISTER_BLOCK
                 )),
             );
         }

@@ -27,7 +27,8 @@ impl KernelSet {
     }
 }
 
-/// Side of an invocation's register block: 4 rows × 4 points (one vec4 per row).
+/// Points of an invocation's register block (one vec4 per row); its rows are
+/// [`Tiles::row_block`], 4 or 8.
 pub const REGISTER_BLOCK: u32 = 4;
 
 /// Tile sizes of `distances_tiled.wgsl`, written into its source as constants.
@@ -38,6 +39,9 @@ pub struct Tiles {
     pub threads_points: u32,
     /// Coordinates staged per sub-chunk (TKC).
     pub coords: u32,
+    /// Rows of an invocation's register block (4 or 8; × [`REGISTER_BLOCK`] points): 8 halves
+    /// the workgroup-memory reads per pair, at 32 sums held per invocation instead of 16.
+    pub row_block: u32,
 }
 
 /// WebGPU's guaranteed limits, the floor every adapter meets.
@@ -47,7 +51,7 @@ pub const FLOOR_INVOCATIONS: u32 = 256;
 impl Tiles {
     /// Rows of the block per workgroup (TR).
     pub fn rows(self) -> u32 {
-        REGISTER_BLOCK * self.threads_rows
+        self.row_block * self.threads_rows
     }
     /// Points per workgroup (TP).
     pub fn points(self) -> u32 {
@@ -73,7 +77,10 @@ impl Tiles {
     /// workgroup) where 256 invocations fit, else 8 × 8; then as many staged coordinates per
     /// sub-chunk (a power of two, 4 to 64) as the workgroup memory holds. More invocations per
     /// workgroup would not add reuse per invocation; more coordinates per sub-chunk halve the
-    /// barriers per coordinate.
+    /// barriers per coordinate. Register blocks of 8 rows (128 × 64 pairs per workgroup) on an
+    /// adapter of a desktop GPU's class (1 024 invocations per workgroup and 32 KiB of
+    /// workgroup memory: NVIDIA, AMD, Apple, lavapipe), whose register files hold the 32 sums;
+    /// wgpu reports no register count, so this class stands for it. 4 rows elsewhere.
     pub fn choose(limits: &wgpu::Limits) -> Tiles {
         let side = if limits.max_compute_invocations_per_workgroup >= 256
             && limits.max_compute_workgroup_size_x >= 16
@@ -83,7 +90,11 @@ impl Tiles {
         } else {
             8
         };
-        let mut t = Tiles { threads_rows: side, threads_points: side, coords: 64 };
+        let large = side == 16
+            && limits.max_compute_invocations_per_workgroup >= 1024
+            && limits.max_compute_workgroup_storage_size >= 32 << 10;
+        let row_block = if large { 8 } else { REGISTER_BLOCK };
+        let mut t = Tiles { threads_rows: side, threads_points: side, coords: 64, row_block };
         while t.coords > 4 && t.workgroup_bytes() > limits.max_compute_workgroup_storage_size {
             t.coords /= 2;
         }
@@ -93,8 +104,11 @@ impl Tiles {
     /// The constants `distances_tiled.wgsl` is compiled with.
     pub fn wgsl_constants(self) -> String {
         format!(
-            "const TW_R: u32 = {}u;\nconst TW_P: u32 = {}u;\nconst TKC: u32 = {}u;\n",
-            self.threads_rows, self.threads_points, self.coords
+            "const TW_R: u32 = {}u;\nconst TW_P: u32 = {}u;\nconst TKC: u32 = {}u;\nconst RBQ: u32 = {}u;\n",
+            self.threads_rows,
+            self.threads_points,
+            self.coords,
+            self.row_block / REGISTER_BLOCK
         )
     }
 
@@ -129,7 +143,7 @@ mod tests {
         let t = Tiles::choose(&wgpu::Limits::default());
         assert_eq!(wgpu::Limits::default().max_compute_workgroup_storage_size, FLOOR_STORAGE);
         assert_eq!(wgpu::Limits::default().max_compute_invocations_per_workgroup, FLOOR_INVOCATIONS);
-        assert_eq!((t.rows(), t.points(), t.invocations(), t.coords), (64, 64, 256, 16));
+        assert_eq!((t.rows(), t.points(), t.invocations(), t.coords, t.row_block), (64, 64, 256, 16, 4));
         assert!(t.workgroup_bytes() <= FLOOR_STORAGE);
         // The downlevel floor (WebGL-class) is the same for compute.
         assert_eq!(Tiles::choose(&wgpu::Limits::downlevel_defaults()), t);
@@ -137,12 +151,16 @@ mod tests {
 
     #[test]
     fn distances_tiled_tiles_at_large_limits() {
-        // An NVIDIA-class adapter: 48 KiB, 1024 invocations.
+        // An NVIDIA-class adapter: 48 KiB, 1024 invocations: 8-row register blocks.
         let t = Tiles::choose(&limits(48 << 10, 1024, 1024));
-        assert_eq!((t.rows(), t.points(), t.coords), (64, 64, 64));
+        assert_eq!((t.rows(), t.points(), t.coords, t.row_block), (128, 64, 32, 8));
         assert!(t.workgroup_bytes() <= 48 << 10);
-        // 32 KiB exactly: the witness counter does not fit beside 64 coordinates.
-        assert_eq!(Tiles::choose(&limits(32 << 10, 1024, 1024)).coords, 32);
+        // 32 KiB exactly (lavapipe, Apple): 8-row blocks, 32 coordinates staged.
+        let t = Tiles::choose(&limits(32 << 10, 1024, 1024));
+        assert_eq!((t.row_block, t.coords), (8, 32));
+        assert!(t.workgroup_bytes() <= 32 << 10);
+        // 256 invocations (WebGPU's floor) with more memory: 4-row blocks.
+        assert_eq!(Tiles::choose(&limits(48 << 10, 256, 256)).row_block, 4);
         // Below the floor (non-conformant adapters): smaller tiles, still valid.
         let small = Tiles::choose(&limits(4 << 10, 64, 64));
         assert_eq!((small.rows(), small.invocations()), (32, 64));
@@ -156,7 +174,8 @@ mod tests {
         let mut rng = crate::splitmix::SplitMix64(5);
         for (n, dim, tiles) in [
             (70, 37, Tiles::choose(&wgpu::Limits::default())),
-            (130, 5, Tiles { threads_rows: 8, threads_points: 8, coords: 4 }),
+            (130, 5, Tiles { threads_rows: 8, threads_points: 8, coords: 4, row_block: 4 }),
+            (200, 9, Tiles { threads_rows: 4, threads_points: 8, coords: 4, row_block: 8 }),
         ] {
             let data: Vec<f64> = (0..n * dim).map(|_| rng.uniform() - 0.5).collect();
             // Every distance form: squared, cityblock's sums and chebyshev's maxima.
@@ -180,7 +199,7 @@ mod tests {
 
     #[test]
     fn distances_tiled_witness_and_grid_cover_every_pair() {
-        let t = Tiles { threads_rows: 16, threads_points: 16, coords: 16 };
+        let t = Tiles { threads_rows: 16, threads_points: 16, coords: 16, row_block: 4 };
         assert_eq!(t.groups(1, 1), (1, 1));
         assert_eq!(t.groups(65, 129), (3, 2));
         assert_eq!(t.trips_per_coordinate(100), 2 * 256);

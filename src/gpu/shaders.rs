@@ -184,15 +184,17 @@ impl Kernel {
 mod tests {
     use super::*;
 
-    /// Every kernel, the tiled one at WebGPU's floor tiles and at the tiles of an adapter with
-    /// 48 KiB of workgroup memory.
+    /// Every kernel, the tiled one at WebGPU's floor tiles, at the tiles of an adapter with
+    /// 48 KiB of workgroup memory, and with that and 1024 invocations (8-row register blocks).
     fn all() -> Vec<Kernel> {
         let tiled = |l: &wgpu::Limits| Kernel::DistancesTiled(super::super::distances_tiled::Tiles::choose(l));
         let large = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..Default::default() };
+        let desktop = wgpu::Limits { max_compute_invocations_per_workgroup: 1024, ..large.clone() };
         vec![
             Kernel::Distances,
             tiled(&wgpu::Limits::default()),
             tiled(&large),
+            tiled(&desktop),
             Kernel::SqDist,
             Kernel::KnnCandidates,
             Kernel::RankCounts,
@@ -340,6 +342,7 @@ mod tests {
                 "TW_P",
                 "TW_R",
                 "TKC",
+                "RBQ",
             ] {
                 assert!(!body.contains(&format!("const {c}:")), "{name} declares {c}");
             }

@@ -3,7 +3,8 @@
 # k = 20, tnc + mrre + lcmc Exact, parity against the CPU reference) for three builds, side by
 # side on one machine: `before` (run.sh's build, cc4808d); `rank64`, the refill of a freed set
 # before the host refines (src/gpu/pass.rs); `current`, that and rank_counts at 256 threads per
-# row (RANK_WG) and knn_candidates loading four points per trip; the last two with 2 GiB (the
+# row (RANK_WG), knn_candidates loading four points per trip and distances_tiled's 8 × 4
+# register blocks; the last two with 2 GiB (the
 # default) and 4 GiB of resident distances (--gpu-resident).
 # Then the GPU test binaries of this build (a crash is rerun on one thread, with Vulkan only,
 # and under cuda-gdb for its stack), the crossover for `auto`, and n = 10^6 under a limit.

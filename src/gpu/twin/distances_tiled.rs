@@ -8,12 +8,13 @@ use crate::gpu::prepare::Prepared;
 
 /// Twin of `distances_tiled.wgsl` for block rows `row0..row0 + rows`: s̃ (rows × n, row-major)
 /// and each row's witness count, simulating the workgroups' tile walk (tiles of rows and
-/// points, coordinates staged in sub-chunks of `tiles.coords`, 4 × 4 register blocks). Each
-/// sum takes its terms in coordinate order, so s̃ equals `super::sqdist` bit for bit.
+/// points, coordinates staged in sub-chunks of `tiles.coords`, register blocks of
+/// `tiles.row_block` rows × 4 points). Each sum takes its terms in coordinate order, so s̃
+/// equals `super::sqdist` bit for bit.
 pub fn distances_tiled(prep: &Prepared, tiles: Tiles, row0: usize, rows: usize) -> (Vec<f32>, Vec<u32>) {
     let (n, d) = (prep.n, prep.dim);
     let (tr, tp, kc) = (tiles.rows() as usize, tiles.points() as usize, tiles.coords as usize);
-    let rb = REGISTER_BLOCK as usize;
+    let (rb, pb) = (tiles.row_block as usize, REGISTER_BLOCK as usize);
     let coord = |p: usize, last: usize, c: usize| if p < last { prep.pts[p * d + c] } else { 0.0 };
     let mut s = vec![0.0f32; rows * n];
     let mut trips = vec![0u32; rows];
@@ -24,8 +25,8 @@ pub fn distances_tiled(prep: &Prepared, tiles: Tiles, row0: usize, rows: usize) 
             let mut wg_trips = 0u32;
             for ty in 0..tiles.threads_rows as usize {
                 for tx in 0..tiles.threads_points as usize {
-                    let (rr, pp) = (r0 + rb * ty, p0 + rb * tx);
-                    let mut acc = [[0.0f32; 4]; 4];
+                    let (rr, pp) = (r0 + rb * ty, p0 + pb * tx);
+                    let mut acc = vec![[0.0f32; 4]; rb];
                     let mut done = 0u32;
                     for c0 in (0..d).step_by(kc) {
                         for c in c0..(c0 + kc).min(d) {
