@@ -275,45 +275,62 @@ async fn run(
         let out = b.sub.take().expect("submitted").wait(gpu, tally).await?;
         let at = b.row0 - rows.start;
         if !b.stage2 {
-            // Stage 1 done: refine the kNN of both spaces.
-            for (side, on, k, lists) in [(&mut b.y, plan.y, ky, &mut lists_y), (&mut b.x, plan.x, kx, &mut lists_x)] {
-                let (Some(side), Some(on)) = (side.as_mut(), on) else { continue };
+            // Stage 1 done: collect both spaces' kNN candidates.
+            let mut blocks = [None, None];
+            for (slot, side, k) in [(0, &mut b.y, ky), (1, &mut b.x, kx)] {
+                let Some(side) = side.as_mut() else { continue };
                 side.short = side.rec.short(&out);
                 if k == 0 {
                     continue;
                 }
-                let (idx, dist) = (&mut lists.0[at * k..(at + b.rows) * k], &mut lists.1[at * k..(at + b.rows) * k]);
-                match side.knn.take() {
+                blocks[slot] = Some(match side.knn.take() {
                     Some(rec) => {
                         let block = collect_knn(gpu, rec, &out, &side.short, n, tally).await?;
                         knn_seen = (knn_seen.0 + block.total, knn_seen.1 + b.rows);
-                        let kp = knn_params(on, k);
-                        refine_knn(
-                            on.points,
-                            &on.space.prep,
-                            &kp,
-                            &block,
-                            b.row0,
-                            numerics,
-                            idx,
-                            dist,
-                            &mut stats.knn,
-                            tally,
-                        );
+                        Some(block)
                     }
+                    None => None,
+                });
+            }
+            // Nothing more reads this block's distances when no ranks are wanted: the set takes
+            // the next block while the host refines.
+            let (row0, count) = (b.row0, b.rows);
+            let kept = if kc == 0 {
+                ahead.release(gpu, b);
+                ahead.fill(gpu, plan, knn_seen, tally).await?;
+                None
+            } else {
+                Some(b)
+            };
+            // Refine the kNN of both spaces (the CPU reference for a space the kernel could not serve).
+            for (block, on, k, lists) in
+                [(&blocks[0], plan.y, ky, &mut lists_y), (&blocks[1], plan.x, kx, &mut lists_x)]
+            {
+                let (Some(block), Some(on)) = (block, on) else { continue };
+                let (idx, dist) = (&mut lists.0[at * k..(at + count) * k], &mut lists.1[at * k..(at + count) * k]);
+                match block {
+                    Some(block) => refine_knn(
+                        on.points,
+                        &on.space.prep,
+                        &knn_params(on, k),
+                        block,
+                        row0,
+                        numerics,
+                        idx,
+                        dist,
+                        &mut stats.knn,
+                        tally,
+                    ),
                     None => {
-                        cpu_rows(on.points, k, b.row0..b.row0 + b.rows, idx, dist);
-                        stats.knn.rows_recomputed += b.rows as u64;
+                        cpu_rows(on.points, k, row0..row0 + count, idx, dist);
+                        stats.knn.rows_recomputed += count as u64;
                         let e = tally.kernel(Kernel::KnnCandidates.name());
-                        e.host_rows_recomputed += b.rows as u64;
-                        e.host_f64_distances += (b.rows * n) as u64;
+                        e.host_rows_recomputed += count as u64;
+                        e.host_f64_distances += (count * n) as u64;
                     }
                 }
             }
-            if kc == 0 {
-                ahead.release(gpu, b);
-                continue;
-            }
+            let Some(mut b) = kept else { continue };
             // Stage 2: the projection's neighbours ranked in x, the original's in y.
             let (x, y) = (plan.x.expect("cross ranks need both spaces"), plan.y.expect("cross ranks need both spaces"));
             b.q_x = (0..b.rows).flat_map(|r| lists_y.0[(at + r) * ky..(at + r) * ky + kc].iter().copied()).collect();
