@@ -1,11 +1,13 @@
 // Certified kNN candidates from the block's squared distances (distances_tiled.wgsl or
 // distances.wgsl, binding 3). One workgroup per row i. With U = s̃ + ε and L = s̃ - ε:
-//   τ'      an upper bound on the row's k-th smallest U: the max over threads of each thread's
-//           kt-th smallest among the row's tile minima (binding 4: the smallest U of each tile
-//           of points, written by distances_tiled's epilogue, P.tiles per row; distinct tiles
-//           are distinct points, so 64·kt ≥ k points have U ≤ τ'). Where a thread has fewer
-//           than kt minima (small n, or no minima: P.tiles = 0 for the classic kernel set), τ'
-//           comes from a pass over s̃ as before (each thread's kt-th smallest U of its points).
+//   τ'      an upper bound on the row's k-th smallest U: the c-th smallest (c = ⌈k/kt⌉ ≤ WG) of
+//           the threads' kt-th smallest among the row's tile minima (binding 4: the smallest U
+//           of each tile of points, written by distances_tiled's epilogue, P.tiles per row;
+//           distinct tiles are distinct points, so the c threads at or below it hold c·kt ≥ k
+//           points with U ≤ τ'), found by ranking the WG values (on their bits: every value is
+//           a float in [0, F32_MAX], whose bits order as the values). Where fewer than c threads
+//           have kt minima (small n, or no minima: P.tiles = 0 for the classic kernel set), τ'
+//           comes from a pass over s̃ as before (the max of each thread's kt-th smallest U).
 //   pass A  the U ≤ τ' go to a workgroup pool; if it did not overflow, τ = its exact k-th smallest
 //   pass B  every j ≠ i not proven beyond τ (!(L > τ), so NaN stays in) is a candidate:
 //           (j, bits of s̃) into the row's slots.
@@ -35,6 +37,8 @@ var<workgroup> out_n: atomic<u32>;
 var<workgroup> base: atomic<u32>;
 var<workgroup> wg_w: array<atomic<u32>, 4>;
 var<workgroup> pool: array<f32, POOL>;
+// Each thread's kt-th smallest tile minimum (bits), ranked for τ'.
+var<workgroup> tvals: array<u32, WG>;
 
 // Inserts x into the ascending list top[0..kt) (x < top[kt-1]; NaN never enters).
 fn insert(top: ptr<function, array<f32, KT_MAX>>, x: f32) {
@@ -75,7 +79,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     let ni = norms[i];
     let row = r * P.n;
     if (tid == 0u) {
-        atomicStore(&tau1_bits, 0u);
+        atomicStore(&tau1_bits, 0xffffffffu);
         atomicStore(&tau2_bits, 0u);
         atomicStore(&tau_bits, INF_BITS);
     }
@@ -91,7 +95,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         t_trips += 1u;
         insert(&top, minima[r * P.tiles + t]);
     }
-    atomicMax(&tau1_bits, bitcast<u32>(top[P.kt - 1u]));
+    let mine = bitcast<u32>(top[P.kt - 1u]);
+    tvals[tid] = mine;
+    workgroupBarrier();
+    // τ' = the c-th smallest of the WG values: the one with fewer than c below it and at least
+    // c at or below it (counted in t_trips: WG trips per thread).
+    var below = 0u;
+    var at_or_below = 0u;
+    for (var u = 0u; u < WG; u++) {
+        t_trips += 1u;
+        let o = tvals[u];
+        below += select(0u, 1u, o < mine);
+        at_or_below += select(0u, 1u, o <= mine);
+    }
+    let c = (P.k + P.kt - 1u) / P.kt;
+    if (below < c && at_or_below >= c) {
+        atomicMin(&tau1_bits, mine);
+    }
     workgroupBarrier();
     var tau1 = bitcast<f32>(atomicLoad(&tau1_bits));
     // Some thread had fewer than kt minima (or none were given): τ' from a pass over s̃.

@@ -159,11 +159,11 @@ pub(super) async fn collect_knn(
     entry_t.pairs += (rec.rows * n) as u64;
     let (mut count, mut cands, mut short) = (Vec::new(), Vec::new(), Vec::new());
     for (r, w) in info.iter().enumerate() {
-        let [c, m, base, _, j, t, pool, copy] = w.map(|x| x as usize);
+        let [c, m, base, _, j, _, pool, copy] = w.map(|x| x as usize);
         entry_t.comparisons += (j + pool) as u64;
         let kept = if c >= rec.k && c <= cap(rec.k) { c } else { 0 };
         let complete = knn_witness_complete(n, rec.tiles as usize, m, kept, w);
-        let fits = base + kept <= total.min(first.len() + rest.len()) && copy == kept && t == rec.tiles as usize;
+        let fits = base + kept <= total.min(first.len() + rest.len()) && copy == kept;
         // A row whose count, base or copy do not add up is the device's fault: recomputed.
         short.push(dist_short[r] || !complete || !fits);
         count.push(c as u32);
@@ -246,12 +246,16 @@ pub(super) fn refine_knn(
 
 /// The completeness witness of one row of `knn_candidates` (the workgroup's sums `w` of its
 /// invocations' trips): the s̃ loops, n trips each, three of them unless τ' came from the
-/// tile minima (`w[3]`), two then; the minima loop, `tiles` trips; the pool ranking, m² trips
-/// when the pool held the m values; the copy, the `kept` candidates.
+/// tile minima (`w[3]`), two then; the minima loop and the ranking of the threads' values for
+/// τ', `tiles` + WG² trips; the pool ranking, m² trips when the pool held the m values; the
+/// copy, the `kept` candidates.
 fn knn_witness_complete(n: usize, tiles: usize, m: usize, kept: usize, w: &[u32; KNN_INFO]) -> bool {
     let passes = if w[3] == 1 { 2 } else { 3 };
     let pool = if m <= POOL { (m * m) as u64 } else { 0 };
-    u64::from(w[4]) == passes * n as u64 && w[5] as usize == tiles && u64::from(w[6]) == pool && w[7] as usize == kept
+    u64::from(w[4]) == passes * n as u64
+        && w[5] as usize == tiles + WG * WG
+        && u64::from(w[6]) == pool
+        && w[7] as usize == kept
 }
 
 /// Fast posture: how many of the (s̃, j)-sorted candidates have an f32 interval
@@ -358,7 +362,7 @@ mod tests {
     fn knn_witness_checks_every_loop() {
         let (n, tiles, m, kept) = (130, 3, 70, 25);
         // Two s̃ passes (τ' from the minima), the minima loop, the pool, the copy.
-        let full = [25, m as u32, 0, 1, 2 * n as u32, tiles as u32, (m * m) as u32, kept as u32];
+        let full = [25, m as u32, 0, 1, 2 * n as u32, (tiles + WG * WG) as u32, (m * m) as u32, kept as u32];
         assert!(knn_witness_complete(n, tiles, m, kept, &full));
         for part in 4..8 {
             let mut cut = full;

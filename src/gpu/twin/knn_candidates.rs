@@ -38,14 +38,18 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> 
         (s, s + p.eps_of(s, ni, prep.norms[j]), s - p.eps_of(s, ni, prep.norms[j]))
     };
     let sentinel = 1.0e38f32;
-    let mut tau1 = 0.0f32;
-    for t in 0..WG {
-        let mut top = [sentinel; KT_MAX];
-        for &x in minima.iter().skip(t).step_by(WG) {
-            insert(&mut top, kt, x);
-        }
-        tau1 = tau1.max(top[kt - 1]);
-    }
+    // τ': the c-th smallest (c = ⌈k/kt⌉) of the threads' kt-th smallest minima, on the bits.
+    let mut vals: Vec<u32> = (0..WG)
+        .map(|t| {
+            let mut top = [sentinel; KT_MAX];
+            for &x in minima.iter().skip(t).step_by(WG) {
+                insert(&mut top, kt, x);
+            }
+            top[kt - 1].to_bits()
+        })
+        .collect();
+    vals.sort_unstable();
+    let mut tau1 = f32::from_bits(vals[k.div_ceil(kt) - 1]);
     let from_minima = tau1 < sentinel;
     if !from_minima {
         tau1 = 0.0;
