@@ -2,8 +2,10 @@
 # The hardware GPU check (issues 10 / 18 / 30): on a machine with an NVIDIA GPU and this repository,
 # run the GPU parity and adversarial tests on the hardware adapter (each test binary under a
 # time limit; a binary that hangs is rerun one test at a time to name the test, with a stack
-# dump where gdb exists), then `faithful bench` with the tiled and the classic kernel sets side
-# by side: n = 100 000 (D = 50, k = 20; one CPU reference per kernel, `--backend gpu`) and a
+# dump where gdb exists; a crashed binary is rerun on one test thread and with Vulkan only),
+# then `faithful bench` with the tiled kernel set (DEVICE_CHECK_SETS=tiled,classic adds the
+# classic one side by side, minutes more of device time): n = 100 000 (D = 50, k = 20; one
+# CPU reference per kernel, `--backend gpu`) and a
 # CPU/GPU crossover at n = 5 000 and 20 000; write the receipt (JSON + markdown, with where the
 # GPU time went per kernel and phase, and the work per kernel: dispatches, witness-counted
 # comparisons and comparisons per pair, bytes read back, host f64 distances, rows recomputed)
@@ -59,7 +61,12 @@ if [ "${1:-}" = "--prepare" ]; then
     mkdir -p "$dir"
     cp target/release/faithful "$dir/"
     while read -r name exe; do cp "$exe" "$dir/test-$name"; done <target/device_tests.txt
-    echo "device_check: binaries in $dir: $(ls "$dir" | tr '\n' ' ')"
+    # Stripped, the ten binaries are about 90 MB instead of 800 (a device call carries 64 MiB
+    # with the tree: pack them, e.g. tar czf, as docs/bench/h200_2026-12-04/run.sh did).
+    if command -v strip >/dev/null 2>&1; then
+        for f in "$dir"/*; do strip "$f"; done
+    fi
+    echo "device_check: binaries in $dir ($(du -sh "$dir" | cut -f1)): $(ls "$dir" | tr '\n' ' ')"
     exit 0
 fi
 
@@ -190,14 +197,15 @@ for entry in "${tests[@]}"; do
     done
 done
 
-# The bench: the tiled and the classic kernel sets side by side on the hardware adapter.
+# The bench: the tiled kernel set (and the classic one beside it with DEVICE_CHECK_SETS) on the
+# hardware adapter.
 # n = 100 000: one CPU reference per kernel (`--backend gpu`; it dominates, tens of seconds),
 # 2 warm runs; the crossover (evaluation only) runs the CPU as its own rows.
 bench() {
     local tag=$1 secs=$2
     shift 2
     say "bench $tag: $*"
-    timeout "$secs" "$cli" bench --dims 50 --k 20 --kernel-sets tiled,classic "$@" --json "$out/bench_$tag.json" \
+    timeout "$secs" "$cli" bench --dims 50 --k 20 --kernel-sets "${DEVICE_CHECK_SETS:-tiled}" "$@" --json "$out/bench_$tag.json" \
         >"$out/bench_$tag.txt" 2>>"$log" || { status=1; say "bench $tag failed or ran out of time (exit $?)"; }
 }
 gpu_filter=()
