@@ -24,9 +24,9 @@ struct Params {
     rows: u32,       // rows of this block (distances_tiled, rank_counts)
     tiles: u32,      // knn_candidates: tile minima per row (0: none)
     form: u32,       // FORM_SQUARED, FORM_CITYBLOCK or FORM_CHEBYSHEV (bound::Form)
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
+    col0: u32,       // streamed plans: the tile's first point (the distances hold col0..col0+n)
+    streamed: u32,   // rank_counts: the queries' s̃ follow their indices (bits)
+    more: u32,       // rank_counts: tiles follow this one
 }
 
 @group(0) @binding(0) var<uniform> P: Params;

@@ -24,7 +24,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         var s = 0.0;
         if (P.lo > 0u) { s = s_out[r * P.n + j]; }
         let a = i * P.dim;
-        let b = j * P.dim;
+        let b = (P.col0 + j) * P.dim; // point j of the tile (a streamed plan's col0; else 0)
         var done = 0u;
         // One loop per distance form (P.form is uniform: branched once, not per term).
         if (P.form == FORM_SQUARED) {

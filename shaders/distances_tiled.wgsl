@@ -30,6 +30,9 @@
 // non-negative floats as their values and put NaN and negative values last): `minima`
 // [row · ⌈n/TP⌉ + tile], read by knn_candidates for τ', the bound on the row's k-th smallest U
 // (a pass over s̃ fewer). A tile with no such point stores the sentinel F32_MAX.
+// Point tiles (a streamed plan, P.col0 > 0 or P.n below the space's count): the dispatch's
+// points are col0..col0 + P.n, point p of the tile is point P.col0 + p of the space, and the
+// block's distances and minima are laid out over the tile alone (row stride P.n).
 // CPU twin: src/gpu/twin/distances_tiled.rs.
 
 @group(0) @binding(1) var<storage, read> pts: array<f32>;
@@ -62,8 +65,8 @@ fn coord(p: u32, last: u32, c: u32) -> f32 {
 // Bits of U = s̃ + ε of block row r (global index g, norm ni) and point p, or F32_MAX's bits
 // when p is past n or is g itself.
 fn u_bits(g: u32, ni: f32, p: u32, s: f32) -> u32 {
-    if (p >= P.n || p == g) { return bitcast<u32>(F32_MAX); }
-    return bitcast<u32>(s + eps_of(s, ni, norms[p]));
+    if (p >= P.n || P.col0 + p == g) { return bitcast<u32>(F32_MAX); }
+    return bitcast<u32>(s + eps_of(s, ni, norms[P.col0 + p]));
 }
 
 // Complemented bits of the smallest U of block row r over points j..j+3 (written out, not
@@ -140,9 +143,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
             let c = e % TKC;
             let q = e / TKC;
             if (c < cn) {
-                let g = p0 + 4u * q;
-                ys[c * TW_P + q] = vec4<f32>(coord(g, P.n, c0 + c), coord(g + 1u, P.n, c0 + c),
-                                             coord(g + 2u, P.n, c0 + c), coord(g + 3u, P.n, c0 + c));
+                let g = P.col0 + p0 + 4u * q;
+                let last = P.col0 + P.n;
+                ys[c * TW_P + q] = vec4<f32>(coord(g, last, c0 + c), coord(g + 1u, last, c0 + c),
+                                             coord(g + 2u, last, c0 + c), coord(g + 3u, last, c0 + c));
             }
         }
         workgroupBarrier();

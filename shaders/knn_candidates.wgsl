@@ -20,6 +20,9 @@
 // (the workgroup's sums of its invocations' trips): the s̃ loops (2 or 3 per thread), the
 // minima loop, the pool ranking loop, the copy loop. The host checks each sum against the
 // loops' known lengths.
+// Point tiles (a streamed plan): s_in holds the tile's points P.col0..P.col0 + P.n; the
+// candidates are those of the tile (the host unites the tiles': a point within the row's
+// bound over all n is within the tile's, whose k-th smallest U is no smaller).
 // CPU twin: src/gpu/twin/knn_candidates.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
@@ -52,9 +55,9 @@ fn insert(top: ptr<function, array<f32, KT_MAX>>, x: f32) {
     }
 }
 
-// Pass A for point j of row i: U ≤ τ' goes to the pool.
-fn pool_one(i: u32, j: u32, s: f32, ni: f32, nj: f32, tau1: f32) {
-    if (j == i) { return; }
+// Pass A for point g (of the space) of row i: U ≤ τ' goes to the pool.
+fn pool_one(i: u32, g: u32, s: f32, ni: f32, nj: f32, tau1: f32) {
+    if (g == i) { return; }
     let up = s + eps_of(s, ni, nj);
     if (up <= tau1) {
         let p = atomicAdd(&pool_n, 1u);
@@ -62,13 +65,14 @@ fn pool_one(i: u32, j: u32, s: f32, ni: f32, nj: f32, tau1: f32) {
     }
 }
 
-// Pass B for point j of block row r (row i): a point not proven beyond τ is a candidate.
-fn cand_one(i: u32, r: u32, j: u32, s: f32, ni: f32, nj: f32, tau: f32) {
-    if (j == i) { return; }
+// Pass B for point g (of the space) of block row r (row i): a point not proven beyond τ is a
+// candidate.
+fn cand_one(i: u32, r: u32, g: u32, s: f32, ni: f32, nj: f32, tau: f32) {
+    if (g == i) { return; }
     let lo = s - eps_of(s, ni, nj);
     if (!(lo > tau)) {
         let p = atomicAdd(&out_n, 1u);
-        if (p < P.cap) { slots[r * P.cap + p] = vec2<u32>(j, bitcast<u32>(s)); }
+        if (p < P.cap) { slots[r * P.cap + p] = vec2<u32>(g, bitcast<u32>(s)); }
     }
 }
 
@@ -122,9 +126,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         }
         for (var j = tid; j < P.n; j += WG) {
             j_trips += 1u;
-            if (j == i) { continue; }
+            if (P.col0 + j == i) { continue; }
             let s = s_in[row + j];
-            insert(&top, s + eps_of(s, ni, norms[j]));
+            insert(&top, s + eps_of(s, ni, norms[P.col0 + j]));
         }
         atomicMax(&tau2_bits, bitcast<u32>(top[P.kt - 1u]));
     }
@@ -141,15 +145,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     for (; j + 3u * WG < P.n; j += 4u * WG) {
         j_trips += 4u;
         let s4 = vec4<f32>(s_in[row + j], s_in[row + j + WG], s_in[row + j + 2u * WG], s_in[row + j + 3u * WG]);
-        let n4 = vec4<f32>(norms[j], norms[j + WG], norms[j + 2u * WG], norms[j + 3u * WG]);
-        pool_one(i, j, s4.x, ni, n4.x, tau1);
-        pool_one(i, j + WG, s4.y, ni, n4.y, tau1);
-        pool_one(i, j + 2u * WG, s4.z, ni, n4.z, tau1);
-        pool_one(i, j + 3u * WG, s4.w, ni, n4.w, tau1);
+        let g = P.col0 + j;
+        let n4 = vec4<f32>(norms[g], norms[g + WG], norms[g + 2u * WG], norms[g + 3u * WG]);
+        pool_one(i, g, s4.x, ni, n4.x, tau1);
+        pool_one(i, g + WG, s4.y, ni, n4.y, tau1);
+        pool_one(i, g + 2u * WG, s4.z, ni, n4.z, tau1);
+        pool_one(i, g + 3u * WG, s4.w, ni, n4.w, tau1);
     }
     for (; j < P.n; j += WG) {
         j_trips += 1u;
-        pool_one(i, j, s_in[row + j], ni, norms[j], tau1);
+        pool_one(i, P.col0 + j, s_in[row + j], ni, norms[P.col0 + j], tau1);
     }
     workgroupBarrier();
     let m = atomicLoad(&pool_n);
@@ -179,15 +184,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     for (; j + 3u * WG < P.n; j += 4u * WG) {
         j_trips += 4u;
         let s4 = vec4<f32>(s_in[row + j], s_in[row + j + WG], s_in[row + j + 2u * WG], s_in[row + j + 3u * WG]);
-        let n4 = vec4<f32>(norms[j], norms[j + WG], norms[j + 2u * WG], norms[j + 3u * WG]);
-        cand_one(i, r, j, s4.x, ni, n4.x, tau);
-        cand_one(i, r, j + WG, s4.y, ni, n4.y, tau);
-        cand_one(i, r, j + 2u * WG, s4.z, ni, n4.z, tau);
-        cand_one(i, r, j + 3u * WG, s4.w, ni, n4.w, tau);
+        let g = P.col0 + j;
+        let n4 = vec4<f32>(norms[g], norms[g + WG], norms[g + 2u * WG], norms[g + 3u * WG]);
+        cand_one(i, r, g, s4.x, ni, n4.x, tau);
+        cand_one(i, r, g + WG, s4.y, ni, n4.y, tau);
+        cand_one(i, r, g + 2u * WG, s4.z, ni, n4.z, tau);
+        cand_one(i, r, g + 3u * WG, s4.w, ni, n4.w, tau);
     }
     for (; j < P.n; j += WG) {
         j_trips += 1u;
-        cand_one(i, r, j, s_in[row + j], ni, norms[j], tau);
+        cand_one(i, r, P.col0 + j, s_in[row + j], ni, norms[P.col0 + j], tau);
     }
     workgroupBarrier();
     storageBarrier();

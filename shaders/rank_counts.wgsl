@@ -36,6 +36,11 @@
 // S per search started and the walks against the positions meant. A loop cut short anywhere
 // leaves its sum short. `info` then holds the comparisons made outside loops (a work count),
 // the overlap count and the dense base.
+// Point tiles (a streamed plan): s_in holds the tile's points P.col0..P.col0 + P.n (l of the
+// range is point P.col0 + l), the counts, witness and overlaps accumulate over the tiles as
+// over ranges, the last range of the last tile (P.more = 0) copies the overlaps, and the
+// queries' s̃ (P.streamed = 1) come after their indices in `queries`, computed by the host as
+// a sequential f32 sum (a valid evaluation of the bound, docs/exactness.md Step 3).
 // CPU twin: src/gpu/twin/rank_counts.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
@@ -95,7 +100,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     for (var q = tid; q < k; q += RANK_WG) {
         w_setup += 1u;
         let j = queries[r * k + q];
-        let s = s_in[row + j];
+        // A streamed plan's query may lie in another tile: its s̃ follows the indices.
+        var s = 0.0;
+        if (P.streamed == 1u) {
+            s = bitcast<f32>(queries[P.rows * k + r * k + q]);
+        } else {
+            s = s_in[row + j];
+        }
         let e = eps_of(s, ni, norms[j]);
         a_j[q] = j;
         a_s[q] = s;
@@ -132,10 +143,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
 
     let top = sl[k - 1u];
     let bottom = sl[0];
-    for (var l = P.lo + tid; l < P.hi; l += RANK_WG) {
+    for (var lt = P.lo + tid; lt < P.hi; lt += RANK_WG) {
         w_l += 1u;
+        let l = P.col0 + lt; // the point of the space (lt of the tile)
         if (l == i) { continue; }
-        let s = s_in[row + l];
+        let s = s_in[row + lt];
         let e = eps_of(s, ni, norms[l]);
         let lo_l = lower_end(s - e);
         let up_l = upper_end(s + e);
@@ -194,7 +206,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     atomicAdd(&diff[0], c0);
     workgroupBarrier();
     storageBarrier();
-    let last = P.hi == P.n;
+    let last = P.hi == P.n && P.more == 0u;
     let cnt = atomicLoad(&n_ov);
     let kept = select(0u, cnt, last && cnt <= P.cap);
     // Prefix sums of the difference array: the certain count of every position; the dense base.

@@ -144,3 +144,25 @@ fn bench_gpu_resident_memory_sizes_the_blocks() {
         assert_eq!(per, 65536 / (2 * 2 * 300 * 4), "{row}");
     }
 }
+
+/// `--gpu-point-tile` streams a GPU pass as row blocks × point tiles: at n = 300 and tiles of
+/// 64 points (five tiles of 60), with 64 KiB resident (one tile of a block at a time: 273-row
+/// blocks), every row is identical to the CPU reference and the receipt names the plan.
+#[test]
+fn bench_gpu_point_tile_streams_the_pass() {
+    if gpu_common::gpu(GpuRequest::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("gpu.json");
+    let r = bench_with("gpu", &json, &["--kernels", "evaluation", "--gpu-point-tile", "64", "--gpu-resident", "64K"]);
+    let rows = r["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert_eq!(row["parity"], "identical", "{row}");
+        let s = &row["gpu_warm"]["streamed"];
+        assert_eq!((s["tiles"].as_u64(), s["width"].as_u64()), (Some(5), Some(60)), "{row}");
+        assert_eq!(s["rows"].as_u64(), Some(65536 / (60 * 4)), "{row}");
+        assert_eq!(row["gpu_warm"]["knn"]["rows_recomputed"].as_u64(), Some(0), "{row}");
+    }
+}

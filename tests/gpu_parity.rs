@@ -62,6 +62,13 @@ fn resources_identical_to_cpu_in_several_block_plans() {
         // over several dispatches per block; lavapipe's default here is one range, as a
         // hardware GPU's always is).
         GpuRequest { rank_chunk: Some(100), max_rows_per_dispatch: Some(7), ..Default::default() },
+        // The streamed plan (row blocks × point tiles, issue 30 item 5): tiles of at least 16
+        // points (2k + 2 at the larger k), the tiles' candidates united, the ranks' counts and
+        // overlaps accumulated over tiles and over ranges of 7 points within them, in blocks
+        // of 7 rows; with both distance kernels.
+        GpuRequest { point_tile: Some(16), ..Default::default() },
+        GpuRequest { point_tile: Some(16), rank_chunk: Some(7), max_rows_per_dispatch: Some(7), ..Default::default() },
+        GpuRequest { point_tile: Some(40), kernels: faithful::gpu::KernelSet::Classic, ..Default::default() },
     ];
     for plan in plans {
         let Some(g) = gpu(plan.clone()) else { return };
@@ -72,6 +79,35 @@ fn resources_identical_to_cpu_in_several_block_plans() {
             }
         }
     }
+}
+
+/// The streamed plan serves from the device, not from the CPU fallback: every row's kNN and
+/// ranks come from the tiles' candidates and counts (none recomputed), the tiles' work adds up
+/// to every pair once per pass (the kNN pass and the ranks' pass of each space), and the run
+/// report names the plan; the lists and ranks are the reference's.
+#[test]
+fn streamed_plan_serves_every_row_from_the_tiles() {
+    let mut rng = Rng(23);
+    let (n, k) = (300, 10);
+    let high = points("h", n, 12, |_, _| rng.uniform());
+    let low = points("l", n, 2, |_, _| rng.uniform());
+    let req = GpuRequest { point_tile: Some(64), max_rows_per_dispatch: Some(100), ..Default::default() };
+    let Some(g) = gpu(req) else { return };
+    let stats = compare_resources(&g, "streamed", &high, &low, k);
+    let shape = stats.streamed.expect("the requested point tile streams the pass");
+    assert_eq!((shape.tiles, shape.width, shape.rows), (5, 60, 100), "{shape:?}");
+    assert_eq!(stats.knn.rows_recomputed, 0, "{stats:?}");
+    assert_eq!(stats.ranks.rows_recomputed, 0, "{stats:?}");
+    let t = &stats.transfers.kernels;
+    // Both spaces' kNN and both spaces' ranks: four passes over every (row, point) pair.
+    assert_eq!(t["distances_tiled"].pairs, 4 * (n * n) as u64, "{t:?}");
+    assert_eq!(t["knn_candidates"].pairs, 2 * (n * n) as u64, "{t:?}");
+    assert_eq!(t["knn_candidates"].dispatches, 2 * 3 * 5, "two spaces × three blocks × five tiles");
+    assert_eq!(t["rank_counts"].pairs, 2 * (n * n) as u64, "{t:?}");
+    assert_eq!(t["knn_candidates"].host_rows_recomputed + t["rank_counts"].host_rows_recomputed, 0);
+    // Without the request the same pass takes whole rows.
+    let g = gpu(GpuRequest::default()).unwrap();
+    assert!(compare_resources(&g, "rows", &high, &low, k).streamed.is_none());
 }
 
 #[test]

@@ -379,6 +379,9 @@ impl Receipt {
                     t.coords,
                     t.row_block,
                     crate::gpu::distances_tiled::REGISTER_BLOCK
+                )) + &g.streamed.map_or(String::new(), |s| format!(
+                    "; streamed: {}-row blocks × {} tiles of ≤ {} points",
+                    s.rows, s.tiles, s.width
                 )),
             );
         }

@@ -73,7 +73,15 @@ pub struct Params {
     /// The distance form ([`Form`] as u32): what the distance kernels sum and which bound
     /// `eps_of` evaluates.
     pub form: u32,
-    pub pad: [u32; 3],
+    /// A streamed plan's point tile: the block's distances hold the points
+    /// `col0..col0 + n` (n is then the tile's width, the row stride of the distances).
+    pub col0: u32,
+    /// `rank_counts` in a streamed plan: the queries' s̃ follow their indices in the queries
+    /// buffer (their columns may lie in another tile), f32 bits.
+    pub streamed: u32,
+    /// `rank_counts` in a streamed plan: tiles follow this one (its last range does not copy
+    /// the overlaps yet).
+    pub more: u32,
 }
 
 /// Rounds a positive f64 up to an f32 (never below the value).
@@ -135,7 +143,9 @@ impl Params {
             rows: 0,
             tiles: 0,
             form: form as u32,
-            pad: [0; 3],
+            col0: 0,
+            streamed: 0,
+            more: 0,
         }
     }
 

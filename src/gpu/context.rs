@@ -49,6 +49,10 @@ pub struct GpuRequest {
     /// every space of the pass) instead of [`RESIDENT_BYTES`]: larger blocks fill a large GPU
     /// (`faithful bench --gpu-resident`); each buffer stays within the binding limit.
     pub resident_bytes: Option<u64>,
+    /// Points per tile of a streamed plan (row blocks × point tiles) instead of the planner's
+    /// choice, which streams only when whole rows would leave blocks of few rows
+    /// (`faithful bench --gpu-point-tile`; tests force the streamed code path with it).
+    pub point_tile: Option<u32>,
 }
 
 /// Default device memory for the row blocks' resident distances ([`GpuRequest::resident_bytes`]).

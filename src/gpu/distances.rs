@@ -123,11 +123,30 @@ pub(super) async fn record_distances(
     buf: &wgpu::Buffer,
     tally: &mut Tally,
 ) -> Result<Recorded, GpuError> {
-    let (n, dim) = (space.prep.n, space.prep.dim);
+    record_distances_to(gpu, batch, space, params, row0, rows, 0..space.prep.n, buf, tally).await
+}
+
+/// [`record_distances`] to the points `cols` only (a streamed plan's point tile): `buf` holds
+/// rows × `cols.len()` values, point `cols.start + j` at column j, and the minima are the tile's.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn record_distances_to(
+    gpu: &Gpu,
+    batch: &mut Batch<'_>,
+    space: &Space,
+    params: &Params,
+    row0: usize,
+    rows: usize,
+    cols: std::ops::Range<usize>,
+    buf: &wgpu::Buffer,
+    tally: &mut Tally,
+) -> Result<Recorded, GpuError> {
+    let (n, dim) = (cols.len(), space.prep.dim);
     let chunk = dim_chunk(gpu, n);
     let mut p = *params;
     p.row0 = row0 as u32;
     p.rows = rows as u32;
+    p.col0 = cols.start as u32;
+    p.n = n as u32;
     let (kernel, groups) = match gpu.request.kernels {
         KernelSet::Classic => (Kernel::Distances, (rows as u32, n.div_ceil(WG) as u32)),
         KernelSet::Tiled => (Kernel::DistancesTiled(gpu.tiles), gpu.tiles.groups(rows, n)),

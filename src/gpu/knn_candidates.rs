@@ -127,6 +127,41 @@ pub(super) struct KnnBlock {
     pub short: Vec<bool>,
     /// Candidates the device copied to the dense list (what the next block's readback guesses).
     pub total: usize,
+    /// The most candidates a row may hold and be refined (more: recomputed on the CPU).
+    pub max: usize,
+}
+
+impl KnnBlock {
+    /// The union of one row block's tiles (a streamed plan, `tiles` in the order of the
+    /// points): a row's candidates are every tile's, which hold every point within the row's
+    /// bound over all n (a tile's k-th smallest U is no smaller than the row's), and a row is
+    /// recomputed when any tile's count fell outside [k, cap] or came back short.
+    pub(super) fn unite(tiles: Vec<KnnBlock>, k: usize) -> KnnBlock {
+        let rows = tiles.first().map_or(0, |t| t.count.len());
+        let over = u32::MAX as usize;
+        let mut u = KnnBlock {
+            count: vec![0; rows],
+            cands: vec![Vec::new(); rows],
+            short: vec![false; rows],
+            total: 0,
+            max: over - 1,
+        };
+        for t in tiles {
+            u.total += t.total;
+            for (r, (c, cands)) in t.count.into_iter().zip(t.cands).enumerate() {
+                u.short[r] |= t.short[r];
+                let kept = (c as usize) >= k && (c as usize) <= t.max;
+                if !kept || u.count[r] as usize == over {
+                    u.count[r] = over as u32;
+                    u.cands[r] = Vec::new();
+                } else {
+                    u.count[r] += c;
+                    u.cands[r].extend(cands);
+                }
+            }
+        }
+        u
+    }
 }
 
 /// Collects a recorded block from its batch's readbacks `out` (a second read when the dense
@@ -169,7 +204,7 @@ pub(super) async fn collect_knn(
         count.push(c as u32);
         cands.push(if complete && fits { (base..base + kept).map(entry).collect() } else { Vec::new() });
     }
-    Ok(KnnBlock { count, cands, short, total })
+    Ok(KnnBlock { count, cands, short, total, max: cap(rec.k) })
 }
 
 /// Refines one collected block into rows `row0..` of the lists (`idx`, `dist`: the block's
@@ -203,7 +238,7 @@ pub(super) fn refine_knn(
                 cpu_rows(points, k, i..i + 1, ir, dr);
                 return (0, 1, 1, 0, n);
             }
-            if c > cap || c < k {
+            if c > block.max || c < k {
                 cpu_rows(points, k, i..i + 1, ir, dr);
                 return (c.min(cap) as u64, 1, 0, 0, n);
             }

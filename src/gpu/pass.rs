@@ -1,6 +1,8 @@
 //! The GPU counterpart of [`crate::resources::row_pass`]: the same resources, bit for bit,
 //! built from certified kernels and host refinement.
 
+pub mod streamed;
+
 use std::ops::Range;
 
 use serde::Serialize;
@@ -35,6 +37,8 @@ pub struct GpuStats {
     pub transfers: Tally,
     /// Host refinement and CPU recomputation, seconds.
     pub refine_s: f64,
+    /// The streamed plan's shape, when a pass streamed (row blocks × point tiles).
+    pub streamed: Option<streamed::Tiling>,
 }
 
 impl GpuStats {
@@ -256,6 +260,8 @@ async fn run(
     let resident = gpu.request.resident_bytes.unwrap_or(super::context::RESIDENT_BYTES);
     let resident_rows = (resident / (SETS * spaces.max(1) * n.max(1) * 4) as u64).max(1) as usize;
     let per = block_rows(gpu, n, per_row).min(resident_rows).max(1);
+    let shape = streamed::tiling(gpu, n, per_row, per, kx.max(ky).max(kc), resident);
+    let per = shape.map_or(per, |s| s.rows);
     let knn_params = |on: &On, k: usize| with_knn(on.params, k);
     for (k, on) in [(kx, plan.x), (ky, plan.y)] {
         if k > 0 && on.is_some() {
@@ -266,6 +272,10 @@ async fn run(
     if kc > 0 {
         stats.ranks.queries += 2 * (m * kc) as u64;
         stats.ranks.rows_per_dispatch = stats.ranks.rows_per_dispatch.max(per as u32);
+    }
+    if let Some(shape) = shape {
+        stats.streamed = Some(shape);
+        return streamed::run(gpu, plan, rows, numerics, shape, stats, tally).await;
     }
     let (mut knn_seen, mut rank_seen) = ((0usize, 0usize), (0usize, 0usize));
     let mut ahead = Ahead { queue: Default::default(), live: 0, next: rows.start, end: rows.end, per };
@@ -333,13 +343,7 @@ async fn run(
             let Some(mut b) = kept else { continue };
             // Stage 2: the projection's neighbours ranked in x, the original's in y.
             let (x, y) = (plan.x.expect("cross ranks need both spaces"), plan.y.expect("cross ranks need both spaces"));
-            b.q_x = (0..b.rows).flat_map(|r| lists_y.0[(at + r) * ky..(at + r) * ky + kc].iter().copied()).collect();
-            b.q_y = match plan.cached_x {
-                Some((c, first)) => prefix(c, kc, first + at..first + at + b.rows),
-                None => {
-                    (0..b.rows).flat_map(|r| lists_x.0[(at + r) * kx..(at + r) * kx + kc].iter().copied()).collect()
-                }
-            };
+            (b.q_x, b.q_y) = queries(plan, &lists_x.0, &lists_y.0, at, b.rows);
             if !on_device_ranks(kc) {
                 for (t, on, q) in [(0, x, &b.q_x), (1, y, &b.q_y)] {
                     let range = at * kc..(at + b.rows) * kc;
@@ -415,6 +419,18 @@ async fn run(
             dist_low_of_high,
         }),
     })
+}
+
+/// The queries of the `rows` rows from list row `at` on: the projection's first kc neighbours
+/// (ranked in x) and the original space's (ranked in y; cached, or this pass's lists).
+fn queries(plan: &Plan<'_, '_>, lists_x: &[u32], lists_y: &[u32], at: usize, rows: usize) -> (Vec<u32>, Vec<u32>) {
+    let (kx, ky, kc) = (plan.kx, plan.ky, plan.kc);
+    let q_x = (0..rows).flat_map(|r| lists_y[(at + r) * ky..(at + r) * ky + kc].iter().copied()).collect();
+    let q_y = match plan.cached_x {
+        Some((c, first)) => prefix(c, kc, first + at..first + at + rows),
+        None => (0..rows).flat_map(|r| lists_x[(at + r) * kx..(at + r) * kx + kc].iter().copied()).collect(),
+    };
+    (q_x, q_y)
 }
 
 /// Records one space's stage 1 of the block at `row0`: its distances into a resident buffer

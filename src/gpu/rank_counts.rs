@@ -97,48 +97,114 @@ pub(super) async fn record_ranks(
     numerics: Numerics,
     tally: &mut Tally,
 ) -> Result<RankRecorded, GpuError> {
-    let n = space.prep.n;
     let kq = q_block.len() / rows.max(1);
-    let cap = cap(kq);
-    let name = Kernel::RankCounts.name();
-    let q = gpu.input(bytemuck::cast_slice(q_block), tally);
-    let counts = gpu.output(batch, (2 * rows * kq * 4) as u64, tally);
-    let slots = gpu.output(batch, (rows * cap * 8) as u64, tally);
-    let info = gpu.output(batch, (rows * RANK_INFO * 4) as u64, tally);
-    let dense_n = gpu.output(batch, 4, tally);
-    let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    let dense = gpu.pooled(usage, (rows * cap * 8) as u64, "overlaps", tally);
-    for b in [&counts, &info, &dense_n] {
-        batch.clear(b);
+    let mut run = RankRun::begin(gpu, batch, params, q_block, rows, kq, tally);
+    run.tile(gpu, batch, space, dist, 0..space.prep.n, false, tally).await?;
+    Ok(run.finish(batch, guess, numerics, tally))
+}
+
+/// A block's `rank_counts` dispatches being recorded: its queries and outputs, which the
+/// dispatches of every point range (and, in a streamed plan, of every point tile) accumulate
+/// into.
+pub(super) struct RankRun {
+    p: Params,
+    rows: usize,
+    kq: usize,
+    lens: Vec<usize>,
+    q: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    slots: wgpu::Buffer,
+    info: wgpu::Buffer,
+    dense_n: wgpu::Buffer,
+    dense: wgpu::Buffer,
+}
+
+impl RankRun {
+    /// The outputs of a block of `rows` rows and `kq` queries each, cleared; `queries` holds
+    /// the rows × kq indices and, in a streamed plan (`params.streamed`), then their s̃ bits.
+    pub(super) fn begin(
+        gpu: &Gpu,
+        batch: &mut Batch<'_>,
+        params: &Params,
+        queries: &[u32],
+        rows: usize,
+        kq: usize,
+        tally: &mut Tally,
+    ) -> RankRun {
+        let cap = cap(kq);
+        let q = gpu.input(bytemuck::cast_slice(queries), tally);
+        let counts = gpu.output(batch, (2 * rows * kq * 4) as u64, tally);
+        let slots = gpu.output(batch, (rows * cap * 8) as u64, tally);
+        let info = gpu.output(batch, (rows * RANK_INFO * 4) as u64, tally);
+        let dense_n = gpu.output(batch, 4, tally);
+        let usage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+        let dense = gpu.pooled(usage, (rows * cap * 8) as u64, "overlaps", tally);
+        for b in [&counts, &info, &dense_n] {
+            batch.clear(b);
+        }
+        let mut p = *params;
+        p.k = kq as u32;
+        p.cap = cap as u32;
+        p.rows = rows as u32;
+        RankRun { p, rows, kq, lens: Vec::new(), q, counts, slots, info, dense_n, dense }
     }
-    let mut p = *params;
-    p.k = kq as u32;
-    p.cap = cap as u32;
-    p.rows = rows as u32;
-    let chunk = point_chunk(gpu, n);
-    let mut lens = Vec::new();
-    for lo in (0..n).step_by(chunk) {
-        (p.lo, p.hi) = (lo as u32, (lo + chunk).min(n) as u32);
-        lens.push((p.hi - p.lo) as usize);
-        let bindings =
-            Bindings { resident: &[dist], inputs: &[&q], outputs: &[&counts, &slots, &info, &dense, &dense_n] };
-        batch.dispatch(Kernel::RankCounts, &p, space, bindings, (rows as u32, 1), tally).await?;
+
+    /// Records the dispatches of the points `cols` (every point range of them), whose
+    /// distances `dist` holds (rows × `cols.len()`); `more`: tiles follow.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn tile(
+        &mut self,
+        gpu: &Gpu,
+        batch: &mut Batch<'_>,
+        space: &Space,
+        dist: &wgpu::Buffer,
+        cols: std::ops::Range<usize>,
+        more: bool,
+        tally: &mut Tally,
+    ) -> Result<(), GpuError> {
+        let n = cols.len();
+        let mut p = self.p;
+        p.col0 = cols.start as u32;
+        p.n = n as u32;
+        p.more = u32::from(more);
+        let chunk = point_chunk(gpu, n);
+        for lo in (0..n).step_by(chunk) {
+            (p.lo, p.hi) = (lo as u32, (lo + chunk).min(n) as u32);
+            self.lens.push((p.hi - p.lo) as usize);
+            let outputs = [&self.counts, &self.slots, &self.info, &self.dense, &self.dense_n];
+            let bindings = Bindings { resident: &[dist], inputs: &[&self.q], outputs: &outputs };
+            batch.dispatch(Kernel::RankCounts, &p, space, bindings, (self.rows as u32, 1), tally).await?;
+        }
+        Ok(())
     }
-    let fast = numerics == Numerics::Fast;
-    let count_bytes = if fast { 2 * rows * kq * 4 } else { rows * kq * 4 };
-    let guess = guess.min(rows * cap);
-    Ok(RankRecorded {
-        rows,
-        kq,
-        lens,
-        counts: batch.read(&counts, count_bytes as u64, name, tally),
-        info: batch.read(&info, (rows * RANK_INFO * 4) as u64, name, tally),
-        dense_n: batch.read(&dense_n, 4, name, tally),
-        dense_read: batch.read(&dense, (guess * 8) as u64, name, tally),
-        guess,
-        dense,
-        fast,
-    })
+
+    /// The readbacks of the counts (and the Fast counts for the Fast posture), each row's
+    /// info and the first `guess` overlaps of the dense list.
+    pub(super) fn finish(
+        self,
+        batch: &mut Batch<'_>,
+        guess: usize,
+        numerics: Numerics,
+        tally: &mut Tally,
+    ) -> RankRecorded {
+        let (rows, kq) = (self.rows, self.kq);
+        let name = Kernel::RankCounts.name();
+        let fast = numerics == Numerics::Fast;
+        let count_bytes = if fast { 2 * rows * kq * 4 } else { rows * kq * 4 };
+        let guess = guess.min(rows * cap(kq));
+        RankRecorded {
+            rows,
+            kq,
+            counts: batch.read(&self.counts, count_bytes as u64, name, tally),
+            info: batch.read(&self.info, (rows * RANK_INFO * 4) as u64, name, tally),
+            dense_n: batch.read(&self.dense_n, 4, name, tally),
+            dense_read: batch.read(&self.dense, (guess * 8) as u64, name, tally),
+            lens: self.lens,
+            guess,
+            dense: self.dense,
+            fast,
+        }
+    }
 }
 
 /// One row block's counts over every l, summed over its point ranges (`point_chunk`).

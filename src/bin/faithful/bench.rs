@@ -118,6 +118,11 @@ pub struct Args {
     /// the adapter's binding limit.
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = crate::pair_args::parse_bytes)]
     gpu_resident: Option<u64>,
+    /// GPU points per tile: stream the pass as row blocks × point tiles of this many points
+    /// (at least 2k + 2) instead of whole rows. By default a pass streams only when whole rows
+    /// would give blocks of fewer than 1 024 rows (n ≳ 500 000 at 2G).
+    #[arg(long, value_name = "POINTS", value_parser = whole(1, u64::from(u32::MAX)))]
+    gpu_point_tile: Option<u64>,
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -268,6 +273,7 @@ pub fn run(args: Args) -> Result<()> {
                     let mut backend = if gpu { Backend::gpu_with(adapter.clone(), *set) } else { Backend::Cpu };
                     if let Backend::Gpu { request, .. } = &mut backend {
                         request.resident_bytes = args.gpu_resident;
+                        request.point_tile = args.gpu_point_tile.map(|w| w as u32);
                     }
                     let rss_reset = machine::reset_peak_rss();
                     let result = runs(kernel, &mut backend, &case, args.repeat, bar.as_ref());
