@@ -191,6 +191,66 @@ fn knn_candidates_match_twin(cases: Vec<(String, Points, Points)>) {
     }
 }
 
+/// `knn_candidates.wgsl` on a streamed plan's point tile (`Params::col0`; the distances and
+/// minima of the tile alone): the device's and the twin's candidates hold every true neighbour
+/// among the tile's points, name only points of the tile, agree on τ′'s source (the tile
+/// minima once the tile holds more than 63 tiles of 64 points) and on s̃ within 2ε.
+#[test]
+fn knn_candidates_on_a_point_tile() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    let k = 5;
+    for (name, high, cols) in [
+        ("uniform_4500", uniform("u", 4500, 3, 45), 250..4400),
+        ("dups_600", common::with_duplicates(600, 4, 42), 37..290),
+        (
+            "lattice_150/cityblock",
+            common::levels("lattice", 150, 4, 3, 7).with_metric(Metric::Cityblock).unwrap(),
+            100..150,
+        ),
+    ] {
+        let n = high.n();
+        let raw = knn_candidates::raw_candidates_tile(&g, &high, k, cols.clone()).unwrap();
+        let prep = prepare(&high);
+        let mut params = knn_candidates::with_knn(Params::new_form(n, high.dim(), prep.form), k);
+        (params.col0, params.n) = (cols.start as u32, cols.len() as u32);
+        let (s, _) = twin::distances_tiled(&prep, g.tiles, 0, n);
+        let minima = twin::tile_minima(&params, &prep, g.tiles, 0, n, &s);
+        let per = g.tiles.minima(cols.len());
+        let mut from_minima = 0;
+        for i in (0..n).step_by(n.div_ceil(150)) {
+            let (dev, tw) = (&raw[i], twin::knn_candidates(&params, &prep, i, &minima[i * per..(i + 1) * per]));
+            assert_eq!(dev.from_minima, tw.from_minima, "{name} row {i}: τ' source");
+            from_minima += usize::from(dev.from_minima);
+            assert!(
+                dev.candidates.iter().all(|&(j, _)| cols.contains(&(j as usize))),
+                "{name} row {i}: outside the tile"
+            );
+            let copied = dev.count as usize >= k && dev.count <= params.cap;
+            if !copied || tw.count > params.cap {
+                continue;
+            }
+            let mut d = vec![0.0; n];
+            faithful::reference::distance_row(&high, i, &mut d);
+            let mut keys: Vec<u128> = cols.clone().filter(|&j| j != i).map(|j| key(d[j], j)).collect();
+            keys.sort_unstable();
+            for kk in &keys[..k] {
+                let j = (kk & 0xFFFF_FFFF) as u32;
+                assert!(dev.candidates.iter().any(|&(c, _)| c == j), "{name} row {i}: device misses {j}");
+                assert!(tw.candidates.iter().any(|&(c, _)| c == j), "{name} row {i}: twin misses {j}");
+            }
+            for &(j, sg) in &dev.candidates {
+                if let Some(&(_, st)) = tw.candidates.iter().find(|&&(c, _)| c == j) {
+                    let e = params.eps_of(st, prep.norms[i], prep.norms[j as usize]);
+                    assert!(abs_diff_eq!(sg, st, epsilon = 2.0 * e), "{name} ({i},{j}): device {sg} twin {st}, ε {e}");
+                }
+            }
+        }
+        if cols.len() > 63 * g.tiles.points() as usize {
+            assert!(from_minima > 0, "{name}: τ' never came from the tile's minima");
+        }
+    }
+}
+
 /// `rank_counts.wgsl`: the twin's certain counts plus its overlaps decided in f64 (what the host
 /// does with the device's) are the reference's ranks, exactly, and equal the device's.
 #[test]

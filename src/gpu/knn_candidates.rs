@@ -11,7 +11,7 @@ use super::GpuError;
 use super::batch::{Batch, Bindings};
 use super::bound::Params;
 use super::context::Gpu;
-use super::distances::{block_rows, certified_params, record_distances};
+use super::distances::{block_rows, certified_params, record_distances_to};
 use super::prepare::Space;
 use super::shaders::{KNN_INFO, KT_MAX, Kernel, POOL, WG};
 use super::tally::Tally;
@@ -329,25 +329,38 @@ fn overlapping(sorted: &[(u32, u32)], eps: impl Fn(f32, u32) -> f32) -> u64 {
 /// whether τ' came from the tile minima; for parity tests against
 /// [`super::twin::knn_candidates`]. Needs k ≤ 512.
 pub async fn raw_candidates_async(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<super::twin::KnnRow>, GpuError> {
+    raw_candidates_tile_async(gpu, points, k, 0..points.n()).await
+}
+
+/// [`raw_candidates_async`] over the points `cols` only (a streamed plan's point tile): each
+/// row's candidates among them.
+pub async fn raw_candidates_tile_async(
+    gpu: &Gpu,
+    points: &Points,
+    k: usize,
+    cols: Range<usize>,
+) -> Result<Vec<super::twin::KnnRow>, GpuError> {
     let mut tally = Tally::default();
-    let n = points.n();
+    let (n, w) = (points.n(), cols.len());
     let space = gpu.upload(super::prepare::prepare_checked(points)?, &mut tally)?;
     let mut params = with_knn(certified_params(gpu, &space.prep)?, k);
-    let per = block_rows(gpu, n, bytes_per_row(k));
+    (params.col0, params.n) = (cols.start as u32, w as u32);
+    let per = block_rows(gpu, w, bytes_per_row(k));
     let mut rows_out = Vec::with_capacity(n);
     for row0 in (0..n).step_by(per) {
         let rows = per.min(n - row0);
         params.row0 = row0 as u32;
-        let dist = gpu.scratch((rows * n * 4) as u64, &mut tally);
+        let dist = gpu.scratch((rows * w * 4) as u64, &mut tally);
         let mut batch = gpu.batch();
-        let d = record_distances(gpu, &mut batch, &space, &params, row0, rows, &dist, &mut tally).await?;
+        let d =
+            record_distances_to(gpu, &mut batch, &space, &params, row0, rows, cols.clone(), &dist, &mut tally).await?;
         let rec =
             record_knn(gpu, &mut batch, &space, &params, &dist, d.minima.as_ref(), d.tiles, rows, rows * k, &mut tally)
                 .await?;
         let out = batch.submit(&mut tally).await?.wait(gpu, &mut tally).await?;
         gpu.give_back(dist);
         let info: Vec<[u32; KNN_INFO]> = bytemuck::cast_slice(&out[rec.info]).to_vec();
-        let block = collect_knn(gpu, rec, &out, &d.short(&out), n, &mut tally).await?;
+        let block = collect_knn(gpu, rec, &out, &d.short(&out), w, &mut tally).await?;
         for (r, cands) in block.cands.iter().enumerate() {
             rows_out.push(super::twin::KnnRow {
                 count: block.count[r],
@@ -363,6 +376,17 @@ pub async fn raw_candidates_async(gpu: &Gpu, points: &Points, k: usize) -> Resul
 #[cfg(not(target_arch = "wasm32"))]
 pub fn raw_candidates(gpu: &Gpu, points: &Points, k: usize) -> Result<Vec<super::twin::KnnRow>, GpuError> {
     super::block_on(raw_candidates_async(gpu, points, k))
+}
+
+/// [`raw_candidates_tile_async`], blocking.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn raw_candidates_tile(
+    gpu: &Gpu,
+    points: &Points,
+    k: usize,
+    cols: Range<usize>,
+) -> Result<Vec<super::twin::KnnRow>, GpuError> {
+    super::block_on(raw_candidates_tile_async(gpu, points, k, cols))
 }
 
 /// The kernel parameters of a kNN pass (for the twin).

@@ -67,7 +67,7 @@ pub(super) fn tiling(gpu: &Gpu, n: usize, per_row: u64, per: usize, k: usize, re
     // One space's tile resident at a time, in one buffer.
     let budget = resident.min(gpu.max_output_bytes());
     let (width, tiles, reason) = tile_width(gpu.request.point_tile, n, per, k, budget)?;
-    let rows = block_rows(gpu, width, per_row).min((budget / (width as u64 * 4)).max(1) as usize).max(1);
+    let rows = block_rows(gpu, width, per_row).min((budget / (width as u64 * 4)).max(1) as usize).min(n).max(1);
     Some(Tiling { rows, width, tiles, reason })
 }
 
@@ -96,9 +96,11 @@ fn tile_width(
     (tiles.len() >= 2).then_some((widest, tiles.len(), reason))
 }
 
-/// [`super::run`] as a streamed plan: per row block, each space's kNN over the tiles (the
-/// projection's first: its lists are the queries ranked in the original space), then the
-/// cross ranks in both spaces over the tiles, each space's distances computed again.
+/// [`super::run`] as a streamed plan. Per row block, three sweeps over the tiles: the
+/// projection's (its kNN, whose lists are the queries ranked in the original space), the
+/// original space's (its kNN and those ranks, from the same tiles), and the projection's
+/// again (the ranks of the original space's neighbours, known only now; low-dimensional,
+/// so the cheap one to compute twice).
 pub(super) async fn run(
     gpu: &Gpu,
     plan: &Plan<'_, '_>,
@@ -120,37 +122,34 @@ pub(super) async fn run(
     while row0 < rows.end {
         let count = shape.rows.min(rows.end - row0);
         let at = row0 - rows.start;
-        for (on, k, lists) in [(plan.y, ky, &mut lists_y), (plan.x, kx, &mut lists_x)] {
-            let Some(on) = on.filter(|_| k > 0) else { continue };
-            let (idx, dist) = (&mut lists.0[at * k..(at + count) * k], &mut lists.1[at * k..(at + count) * k]);
-            if !on_device_knn(k) {
-                cpu_rows(on.points, k, row0..row0 + count, idx, dist);
-                stats.knn.rows_recomputed += count as u64;
-                let e = tally.kernel(Kernel::KnnCandidates.name());
-                e.host_rows_recomputed += count as u64;
-                e.host_f64_distances += (count * n) as u64;
-                continue;
-            }
-            let block = knn_block(gpu, on, k, row0, count, &tiles, tally).await?;
-            let params = with_knn(on.params, k);
-            refine_knn(on.points, &on.space.prep, &params, &block, row0, numerics, idx, dist, &mut stats.knn, tally);
+        let block = Block { row0, rows: count, tiles: &tiles, numerics };
+        // The projection's kNN.
+        if let Some(y) = plan.y.filter(|_| ky > 0) {
+            let (done, _) = block.sweep(gpu, y, ky, None, tally).await?;
+            let lists = (&mut lists_y.0[at * ky..(at + count) * ky], &mut lists_y.1[at * ky..(at + count) * ky]);
+            block.knn(y, ky, done, lists, stats, tally);
         }
-        if kc > 0 {
-            let (x, y) = (plan.x.expect("cross ranks need both spaces"), plan.y.expect("cross ranks need both spaces"));
-            let (q_x, q_y) = queries(plan, &lists_x.0, &lists_y.0, at, count);
-            for (t, on, q) in [(0, x, &q_x), (1, y, &q_y)] {
-                let range = at * kc..(at + count) * kc;
-                let d = query_distances(on.points, row0, kc, q, tally);
-                if on_device_ranks(kc) {
-                    let block = rank_block(gpu, on, kc, q, row0, count, &tiles, numerics, tally).await?;
-                    let out = &mut ranks[t][range.clone()];
-                    refine_ranks(on.points, &block, row0, kc, q, &d, numerics, out, &mut stats.ranks, tally);
-                } else {
-                    cpu_ranks(on.points, row0, kc, q, &mut ranks[t][range.clone()], tally);
-                    stats.ranks.rows_recomputed += count as u64;
-                }
-                dists[t][range].copy_from_slice(&d);
+        // The original space's kNN, and the projection's neighbours ranked in it.
+        let q_x: Vec<u32> = (0..count).flat_map(|r| lists_y.0[(at + r) * ky..(at + r) * ky + kc].to_vec()).collect();
+        if let Some(x) = plan.x {
+            let ranked = (kc > 0).then_some(&q_x[..]);
+            let (done, counted) = block.sweep(gpu, x, kx, ranked, tally).await?;
+            if kx > 0 {
+                let lists = (&mut lists_x.0[at * kx..(at + count) * kx], &mut lists_x.1[at * kx..(at + count) * kx]);
+                block.knn(x, kx, done, lists, stats, tally);
             }
+            if kc > 0 {
+                let range = at * kc..(at + count) * kc;
+                block.ranks(x, kc, &q_x, counted, &mut ranks[0][range.clone()], &mut dists[0][range], stats, tally);
+            }
+        }
+        // The original space's neighbours ranked in the projection.
+        if kc > 0 {
+            let y = plan.y.expect("cross ranks need both spaces");
+            let (_, q_y) = queries(plan, &lists_x.0, &lists_y.0, at, count);
+            let (_, counted) = block.sweep(gpu, y, 0, Some(&q_y), tally).await?;
+            let range = at * kc..(at + count) * kc;
+            block.ranks(y, kc, &q_y, counted, &mut ranks[1][range.clone()], &mut dists[1][range], stats, tally);
         }
         row0 += count;
     }
@@ -169,93 +168,147 @@ pub(super) async fn run(
     })
 }
 
-/// One block's kNN candidates in `on`, over every tile, in one batch (the tiles take turns in
-/// one buffer), united.
-async fn knn_block(
-    gpu: &Gpu,
-    on: &On<'_>,
-    k: usize,
+/// One row block of a streamed plan.
+struct Block<'t> {
     row0: usize,
     rows: usize,
-    tiles: &[Range<usize>],
-    tally: &mut Tally,
-) -> Result<KnnBlock, GpuError> {
-    let width = tiles.iter().map(|t| t.len()).max().unwrap_or(0);
-    let dist = gpu.scratch((rows * width * 4) as u64, tally);
-    let mut batch = gpu.batch();
-    let mut recorded = Vec::with_capacity(tiles.len());
-    let mut p = on.params;
-    p.row0 = row0 as u32;
-    for cols in tiles {
-        let rec = record_distances_to(gpu, &mut batch, &on.space, &p, row0, rows, cols.clone(), &dist, tally).await?;
-        let mut kp = with_knn(on.params, k);
-        (kp.row0, kp.col0, kp.n) = (row0 as u32, cols.start as u32, cols.len() as u32);
-        let guess = rows * (k + 8);
-        let knn =
-            record_knn(gpu, &mut batch, &on.space, &kp, &dist, rec.minima.as_ref(), rec.tiles, rows, guess, tally)
-                .await?;
-        recorded.push((rec, knn, cols.len()));
-    }
-    let out = match batch.submit(tally).await {
-        Ok(sub) => sub.wait(gpu, tally).await,
-        Err(e) => Err(e),
-    };
-    gpu.give_back(dist);
-    let out = out?;
-    let mut blocks = Vec::with_capacity(recorded.len());
-    for (rec, knn, w) in recorded {
-        let short = rec.short(&out);
-        blocks.push(collect_knn(gpu, knn, &out, &short, w, tally).await?);
-    }
-    Ok(KnnBlock::unite(blocks, k))
+    tiles: &'t [Range<usize>],
+    numerics: Numerics,
 }
 
-/// One block's rank counts of the queries `q` (rows × kq) in `on`, over every tile in one
-/// batch. The queries' s̃ go with them (their columns lie in any tile): the kernels' sequential
-/// f32 sum on the host, one valid evaluation of the bound (docs/exactness.md, Step 3).
-#[allow(clippy::too_many_arguments)]
-async fn rank_block(
-    gpu: &Gpu,
-    on: &On<'_>,
-    kq: usize,
-    q: &[u32],
-    row0: usize,
-    rows: usize,
-    tiles: &[Range<usize>],
-    numerics: Numerics,
-    tally: &mut Tally,
-) -> Result<RankBlock, GpuError> {
-    let prep = &on.space.prep;
-    let mut words = q.to_vec();
-    words.extend(q.iter().enumerate().map(|(t, &j)| sqdist(prep, row0 + t / kq, j as usize).to_bits()));
-    let width = tiles.iter().map(|t| t.len()).max().unwrap_or(0);
-    let dist = gpu.scratch((rows * width * 4) as u64, tally);
-    let mut batch = gpu.batch();
-    let mut p = on.params;
-    p.row0 = row0 as u32;
-    let mut rp = p;
-    rp.streamed = 1;
-    let mut run = RankRun::begin(gpu, &mut batch, &rp, &words, rows, kq, tally);
-    let mut recorded = Vec::with_capacity(tiles.len());
-    for (t, cols) in tiles.iter().enumerate() {
-        let rec = record_distances_to(gpu, &mut batch, &on.space, &p, row0, rows, cols.clone(), &dist, tally).await?;
-        run.tile(gpu, &mut batch, &on.space, &dist, cols.clone(), t + 1 < tiles.len(), tally).await?;
-        recorded.push(rec);
+impl Block<'_> {
+    /// One sweep over the tiles of `on` in one batch (the tiles take turns in one buffer): per
+    /// tile its distances, its kNN candidates (k > 0, within the kernel's reach) and the rank
+    /// counts of `ranked` (rows × kq queries, within the kernel's reach), accumulated over the
+    /// tiles. The queries' s̃ go with them (their columns lie in any tile): the kernels'
+    /// sequential f32 sum on the host, one valid evaluation of the bound (docs/exactness.md,
+    /// Step 3). Returns the tiles' candidates united and the counts, for what was swept.
+    async fn sweep(
+        &self,
+        gpu: &Gpu,
+        on: &On<'_>,
+        k: usize,
+        ranked: Option<&[u32]>,
+        tally: &mut Tally,
+    ) -> Result<(Option<KnnBlock>, Option<RankBlock>), GpuError> {
+        let (row0, rows, tiles) = (self.row0, self.rows, self.tiles);
+        let k = if k > 0 && on_device_knn(k) { k } else { 0 };
+        let ranked = ranked.filter(|q| on_device_ranks(q.len() / rows.max(1)));
+        if k == 0 && ranked.is_none() {
+            return Ok((None, None));
+        }
+        let width = tiles.iter().map(|t| t.len()).max().unwrap_or(0);
+        let dist = gpu.scratch((rows * width * 4) as u64, tally);
+        let mut batch = gpu.batch();
+        let mut p = on.params;
+        p.row0 = row0 as u32;
+        let mut run = ranked.map(|q| {
+            let kq = q.len() / rows;
+            let mut words = q.to_vec();
+            words.extend(
+                q.iter().enumerate().map(|(t, &j)| sqdist(&on.space.prep, row0 + t / kq, j as usize).to_bits()),
+            );
+            let mut rp = p;
+            rp.streamed = 1;
+            RankRun::begin(gpu, &mut batch, &rp, &words, rows, kq, tally)
+        });
+        let mut recorded = Vec::with_capacity(tiles.len());
+        for (t, cols) in tiles.iter().enumerate() {
+            let rec =
+                record_distances_to(gpu, &mut batch, &on.space, &p, row0, rows, cols.clone(), &dist, tally).await?;
+            let knn = if k > 0 {
+                let mut kp = with_knn(on.params, k);
+                (kp.row0, kp.col0, kp.n) = (row0 as u32, cols.start as u32, cols.len() as u32);
+                let (minima, guess) = (rec.minima.as_ref(), rows * (k + 8));
+                Some(record_knn(gpu, &mut batch, &on.space, &kp, &dist, minima, rec.tiles, rows, guess, tally).await?)
+            } else {
+                None
+            };
+            if let Some(run) = run.as_mut() {
+                run.tile(gpu, &mut batch, &on.space, &dist, cols.clone(), t + 1 < tiles.len(), tally).await?;
+            }
+            recorded.push((rec, knn, cols.len()));
+        }
+        let ranks = run.map(|run| run.finish(&mut batch, rows * 4, self.numerics, tally));
+        let out = match batch.submit(tally).await {
+            Ok(sub) => sub.wait(gpu, tally).await,
+            Err(e) => Err(e),
+        };
+        gpu.give_back(dist);
+        let out = out?;
+        let mut short = vec![false; rows];
+        let mut blocks = Vec::with_capacity(recorded.len());
+        for (rec, knn, w) in recorded {
+            let tile_short = rec.short(&out);
+            for (s, &x) in short.iter_mut().zip(&tile_short) {
+                *s |= x;
+            }
+            if let Some(knn) = knn {
+                blocks.push(collect_knn(gpu, knn, &out, &tile_short, w, tally).await?);
+            }
+        }
+        let counted = match ranks {
+            Some(rec) => Some(collect_ranks(gpu, rec, &out, &short, tally).await?),
+            None => None,
+        };
+        Ok(((k > 0).then(|| KnnBlock::unite(blocks, k)), counted))
     }
-    let rec = run.finish(&mut batch, rows * 4, numerics, tally);
-    let out = match batch.submit(tally).await {
-        Ok(sub) => sub.wait(gpu, tally).await,
-        Err(e) => Err(e),
-    };
-    gpu.give_back(dist);
-    let out = out?;
-    let mut short = vec![false; rows];
-    for r in &recorded {
-        for (s, x) in short.iter_mut().zip(r.short(&out)) {
-            *s |= x;
+
+    /// Refines the block's kNN in `on` from its united candidates (`done`), or computes it on
+    /// the CPU reference where the kernel could not serve, into `lists` (the block's rows × k).
+    fn knn(
+        &self,
+        on: &On<'_>,
+        k: usize,
+        done: Option<KnnBlock>,
+        lists: (&mut [u32], &mut [f64]),
+        stats: &mut GpuStats,
+        tally: &mut Tally,
+    ) {
+        let (row0, rows) = (self.row0, self.rows);
+        match done {
+            Some(block) => {
+                let params = with_knn(on.params, k);
+                let (idx, dist) = lists;
+                let prep = &on.space.prep;
+                refine_knn(on.points, prep, &params, &block, row0, self.numerics, idx, dist, &mut stats.knn, tally);
+            }
+            None => {
+                cpu_rows(on.points, k, row0..row0 + rows, lists.0, lists.1);
+                stats.knn.rows_recomputed += rows as u64;
+                let e = tally.kernel(Kernel::KnnCandidates.name());
+                e.host_rows_recomputed += rows as u64;
+                e.host_f64_distances += (rows * on.points.n()) as u64;
+            }
         }
     }
-    collect_ranks(gpu, rec, &out, &short, tally).await
+
+    /// Refines the block's ranks of the queries `q` in `on` from their counts (`counted`), or
+    /// computes them on the CPU reference, into `ranks` and the queries' distances `dists`.
+    #[allow(clippy::too_many_arguments)]
+    fn ranks(
+        &self,
+        on: &On<'_>,
+        kq: usize,
+        q: &[u32],
+        counted: Option<RankBlock>,
+        ranks: &mut [u32],
+        dists: &mut [f64],
+        stats: &mut GpuStats,
+        tally: &mut Tally,
+    ) {
+        let d = query_distances(on.points, self.row0, kq, q, tally);
+        match counted {
+            Some(block) => {
+                refine_ranks(on.points, &block, self.row0, kq, q, &d, self.numerics, ranks, &mut stats.ranks, tally)
+            }
+            None => {
+                cpu_ranks(on.points, self.row0, kq, q, ranks, tally);
+                stats.ranks.rows_recomputed += self.rows as u64;
+            }
+        }
+        dists.copy_from_slice(&d);
+    }
 }
 
 #[cfg(test)]
@@ -279,6 +332,66 @@ mod tests {
         // Requested tiles hold at least 2k + 2 points; one tile is the row plan.
         assert_eq!(tile_width(Some(16), 61, 61, 29, gib).map(|t| (t.0, t.1)), Some((31, 2)));
         assert_eq!(tile_width(Some(100), 61, 61, 5, gib), None);
+    }
+
+    /// The streamed plan's premises on the kernels' twins, without a GPU: on data built to tie
+    /// (a lattice with duplicates, 1e-9 jitter) and every tile split, the union of the tiles'
+    /// candidates holds the row's true k neighbours, and the tiles' certain counts plus their
+    /// overlaps decided by the reference's keys add up to the reference's ranks.
+    #[test]
+    fn the_tiles_twins_unite_to_the_whole_rows() {
+        use crate::gpu::bound::Params;
+        use crate::gpu::knn_candidates::with_knn;
+        use crate::gpu::prepare::prepare;
+        use crate::gpu::twin;
+        use crate::reference::{distance_pair, distance_row, key};
+        let mut rng = crate::splitmix::SplitMix64(17);
+        let n = 130;
+        let lattice: Vec<f64> = (0..n * 3).map(|e| ((e * 7 / 3) % 4) as f64).collect();
+        let jittered: Vec<f64> = (0..n * 5).map(|e| (e % 3) as f64 + 1e-9 * (rng.uniform() - 0.5)).collect();
+        for (name, dim, data) in [("lattice", 3, lattice), ("jitter", 5, jittered)] {
+            let points = crate::Points::from_vec(name, n, dim, data).unwrap();
+            let prep = prepare(&points);
+            for (k, width) in [(1, 4), (5, 12), (5, 45), (20, 42)] {
+                let tiles = point_tiles(n, width);
+                for i in [0, 1, 64, n - 1] {
+                    let mut d = vec![0.0; n];
+                    distance_row(&points, i, &mut d);
+                    let mut keys: Vec<u128> = (0..n).filter(|&j| j != i).map(|j| key(d[j], j)).collect();
+                    keys.sort_unstable();
+                    let truth: Vec<u32> = keys[..k].iter().map(|kk| (kk & 0xFFFF_FFFF) as u32).collect();
+                    // The queries ranked: the true neighbours; the reference's rank of each.
+                    let rank = |j: u32| 1 + keys.iter().take_while(|&&kk| kk < key(d[j as usize], j as usize)).count();
+                    let mut united = Vec::new();
+                    let mut ranks = vec![1u32; k];
+                    for cols in &tiles {
+                        let mut p = with_knn(Params::new_form(n, dim, prep.form), k);
+                        (p.col0, p.n) = (cols.start as u32, cols.len() as u32);
+                        let row = twin::knn_candidates(&p, &prep, i, &[]);
+                        assert!(row.count as usize >= k, "{name} k={k} w={width} row {i}: a tile short of k");
+                        united.extend(row.candidates.iter().map(|&(j, _)| j));
+                        p.cap = u32::MAX;
+                        let counted = twin::rank_counts(&p, &prep, i, &truth);
+                        for (q, &j) in truth.iter().enumerate() {
+                            let qk = key(d[j as usize], j as usize);
+                            let decided = counted
+                                .overlaps
+                                .iter()
+                                .filter(|&&(s, l)| {
+                                    s as usize == q && key(distance_pair(&points, i, l as usize), l as usize) < qk
+                                })
+                                .count();
+                            ranks[q] += counted.certain[q] + decided as u32;
+                        }
+                    }
+                    for j in &truth {
+                        assert!(united.contains(j), "{name} k={k} w={width} row {i}: the union misses {j}");
+                    }
+                    let want: Vec<u32> = truth.iter().map(|&j| rank(j) as u32).collect();
+                    assert_eq!(ranks, want, "{name} k={k} w={width} row {i}: ranks over the tiles");
+                }
+            }
+        }
     }
 
     #[test]

@@ -60,11 +60,12 @@ pub fn distances_tiled(prep: &Prepared, tiles: Tiles, row0: usize, rows: usize) 
 }
 
 /// Twin of `distances_tiled.wgsl`'s epilogue: for each of the block's rows (s̃ of `s`, rows ×
-/// n) and each tile of `tiles.points()` points, the smallest U = s̃ + ε over the tile's points
-/// other than the row's own, compared on the bits as the kernel does (NaN and negative values
-/// last; no point, or none below it: the sentinel 1e38). Row-major, ⌈n / TP⌉ per row.
+/// n, all points) and each tile of `tiles.points()` points of `p.col0..p.col0 + p.n` (all n,
+/// or a streamed plan's point tile), the smallest U = s̃ + ε over the tile's points other than
+/// the row's own, compared on the bits as the kernel does (NaN and negative values last; no
+/// point, or none below it: the sentinel 1e38). Row-major, ⌈p.n / TP⌉ per row.
 pub fn tile_minima(p: &Params, prep: &Prepared, tiles: Tiles, row0: usize, rows: usize, s: &[f32]) -> Vec<f32> {
-    let (n, tp) = (prep.n, tiles.points() as usize);
+    let (all, c0, n, tp) = (prep.n, p.col0 as usize, p.n as usize, tiles.points() as usize);
     let sentinel = 1.0e38f32.to_bits();
     let count = n.div_ceil(tp);
     let mut out = Vec::with_capacity(rows * count);
@@ -72,10 +73,10 @@ pub fn tile_minima(p: &Params, prep: &Prepared, tiles: Tiles, row0: usize, rows:
         let g = row0 + r;
         let ni = prep.norms[g];
         for t in 0..count {
-            let m = (t * tp..((t + 1) * tp).min(n))
+            let m = (c0 + t * tp..c0 + ((t + 1) * tp).min(n))
                 .filter(|&j| j != g)
                 .map(|j| {
-                    let v = s[r * n + j];
+                    let v = s[r * all + j];
                     (v + p.eps_of(v, ni, prep.norms[j])).to_bits()
                 })
                 .fold(sentinel, u32::min);

@@ -28,10 +28,11 @@ fn insert(top: &mut [f32; KT_MAX], kt: usize, x: f32) {
     }
 }
 
-/// Twin of `knn_candidates.wgsl` for row i, with the row's tile minima from
-/// `twin::tile_minima` (empty for the classic kernel set, which has none).
+/// Twin of `knn_candidates.wgsl` for row i over the points `p.col0..p.col0 + p.n` (all n, or a
+/// streamed plan's tile), with the row's tile minima from `twin::tile_minima` (empty for the
+/// classic kernel set, which has none).
 pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> KnnRow {
-    let (n, k, kt) = (prep.n, p.k as usize, p.kt as usize);
+    let (c0, n, k, kt) = (p.col0 as usize, p.n as usize, p.k as usize, p.kt as usize);
     let ni = prep.norms[i];
     let up = |j: usize| {
         let s = sqdist(prep, i, j);
@@ -55,13 +56,13 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> 
         tau1 = 0.0;
         for t in 0..WG {
             let mut top = [sentinel; KT_MAX];
-            for j in (t..n).step_by(WG).filter(|&j| j != i) {
+            for j in (t..n).step_by(WG).map(|j| c0 + j).filter(|&j| j != i) {
                 insert(&mut top, kt, up(j).1);
             }
             tau1 = tau1.max(top[kt - 1]);
         }
     }
-    let pool: Vec<f32> = (0..n).filter(|&j| j != i).map(|j| up(j).1).filter(|&u| u <= tau1).collect();
+    let pool: Vec<f32> = (c0..c0 + n).filter(|&j| j != i).map(|j| up(j).1).filter(|&u| u <= tau1).collect();
     let mut tau = tau1;
     if pool.len() <= POOL {
         for &x in &pool {
@@ -72,7 +73,7 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> 
             }
         }
     }
-    let cands: Vec<(u32, f32)> = (0..n)
+    let cands: Vec<(u32, f32)> = (c0..c0 + n)
         .filter(|&j| j != i)
         .filter_map(|j| {
             let (s, _, lo) = up(j);

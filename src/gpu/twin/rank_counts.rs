@@ -42,8 +42,9 @@ pub fn search_steps(k: usize) -> u32 {
     usize::BITS - k.leading_zeros()
 }
 
-/// Twin of `rank_counts.wgsl` for row i and its queries (one range of all n points), the
-/// device's s̃ and ε taken from the twins of `distances` and `eps_of`.
+/// Twin of `rank_counts.wgsl` for row i and its queries (one range of the points
+/// `p.col0..p.col0 + p.n`: all n, or a streamed plan's tile), the device's s̃ and ε taken from
+/// the twins of `distances` and `eps_of` (a query's s̃ whichever tile it lies in).
 pub fn rank_counts(p: &Params, prep: &Prepared, i: usize, queries: &[u32]) -> RankRow {
     let ni = prep.norms[i];
     let iv = |j: usize| {
@@ -51,15 +52,16 @@ pub fn rank_counts(p: &Params, prep: &Prepared, i: usize, queries: &[u32]) -> Ra
         let e = p.eps_of(s, ni, prep.norms[j]);
         (s, s - e, s + e)
     };
-    rank_counts_of(p.cap as usize, i, prep.n, queries, iv)
+    let points = p.col0 as usize..(p.col0 + p.n) as usize;
+    rank_counts_of(p.cap as usize, i, points, queries, iv)
 }
 
-/// The kernel's algorithm for row i over points 0..n, each point's (s̃, s̃ − ε, s̃ + ε) from
-/// `iv`, keeping at most `cap` overlaps.
+/// The kernel's algorithm for row i over the points `points`, each point's (s̃, s̃ − ε, s̃ + ε)
+/// from `iv`, keeping at most `cap` overlaps.
 pub fn rank_counts_of(
     cap: usize,
     i: usize,
-    n: usize,
+    points: std::ops::Range<usize>,
     queries: &[u32],
     iv: impl Fn(usize) -> (f32, f32, f32),
 ) -> RankRow {
@@ -96,7 +98,7 @@ pub fn rank_counts_of(
     let mut overlaps = Vec::new();
     let mut count = 0u32;
     let mut straight = 0u32;
-    for l in 0..n {
+    for l in points {
         w[2] += 1;
         if l == i {
             continue;
@@ -264,7 +266,7 @@ mod tests {
             }
             let qs = &pool[..k];
             let iv = |j: usize| ivs[j];
-            let fast = rank_counts_of(usize::MAX, i, n, qs, iv);
+            let fast = rank_counts_of(usize::MAX, i, 0..n, qs, iv);
             let all = rank_counts_all_pairs(usize::MAX, i, n, qs, iv);
             assert_eq!(fast.certain, all.certain, "case {case}: certain");
             assert_eq!(fast.fast, all.fast, "case {case}: fast");
@@ -293,7 +295,7 @@ mod tests {
             (s, s - 0.25, s + 0.25)
         };
         let qs: Vec<u32> = (100..120).collect();
-        let row = rank_counts_of(usize::MAX, 0, n, &qs, iv);
+        let row = rank_counts_of(usize::MAX, 0, 0..n, &qs, iv);
         let cmp = row.witness[3] + row.witness[5] + row.straight;
         assert!(f64::from(cmp) / (n - 1) as f64 <= 2.2, "{:?}", row.witness);
         assert_eq!(row.certain, (0..20).map(|q| 99 + q).collect::<Vec<u32>>());
