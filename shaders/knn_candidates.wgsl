@@ -22,7 +22,11 @@
 // loops' known lengths.
 // Point tiles (a streamed plan): s_in holds the tile's points P.col0..P.col0 + P.n; the
 // candidates are those of the tile (the host unites the tiles': a point within the row's
-// bound over all n is within the tile's, whose k-th smallest U is no smaller).
+// bound over all n is within the tile's, whose k-th smallest U is no smaller), and τ' is
+// capped by the k smallest U of the row's earlier tiles (binding 9), which enter the pool, so
+// the pool's k-th is that of every point seen so far and later tiles give fewer candidates
+// (U values are non-negative and finite when they enter the pool, so their bits order as
+// their values). `info[3]` is then 1 whenever no pass over s̃ was made for τ'.
 // CPU twin: src/gpu/twin/knn_candidates.rs.
 
 @group(0) @binding(3) var<storage, read> s_in: array<f32>;
@@ -31,8 +35,13 @@
 @group(0) @binding(6) var<storage, read_write> slots: array<vec2<u32>>;
 @group(0) @binding(7) var<storage, read_write> dense: array<vec2<u32>>;
 @group(0) @binding(8) var<storage, read_write> dense_n: array<atomic<u32>>;
+// A streamed plan's k smallest U of the row's earlier tiles (P.streamed = 1), row-major, k per
+// row, as complemented bits (0, the cleared buffer: an empty slot).
+@group(0) @binding(9) var<storage, read_write> carried: array<u32>;
 
 var<workgroup> tau1_bits: atomic<u32>;
+var<workgroup> carried_n: atomic<u32>;
+var<workgroup> carried_max: atomic<u32>;
 var<workgroup> tau2_bits: atomic<u32>;
 var<workgroup> tau_bits: atomic<u32>;
 var<workgroup> pool_n: atomic<u32>;
@@ -117,8 +126,27 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
         atomicMin(&tau1_bits, mine);
     }
     workgroupBarrier();
+    // A streamed plan: the k smallest U of the row's earlier tiles enter the pool first (their
+    // loads counted in t_trips: k per row); k of them bound the row's k-th smallest U too.
+    if (P.streamed == 1u) {
+        for (var q = tid; q < P.k; q += WG) {
+            t_trips += 1u;
+            let c = carried[r * P.k + q];
+            if (c != 0u) {
+                atomicAdd(&carried_n, 1u);
+                atomicMax(&carried_max, ~c);
+                let p = atomicAdd(&pool_n, 1u);
+                if (p < POOL) { pool[p] = bitcast<f32>(~c); }
+            }
+        }
+    }
+    workgroupBarrier();
     var tau1 = bitcast<f32>(atomicLoad(&tau1_bits));
-    // Some thread had fewer than kt minima (or none were given): τ' from a pass over s̃.
+    if (atomicLoad(&carried_n) == P.k) {
+        tau1 = min(tau1, bitcast<f32>(atomicLoad(&carried_max)));
+    }
+    // Some thread had fewer than kt minima (or none were given) and fewer than k were carried:
+    // τ' from a pass over s̃.
     let full = !(tau1 < F32_MAX);
     if (full) {
         for (var t = 0u; t < KT_MAX; t++) {
@@ -164,14 +192,20 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
             let x = pool[p];
             var less = 0u;
             var leq = 0u;
+            var tied_before = 0u;
             for (var q = 0u; q < m; q++) {
                 less += select(0u, 1u, pool[q] < x);
                 leq += select(0u, 1u, pool[q] <= x);
+                tied_before += select(0u, 1u, pool[q] == x && q < p);
                 pool_trips += 1u;
             }
             if (less < P.k && leq >= P.k) {
                 atomicMin(&tau_bits, bitcast<u32>(x));
             }
+            // The pool's k smallest (distinct positions: ties by pool slot) carried to the next
+            // tile; the pool held every carried value, so every slot below min(m, k) is written.
+            let pos = less + tied_before;
+            if (P.streamed == 1u && pos < P.k) { carried[r * P.k + pos] = ~bitcast<u32>(x); }
         }
     }
     workgroupBarrier();
@@ -198,8 +232,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t
     workgroupBarrier();
     storageBarrier();
     let count = atomicLoad(&out_n);
-    // Only rows the host will refine are copied (fewer than k or more than cap: recomputed).
-    let kept = select(0u, count, count >= P.k && count <= P.cap);
+    // Only rows the host will refine are copied (fewer than k or more than cap: recomputed;
+    // a streamed plan's tile may hold fewer than k under a carried bound: the host unites).
+    let kept = select(0u, count, (count >= P.k || P.streamed == 1u) && count <= P.cap);
     if (tid == 0u) {
         atomicStore(&base, atomicAdd(&dense_n[0], kept));
     }

@@ -64,11 +64,14 @@ pub(super) struct KnnRecorded {
     /// Candidates read back with the batch (a guess; the rest in a second read).
     guess: usize,
     dense: wgpu::Buffer,
+    /// A streamed plan's tile under a carried bound: fewer than k candidates are kept.
+    carry: bool,
 }
 
 /// Records `knn_candidates` for the block's `rows` rows (its distances in `dist`, its tile
 /// minima in `minima`, `tiles` per row) and the readback of each row's info and the first
-/// `guess` candidates of the dense list.
+/// `guess` candidates of the dense list. `carried`: a streamed plan's per-row bound over the
+/// tiles (rows u32, cleared before the first tile), read and lowered by each tile.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn record_knn(
     gpu: &Gpu,
@@ -80,12 +83,14 @@ pub(super) async fn record_knn(
     tiles: u32,
     rows: usize,
     guess: usize,
+    carried: Option<&wgpu::Buffer>,
     tally: &mut Tally,
 ) -> Result<KnnRecorded, GpuError> {
     let k = params.k as usize;
     let cap = cap(k);
     let mut p = *params;
     p.tiles = if minima.is_some() { tiles } else { 0 };
+    p.streamed = u32::from(carried.is_some());
     let name = Kernel::KnnCandidates.name();
     let info = gpu.output(batch, (rows * KNN_INFO * 4) as u64, tally);
     let slots = gpu.output(batch, (rows * cap * 8) as u64, tally);
@@ -94,15 +99,12 @@ pub(super) async fn record_knn(
     let dense = gpu.pooled(usage, (rows * cap * 8) as u64, "candidates", tally);
     batch.clear(&info);
     batch.clear(&dense_n);
-    let no_minima;
-    let minima = match minima {
-        Some(m) => m,
-        None => {
-            no_minima = gpu.output(batch, 4, tally);
-            &no_minima
-        }
-    };
-    let bindings = Bindings { resident: &[dist, minima], inputs: &[], outputs: &[&info, &slots, &dense, &dense_n] };
+    // Bindings the dispatch does not read (no minima, no streamed plan) get a 4-byte stand-in.
+    let spares = [minima.is_none(), carried.is_none()].map(|none| none.then(|| gpu.output(batch, 4, tally)));
+    let minima = minima.or(spares[0].as_ref()).expect("a buffer or its stand-in");
+    let carried = carried.or(spares[1].as_ref()).expect("a buffer or its stand-in");
+    let outputs = [&info, &slots, &dense, &dense_n, carried];
+    let bindings = Bindings { resident: &[dist, minima], inputs: &[], outputs: &outputs };
     batch.dispatch(Kernel::KnnCandidates, &p, space, bindings, (rows as u32, 1), tally).await?;
     let guess = guess.min(rows * cap);
     Ok(KnnRecorded {
@@ -114,6 +116,7 @@ pub(super) async fn record_knn(
         dense_read: batch.read(&dense, (guess * 8) as u64, name, tally),
         guess,
         dense,
+        carry: p.streamed == 1,
     })
 }
 
@@ -134,9 +137,10 @@ pub(super) struct KnnBlock {
 impl KnnBlock {
     /// The union of one row block's tiles (a streamed plan, `tiles` in the order of the
     /// points): a row's candidates are every tile's, which hold every point within the row's
-    /// bound over all n (a tile's k-th smallest U is no smaller than the row's), and a row is
-    /// recomputed when any tile's count fell outside [k, cap] or came back short.
-    pub(super) fn unite(tiles: Vec<KnnBlock>, k: usize) -> KnnBlock {
+    /// bound over all n (each tile's τ, carried or its own, is ≥ the row's k-th smallest U),
+    /// and a row is recomputed when any tile's count overflowed its cap or came back short, or
+    /// the union holds fewer than k (`refine_knn`).
+    pub(super) fn unite(tiles: Vec<KnnBlock>) -> KnnBlock {
         let rows = tiles.first().map_or(0, |t| t.count.len());
         let over = u32::MAX as usize;
         let mut u = KnnBlock {
@@ -150,7 +154,7 @@ impl KnnBlock {
             u.total += t.total;
             for (r, (c, cands)) in t.count.into_iter().zip(t.cands).enumerate() {
                 u.short[r] |= t.short[r];
-                let kept = (c as usize) >= k && (c as usize) <= t.max;
+                let kept = (c as usize) <= t.max;
                 if !kept || u.count[r] as usize == over {
                     u.count[r] = over as u32;
                     u.cands[r] = Vec::new();
@@ -196,8 +200,9 @@ pub(super) async fn collect_knn(
     for (r, w) in info.iter().enumerate() {
         let [c, m, base, _, j, _, pool, copy] = w.map(|x| x as usize);
         entry_t.comparisons += (j + pool) as u64;
-        let kept = if c >= rec.k && c <= cap(rec.k) { c } else { 0 };
-        let complete = knn_witness_complete(n, rec.tiles as usize, m, kept, w);
+        let kept = if (c >= rec.k || rec.carry) && c <= cap(rec.k) { c } else { 0 };
+        let loads = if rec.carry { rec.k } else { 0 };
+        let complete = knn_witness_complete(n, rec.tiles as usize + loads, m, kept, w);
         let fits = base + kept <= total.min(first.len() + rest.len()) && copy == kept;
         // A row whose count, base or copy do not add up is the device's fault: recomputed.
         short.push(dist_short[r] || !complete || !fits);
@@ -282,7 +287,8 @@ pub(super) fn refine_knn(
 /// The completeness witness of one row of `knn_candidates` (the workgroup's sums `w` of its
 /// invocations' trips): the s̃ loops, n trips each, three of them unless τ' came from the
 /// tile minima (`w[3]`), two then; the minima loop and the ranking of the threads' values for
-/// τ', `tiles` + WG² trips; the pool ranking, m² trips when the pool held the m values; the
+/// τ', `tiles` + WG² trips (a streamed plan's k loads of the carried values counted among the
+/// `tiles`); the pool ranking, m² trips when the pool held the m values; the
 /// copy, the `kept` candidates.
 fn knn_witness_complete(n: usize, tiles: usize, m: usize, kept: usize, w: &[u32; KNN_INFO]) -> bool {
     let passes = if w[3] == 1 { 2 } else { 3 };
@@ -354,9 +360,20 @@ pub async fn raw_candidates_tile_async(
         let mut batch = gpu.batch();
         let d =
             record_distances_to(gpu, &mut batch, &space, &params, row0, rows, cols.clone(), &dist, &mut tally).await?;
-        let rec =
-            record_knn(gpu, &mut batch, &space, &params, &dist, d.minima.as_ref(), d.tiles, rows, rows * k, &mut tally)
-                .await?;
+        let rec = record_knn(
+            gpu,
+            &mut batch,
+            &space,
+            &params,
+            &dist,
+            d.minima.as_ref(),
+            d.tiles,
+            rows,
+            rows * k,
+            None,
+            &mut tally,
+        )
+        .await?;
         let out = batch.submit(&mut tally).await?.wait(gpu, &mut tally).await?;
         gpu.give_back(dist);
         let info: Vec<[u32; KNN_INFO]> = bytemuck::cast_slice(&out[rec.info]).to_vec();

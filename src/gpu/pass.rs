@@ -193,6 +193,44 @@ struct Built {
     cross: Option<CrossRanks>,
 }
 
+/// A pass's tables for m rows while it fills them: both spaces' lists (indices, distances),
+/// then the cross ranks and their distances in x and in y.
+struct Tables {
+    x: (Vec<u32>, Vec<f64>),
+    y: (Vec<u32>, Vec<f64>),
+    ranks: [Vec<u32>; 2],
+    dists: [Vec<f64>; 2],
+}
+
+impl Tables {
+    fn new(m: usize, plan: &Plan<'_, '_>) -> Tables {
+        let (kx, ky, kc) = (plan.kx, plan.ky, plan.kc);
+        Tables {
+            x: (vec![0; m * kx], vec![0.0; m * kx]),
+            y: (vec![0; m * ky], vec![0.0; m * ky]),
+            ranks: [vec![0; m * kc], vec![0; m * kc]],
+            dists: [vec![0.0; m * kc], vec![0.0; m * kc]],
+        }
+    }
+
+    fn built(self, plan: &Plan<'_, '_>) -> Built {
+        let (kx, ky, kc) = (plan.kx, plan.ky, plan.kc);
+        let [rank_high_of_low, rank_low_of_high] = self.ranks;
+        let [dist_high_of_low, dist_low_of_high] = self.dists;
+        Built {
+            knn_x: (kx > 0).then_some(Neighbours { k: kx, idx: self.x.0, dist: self.x.1 }),
+            knn_y: (ky > 0).then_some(Neighbours { k: ky, idx: self.y.0, dist: self.y.1 }),
+            cross: (kc > 0).then_some(CrossRanks {
+                k: kc,
+                rank_high_of_low,
+                rank_low_of_high,
+                dist_high_of_low,
+                dist_low_of_high,
+            }),
+        }
+    }
+}
+
 /// Distance buffers resident at a time per space (two blocks in flight).
 const SETS: usize = 2;
 
@@ -245,10 +283,7 @@ async fn run(
     let n = plan.x.or(plan.y).map_or(0, |s| s.points.n());
     let spaces = usize::from(plan.x.is_some()) + usize::from(plan.y.is_some());
     let (kx, ky, kc) = (plan.kx, plan.ky, plan.kc);
-    let mut lists_x = (vec![0u32; m * kx], vec![0f64; m * kx]);
-    let mut lists_y = (vec![0u32; m * ky], vec![0f64; m * ky]);
-    let mut ranks = [vec![0u32; m * kc], vec![0u32; m * kc]];
-    let mut dists = [vec![0f64; m * kc], vec![0f64; m * kc]];
+    let Tables { x: mut lists_x, y: mut lists_y, mut ranks, mut dists } = Tables::new(m, plan);
     let per_row = [
         super::knn_candidates::bytes_per_row(kx),
         super::knn_candidates::bytes_per_row(ky),
@@ -406,19 +441,7 @@ async fn run(
             dists[t][range].copy_from_slice(&d);
         }
     }
-    let [rank_high_of_low, rank_low_of_high] = ranks;
-    let [dist_high_of_low, dist_low_of_high] = dists;
-    Ok(Built {
-        knn_x: (kx > 0).then_some(Neighbours { k: kx, idx: lists_x.0, dist: lists_x.1 }),
-        knn_y: (ky > 0).then_some(Neighbours { k: ky, idx: lists_y.0, dist: lists_y.1 }),
-        cross: (kc > 0).then_some(CrossRanks {
-            k: kc,
-            rank_high_of_low,
-            rank_low_of_high,
-            dist_high_of_low,
-            dist_low_of_high,
-        }),
-    })
+    Ok(Tables { x: lists_x, y: lists_y, ranks, dists }.built(plan))
 }
 
 /// The queries of the `rows` rows from list row `at` on: the projection's first kc neighbours
@@ -455,7 +478,10 @@ async fn start_side(
     let knn = if k > 0 && on_device_knn(k) {
         let mut kp = with_knn(on.params, k);
         kp.row0 = row0 as u32;
-        Some(record_knn(gpu, batch, &on.space, &kp, &dist, rec.minima.as_ref(), rec.tiles, rows, guess, tally).await?)
+        Some(
+            record_knn(gpu, batch, &on.space, &kp, &dist, rec.minima.as_ref(), rec.tiles, rows, guess, None, tally)
+                .await?,
+        )
     } else {
         None
     };

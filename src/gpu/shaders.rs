@@ -80,8 +80,17 @@ const DISTANCES: &[(u32, Access)] = &[(0, Uniform), (1, Read), (3, ReadWrite), (
 const DISTANCES_TILED: &[(u32, Access)] =
     &[(0, Uniform), (1, Read), (2, Read), (3, ReadWrite), (4, ReadWrite), (5, ReadWrite)];
 const SQDIST: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, ReadWrite), (5, ReadWrite)];
-const KNN_CANDIDATES: &[(u32, Access)] =
-    &[(0, Uniform), (2, Read), (3, Read), (4, Read), (5, ReadWrite), (6, ReadWrite), (7, ReadWrite), (8, ReadWrite)];
+const KNN_CANDIDATES: &[(u32, Access)] = &[
+    (0, Uniform),
+    (2, Read),
+    (3, Read),
+    (4, Read),
+    (5, ReadWrite),
+    (6, ReadWrite),
+    (7, ReadWrite),
+    (8, ReadWrite),
+    (9, ReadWrite),
+];
 const RANK_COUNTS: &[(u32, Access)] = &[
     (0, Uniform),
     (2, Read),
@@ -285,9 +294,9 @@ mod tests {
     /// The host's buffer counts are checked against the table.
     #[test]
     fn buffer_counts_are_checked() {
-        assert!(Kernel::KnnCandidates.check_buffers(2, 0, 4).is_ok(), "s̃ and the tile minima resident");
-        assert!(Kernel::KnnCandidates.check_buffers(2, 0, 3).is_err());
-        assert!(Kernel::KnnCandidates.check_buffers(1, 0, 5).is_err(), "the minima bound as an output");
+        assert!(Kernel::KnnCandidates.check_buffers(2, 0, 5).is_ok(), "s̃ and the tile minima resident");
+        assert!(Kernel::KnnCandidates.check_buffers(2, 0, 4).is_err());
+        assert!(Kernel::KnnCandidates.check_buffers(1, 0, 6).is_err(), "the minima bound as an output");
         assert!(
             Kernel::DistancesTiled(super::super::distances_tiled::Tiles::choose(&wgpu::Limits::default()))
                 .check_buffers(1, 0, 2)

@@ -7,7 +7,9 @@
 # register blocks; the last two with 2 GiB (the
 # default) and 4 GiB of resident distances (--gpu-resident).
 # Then the GPU test binaries of this build (a crash is rerun on one thread, with Vulkan only,
-# and under cuda-gdb for its stack), the crossover for `auto`, and n = 10^6 under a limit.
+# and under cuda-gdb for its stack), the crossover for `auto`, and n = 10^6 under a limit (a
+# build from 83311dd on takes the streamed plan there on its own: 1 073-row blocks × four
+# tiles of 250 000 points; its run report's gpu.streamed says so).
 # Not run: no machine was lent again on 2026-12-04. To run it, pack into .devpack/bin.tgz the
 # stripped `scripts/device_check.sh --prepare` binaries of this build, `faithful-before` (the
 # CLI built at cc4808d), `faithful-rank64` (this build with shaders::RANK_WG = 64) and

@@ -26,9 +26,8 @@ use super::super::rank_counts::{
 use super::super::shaders::Kernel;
 use super::super::tally::Tally;
 use super::super::twin::sqdist;
-use super::{Built, GpuStats, On, Plan, queries};
+use super::{Built, GpuStats, On, Plan, Tables, queries};
 use crate::Numerics;
-use crate::resources::{CrossRanks, Neighbours};
 
 /// Rows per block below which the planner streams: fewer would leave most of a large GPU idle
 /// in `knn_candidates` and `rank_counts` (one workgroup per row; the H200 has 132
@@ -114,10 +113,7 @@ pub(super) async fn run(
     let n = plan.x.or(plan.y).map_or(0, |s| s.points.n());
     let (kx, ky, kc) = (plan.kx, plan.ky, plan.kc);
     let tiles = point_tiles(n, shape.width);
-    let mut lists_x = (vec![0u32; m * kx], vec![0f64; m * kx]);
-    let mut lists_y = (vec![0u32; m * ky], vec![0f64; m * ky]);
-    let mut ranks = [vec![0u32; m * kc], vec![0u32; m * kc]];
-    let mut dists = [vec![0f64; m * kc], vec![0f64; m * kc]];
+    let Tables { x: mut lists_x, y: mut lists_y, mut ranks, mut dists } = Tables::new(m, plan);
     let mut row0 = rows.start;
     while row0 < rows.end {
         let count = shape.rows.min(rows.end - row0);
@@ -153,19 +149,7 @@ pub(super) async fn run(
         }
         row0 += count;
     }
-    let [rank_high_of_low, rank_low_of_high] = ranks;
-    let [dist_high_of_low, dist_low_of_high] = dists;
-    Ok(Built {
-        knn_x: (kx > 0).then_some(Neighbours { k: kx, idx: lists_x.0, dist: lists_x.1 }),
-        knn_y: (ky > 0).then_some(Neighbours { k: ky, idx: lists_y.0, dist: lists_y.1 }),
-        cross: (kc > 0).then_some(CrossRanks {
-            k: kc,
-            rank_high_of_low,
-            rank_low_of_high,
-            dist_high_of_low,
-            dist_low_of_high,
-        }),
-    })
+    Ok(Tables { x: lists_x, y: lists_y, ranks, dists }.built(plan))
 }
 
 /// One row block of a streamed plan.
@@ -212,6 +196,11 @@ impl Block<'_> {
             rp.streamed = 1;
             RankRun::begin(gpu, &mut batch, &rp, &words, rows, kq, tally)
         });
+        // The rows' k smallest U carried from tile to tile (cleared: none yet).
+        let carried = (k > 0).then(|| gpu.output(&mut batch, (rows * k * 4) as u64, tally));
+        if let Some(c) = carried.as_ref() {
+            batch.clear(c);
+        }
         let mut recorded = Vec::with_capacity(tiles.len());
         for (t, cols) in tiles.iter().enumerate() {
             let rec =
@@ -220,7 +209,11 @@ impl Block<'_> {
                 let mut kp = with_knn(on.params, k);
                 (kp.row0, kp.col0, kp.n) = (row0 as u32, cols.start as u32, cols.len() as u32);
                 let (minima, guess) = (rec.minima.as_ref(), rows * (k + 8));
-                Some(record_knn(gpu, &mut batch, &on.space, &kp, &dist, minima, rec.tiles, rows, guess, tally).await?)
+                let carried = carried.as_ref();
+                Some(
+                    record_knn(gpu, &mut batch, &on.space, &kp, &dist, minima, rec.tiles, rows, guess, carried, tally)
+                        .await?,
+                )
             } else {
                 None
             };
@@ -251,7 +244,7 @@ impl Block<'_> {
             Some(rec) => Some(collect_ranks(gpu, rec, &out, &short, tally).await?),
             None => None,
         };
-        Ok(((k > 0).then(|| KnnBlock::unite(blocks, k)), counted))
+        Ok(((k > 0).then(|| KnnBlock::unite(blocks)), counted))
     }
 
     /// Refines the block's kNN in `on` from its united candidates (`done`), or computes it on
@@ -362,13 +355,16 @@ mod tests {
                     let truth: Vec<u32> = keys[..k].iter().map(|kk| (kk & 0xFFFF_FFFF) as u32).collect();
                     // The queries ranked: the true neighbours; the reference's rank of each.
                     let rank = |j: u32| 1 + keys.iter().take_while(|&&kk| kk < key(d[j as usize], j as usize)).count();
-                    let mut united = Vec::new();
+                    let (mut united, mut alone) = (Vec::new(), 0);
                     let mut ranks = vec![1u32; k];
+                    let mut carried = Vec::new();
                     for cols in &tiles {
                         let mut p = with_knn(Params::new_form(n, dim, prep.form), k);
                         (p.col0, p.n) = (cols.start as u32, cols.len() as u32);
-                        let row = twin::knn_candidates(&p, &prep, i, &[]);
-                        assert!(row.count as usize >= k, "{name} k={k} w={width} row {i}: a tile short of k");
+                        alone += twin::knn_candidates(&p, &prep, i, &[]).count;
+                        let (row, next) = twin::knn_candidates_carried(&p, &prep, i, &[], &carried);
+                        assert_eq!(next.len(), k.min(cols.end - usize::from(i < cols.end)), "{name}: k carried");
+                        carried = next;
                         united.extend(row.candidates.iter().map(|&(j, _)| j));
                         p.cap = u32::MAX;
                         let counted = twin::rank_counts(&p, &prep, i, &truth);
@@ -387,6 +383,8 @@ mod tests {
                     for j in &truth {
                         assert!(united.contains(j), "{name} k={k} w={width} row {i}: the union misses {j}");
                     }
+                    // The carried bound only ever removes candidates (each tile alone has ≥ k).
+                    assert!(united.len() as u32 <= alone && alone as usize >= k * tiles.len(), "{name}");
                     let want: Vec<u32> = truth.iter().map(|&j| rank(j) as u32).collect();
                     assert_eq!(ranks, want, "{name} k={k} w={width} row {i}: ranks over the tiles");
                 }

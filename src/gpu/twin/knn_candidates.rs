@@ -32,6 +32,20 @@ fn insert(top: &mut [f32; KT_MAX], kt: usize, x: f32) {
 /// streamed plan's tile), with the row's tile minima from `twin::tile_minima` (empty for the
 /// classic kernel set, which has none).
 pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> KnnRow {
+    knn_candidates_carried(p, prep, i, minima, &[]).0
+}
+
+/// [`knn_candidates`] in a streamed plan (`P.streamed = 1`): `carried` holds the k smallest U
+/// of the row's earlier tiles (empty before the first tile), which enter the pool; returns the
+/// pool's k smallest too, which the kernel carries to the next tile (unchanged when the pool
+/// overflowed). `from_minima` is then "no pass over s̃ for τ′".
+pub fn knn_candidates_carried(
+    p: &Params,
+    prep: &Prepared,
+    i: usize,
+    minima: &[f32],
+    carried: &[f32],
+) -> (KnnRow, Vec<f32>) {
     let (c0, n, k, kt) = (p.col0 as usize, p.n as usize, p.k as usize, p.kt as usize);
     let ni = prep.norms[i];
     let up = |j: usize| {
@@ -51,6 +65,9 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> 
         .collect();
     vals.sort_unstable();
     let mut tau1 = f32::from_bits(vals[k.div_ceil(kt) - 1]);
+    if carried.len() == k {
+        tau1 = tau1.min(carried.iter().copied().fold(0.0, f32::max));
+    }
     let from_minima = tau1 < sentinel;
     if !from_minima {
         tau1 = 0.0;
@@ -62,7 +79,8 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> 
             tau1 = tau1.max(top[kt - 1]);
         }
     }
-    let pool: Vec<f32> = (c0..c0 + n).filter(|&j| j != i).map(|j| up(j).1).filter(|&u| u <= tau1).collect();
+    let mut pool = carried.to_vec();
+    pool.extend((c0..c0 + n).filter(|&j| j != i).map(|j| up(j).1).filter(|&u| u <= tau1));
     let mut tau = tau1;
     if pool.len() <= POOL {
         for &x in &pool {
@@ -81,5 +99,13 @@ pub fn knn_candidates(p: &Params, prep: &Prepared, i: usize, minima: &[f32]) -> 
         })
         .collect();
     let count = cands.len() as u32;
-    KnnRow { count, candidates: cands.into_iter().take(p.cap as usize).collect(), from_minima }
+    let next = if pool.len() <= POOL {
+        let mut sorted = pool;
+        sorted.sort_by(f32::total_cmp);
+        sorted.truncate(k);
+        sorted
+    } else {
+        carried.to_vec()
+    };
+    (KnnRow { count, candidates: cands.into_iter().take(p.cap as usize).collect(), from_minima }, next)
 }

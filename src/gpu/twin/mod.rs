@@ -17,7 +17,7 @@ mod sqdist;
 pub use density::density_row;
 pub use distances::sqdist;
 pub use distances_tiled::{distances_tiled, tile_minima};
-pub use knn_candidates::{KnnRow, knn_candidates};
+pub use knn_candidates::{KnnRow, knn_candidates, knn_candidates_carried};
 pub use pair_stats::pair_stats_row;
 pub use rank_counts::{RankRow, rank_counts, rank_counts_all_pairs, rank_counts_of, search_steps};
 pub use sqdist::sqdist_row;
