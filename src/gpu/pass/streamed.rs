@@ -208,7 +208,9 @@ impl Block<'_> {
             let knn = if k > 0 {
                 let mut kp = with_knn(on.params, k);
                 (kp.row0, kp.col0, kp.n) = (row0 as u32, cols.start as u32, cols.len() as u32);
-                let (minima, guess) = (rec.minima.as_ref(), rows * (k + 8));
+                // Tile t adds about k/(t + 1) per row under the carried values (the rest, if
+                // more, in a second read).
+                let (minima, guess) = (rec.minima.as_ref(), rows * (k / (t + 1) + 8));
                 let carried = carried.as_ref();
                 Some(
                     record_knn(gpu, &mut batch, &on.space, &kp, &dist, minima, rec.tiles, rows, guess, carried, tally)
