@@ -54,17 +54,28 @@ fn blocks(n: usize) -> Vec<Range<usize>> {
     b
 }
 
+/// A block of rows on the GPU is the CPU's rows, bit for bit, in the row plan and in the
+/// streamed plan (point tiles of 64: the block's rows against every tile; the tie-heavy and the
+/// overflowing cases).
 #[test]
 fn gpu_row_pass_on_a_block_is_the_cpu_rows() {
-    let Some(g) = gpu(small_dispatches()) else { return };
     let k = 9;
-    for (name, high, low) in cases() {
+    let streamed = GpuRequest { point_tile: Some(64), ..small_dispatches() };
+    for (req, count) in [(small_dispatches(), 3), (streamed, 2)] {
+        let Some(g) = gpu(req.clone()) else { return };
+        gpu_rows_match(&g, k, count, req.point_tile.is_some());
+    }
+}
+
+fn gpu_rows_match(g: &Gpu, k: usize, count: usize, streamed: bool) {
+    for (name, high, low) in cases().into_iter().take(count) {
         for rows in blocks(high.n()) {
-            let tag = format!("{name} rows {}:{}", rows.start, rows.end);
+            let tag = format!("{name} rows {}:{} streamed {streamed}", rows.start, rows.end);
             let cpu = row_pass_rows(&high, None, &[&low], Needs::cross_with_dists(k), 16, rows.clone());
             let (gp, stats) =
-                gpu_row_pass_rows(&g, &high, None, &[&low], Needs::cross_with_dists(k), Numerics::Exact, rows.clone())
+                gpu_row_pass_rows(g, &high, None, &[&low], Needs::cross_with_dists(k), Numerics::Exact, rows.clone())
                     .unwrap();
+            assert_eq!(stats.streamed.is_some(), streamed, "{tag}: the plan");
             assert_eq!(stats.knn.rows, 2 * rows.len() as u64, "{tag}: the kernels query the block's rows only");
             assert_eq!(stats.ranks.queries, 2 * (rows.len() * k) as u64, "{tag}: rank queries of the block only");
             let bits = |v: &[f64]| v.iter().map(|d| d.to_bits()).collect::<Vec<_>>();
