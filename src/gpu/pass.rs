@@ -12,7 +12,8 @@ use super::bound::Params;
 use super::context::Gpu;
 use super::distances::{Recorded, block_rows, certified_params, record_distances};
 use super::knn_candidates::{
-    KnnRecorded, KnnStats, collect_knn, cpu_rows, on_device as on_device_knn, record_knn, refine_knn, with_knn,
+    KnnBlock, KnnRecorded, KnnStats, collect_knn, cpu_rows, on_device as on_device_knn, record_knn, refine_knn,
+    with_knn,
 };
 use super::prepare::Space;
 use super::prepare::prepare_checked;
@@ -297,7 +298,6 @@ async fn run(
     let per = block_rows(gpu, n, per_row).min(resident_rows).max(1);
     let shape = streamed::tiling(gpu, n, per_row, per, kx.max(ky).max(kc), resident);
     let per = shape.map_or(per, |s| s.rows);
-    let knn_params = |on: &On, k: usize| with_knn(on.params, k);
     for (k, on) in [(kx, plan.x), (ky, plan.y)] {
         if k > 0 && on.is_some() {
             stats.knn.rows += m as u64;
@@ -321,7 +321,9 @@ async fn run(
         let at = b.row0 - rows.start;
         if !b.stage2 {
             // Stage 1 done: collect both spaces' kNN candidates.
-            let mut blocks = [None, None];
+            // Per space: no kNN wanted (None), the CPU serves (Some(None)), or the device's
+            // candidates (Some(Some)).
+            let mut blocks: [Option<Option<KnnBlock>>; 2] = [None, None];
             for (slot, side, k) in [(0, &mut b.y, ky), (1, &mut b.x, kx)] {
                 let Some(side) = side.as_mut() else { continue };
                 side.short = side.rec.short(&out);
@@ -347,33 +349,11 @@ async fn run(
             } else {
                 Some(b)
             };
-            // Refine the kNN of both spaces (the CPU reference for a space the kernel could not serve).
-            for (block, on, k, lists) in
-                [(&blocks[0], plan.y, ky, &mut lists_y), (&blocks[1], plan.x, kx, &mut lists_x)]
-            {
-                let (Some(block), Some(on)) = (block, on) else { continue };
-                let (idx, dist) = (&mut lists.0[at * k..(at + count) * k], &mut lists.1[at * k..(at + count) * k]);
-                match block {
-                    Some(block) => refine_knn(
-                        on.points,
-                        &on.space.prep,
-                        &knn_params(on, k),
-                        block,
-                        row0,
-                        numerics,
-                        idx,
-                        dist,
-                        &mut stats.knn,
-                        tally,
-                    ),
-                    None => {
-                        cpu_rows(on.points, k, row0..row0 + count, idx, dist);
-                        stats.knn.rows_recomputed += count as u64;
-                        let e = tally.kernel(Kernel::KnnCandidates.name());
-                        e.host_rows_recomputed += count as u64;
-                        e.host_f64_distances += (count * n) as u64;
-                    }
-                }
+            let [block_y, block_x] = blocks;
+            for (block, on, k, lists) in [(block_y, plan.y, ky, &mut lists_y), (block_x, plan.x, kx, &mut lists_x)] {
+                let (Some(done), Some(on)) = (block, on) else { continue };
+                let lists = (&mut lists.0[at * k..(at + count) * k], &mut lists.1[at * k..(at + count) * k]);
+                fill_knn(on, k, done, row0..row0 + count, lists, numerics, stats, tally);
             }
             let Some(mut b) = kept else { continue };
             // Stage 2: the projection's neighbours ranked in x, the original's in y.
@@ -442,6 +422,36 @@ async fn run(
         }
     }
     Ok(Tables { x: lists_x, y: lists_y, ranks, dists }.built(plan))
+}
+
+/// The kNN in `on` of the rows `rows` into `lists` (rows × k): refined from the device's
+/// candidates (`done`), or computed on the CPU reference where the kernel could not serve.
+#[allow(clippy::too_many_arguments)]
+fn fill_knn(
+    on: &On<'_>,
+    k: usize,
+    done: Option<KnnBlock>,
+    rows: Range<usize>,
+    lists: (&mut [u32], &mut [f64]),
+    numerics: Numerics,
+    stats: &mut GpuStats,
+    tally: &mut Tally,
+) {
+    let (idx, dist) = lists;
+    match done {
+        Some(block) => {
+            let (params, prep) = (with_knn(on.params, k), &on.space.prep);
+            refine_knn(on.points, prep, &params, &block, rows.start, numerics, idx, dist, &mut stats.knn, tally);
+        }
+        None => {
+            let count = rows.len() as u64;
+            cpu_rows(on.points, k, rows, idx, dist);
+            stats.knn.rows_recomputed += count;
+            let e = tally.kernel(Kernel::KnnCandidates.name());
+            e.host_rows_recomputed += count;
+            e.host_f64_distances += count * on.points.n() as u64;
+        }
+    }
 }
 
 /// The queries of the `rows` rows from list row `at` on: the projection's first kc neighbours

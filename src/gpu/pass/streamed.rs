@@ -17,16 +17,13 @@ use serde::Serialize;
 use super::super::GpuError;
 use super::super::context::Gpu;
 use super::super::distances::{block_rows, record_distances_to};
-use super::super::knn_candidates::{
-    KnnBlock, collect_knn, cpu_rows, on_device as on_device_knn, record_knn, refine_knn, with_knn,
-};
+use super::super::knn_candidates::{KnnBlock, collect_knn, on_device as on_device_knn, record_knn, with_knn};
 use super::super::rank_counts::{
     RankBlock, RankRun, collect_ranks, cpu_ranks, on_device as on_device_ranks, query_distances, refine_ranks,
 };
-use super::super::shaders::Kernel;
 use super::super::tally::Tally;
 use super::super::twin::sqdist;
-use super::{Built, GpuStats, On, Plan, Tables, queries};
+use super::{Built, GpuStats, On, Plan, Tables, fill_knn, queries};
 use crate::Numerics;
 
 /// Rows per block below which the planner streams: fewer would leave most of a large GPU idle
@@ -123,7 +120,7 @@ pub(super) async fn run(
         if let Some(y) = plan.y.filter(|_| ky > 0) {
             let (done, _) = block.sweep(gpu, y, ky, None, tally).await?;
             let lists = (&mut lists_y.0[at * ky..(at + count) * ky], &mut lists_y.1[at * ky..(at + count) * ky]);
-            block.knn(y, ky, done, lists, stats, tally);
+            fill_knn(y, ky, done, row0..row0 + count, lists, numerics, stats, tally);
         }
         // The original space's kNN, and the projection's neighbours ranked in it.
         let q_x: Vec<u32> = (0..count).flat_map(|r| lists_y.0[(at + r) * ky..(at + r) * ky + kc].to_vec()).collect();
@@ -132,7 +129,7 @@ pub(super) async fn run(
             let (done, counted) = block.sweep(gpu, x, kx, ranked, tally).await?;
             if kx > 0 {
                 let lists = (&mut lists_x.0[at * kx..(at + count) * kx], &mut lists_x.1[at * kx..(at + count) * kx]);
-                block.knn(x, kx, done, lists, stats, tally);
+                fill_knn(x, kx, done, row0..row0 + count, lists, numerics, stats, tally);
             }
             if kc > 0 {
                 let range = at * kc..(at + count) * kc;
@@ -247,35 +244,6 @@ impl Block<'_> {
             None => None,
         };
         Ok(((k > 0).then(|| KnnBlock::unite(blocks)), counted))
-    }
-
-    /// Refines the block's kNN in `on` from its united candidates (`done`), or computes it on
-    /// the CPU reference where the kernel could not serve, into `lists` (the block's rows × k).
-    fn knn(
-        &self,
-        on: &On<'_>,
-        k: usize,
-        done: Option<KnnBlock>,
-        lists: (&mut [u32], &mut [f64]),
-        stats: &mut GpuStats,
-        tally: &mut Tally,
-    ) {
-        let (row0, rows) = (self.row0, self.rows);
-        match done {
-            Some(block) => {
-                let params = with_knn(on.params, k);
-                let (idx, dist) = lists;
-                let prep = &on.space.prep;
-                refine_knn(on.points, prep, &params, &block, row0, self.numerics, idx, dist, &mut stats.knn, tally);
-            }
-            None => {
-                cpu_rows(on.points, k, row0..row0 + rows, lists.0, lists.1);
-                stats.knn.rows_recomputed += rows as u64;
-                let e = tally.kernel(Kernel::KnnCandidates.name());
-                e.host_rows_recomputed += rows as u64;
-                e.host_f64_distances += (rows * on.points.n()) as u64;
-            }
-        }
     }
 
     /// Refines the block's ranks of the queries `q` in `on` from their counts (`counted`), or
