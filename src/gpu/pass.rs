@@ -358,7 +358,7 @@ async fn run(
             let Some(mut b) = kept else { continue };
             // Stage 2: the projection's neighbours ranked in x, the original's in y.
             let (x, y) = (plan.x.expect("cross ranks need both spaces"), plan.y.expect("cross ranks need both spaces"));
-            (b.q_x, b.q_y) = queries(plan, &lists_x.0, &lists_y.0, at, b.rows);
+            (b.q_x, b.q_y) = (queries_x(plan, &lists_y.0, at, b.rows), queries_y(plan, &lists_x.0, at, b.rows));
             if !on_device_ranks(kc) {
                 for (t, on, q) in [(0, x, &b.q_x), (1, y, &b.q_y)] {
                     let range = at * kc..(at + b.rows) * kc;
@@ -454,16 +454,21 @@ fn fill_knn(
     }
 }
 
-/// The queries of the `rows` rows from list row `at` on: the projection's first kc neighbours
-/// (ranked in x) and the original space's (ranked in y; cached, or this pass's lists).
-fn queries(plan: &Plan<'_, '_>, lists_x: &[u32], lists_y: &[u32], at: usize, rows: usize) -> (Vec<u32>, Vec<u32>) {
-    let (kx, ky, kc) = (plan.kx, plan.ky, plan.kc);
-    let q_x = (0..rows).flat_map(|r| lists_y[(at + r) * ky..(at + r) * ky + kc].iter().copied()).collect();
-    let q_y = match plan.cached_x {
+/// The queries ranked in x of the `rows` rows from list row `at` on: the projection's first kc
+/// neighbours (`lists_y`).
+fn queries_x(plan: &Plan<'_, '_>, lists_y: &[u32], at: usize, rows: usize) -> Vec<u32> {
+    let (ky, kc) = (plan.ky, plan.kc);
+    (0..rows).flat_map(|r| lists_y[(at + r) * ky..(at + r) * ky + kc].iter().copied()).collect()
+}
+
+/// The queries ranked in y of the same rows: the original space's first kc neighbours (cached,
+/// or this pass's `lists_x`).
+fn queries_y(plan: &Plan<'_, '_>, lists_x: &[u32], at: usize, rows: usize) -> Vec<u32> {
+    let (kx, kc) = (plan.kx, plan.kc);
+    match plan.cached_x {
         Some((c, first)) => prefix(c, kc, first + at..first + at + rows),
         None => (0..rows).flat_map(|r| lists_x[(at + r) * kx..(at + r) * kx + kc].iter().copied()).collect(),
-    };
-    (q_x, q_y)
+    }
 }
 
 /// Records one space's stage 1 of the block at `row0`: its distances into a resident buffer

@@ -122,7 +122,7 @@ pub struct Args {
     /// (at least 2k + 2) instead of whole rows. By default a pass streams only when whole rows
     /// would give blocks of fewer than 1 024 rows and two tiles of at least 16 384 points fit
     /// (n above 262 144 with the default 1 GiB buffer).
-    #[arg(long, value_name = "POINTS", value_parser = whole(1, u64::from(u32::MAX)))]
+    #[arg(long, value_name = "POINTS", allow_hyphen_values = true, value_parser = whole(1, u64::from(u32::MAX)))]
     gpu_point_tile: Option<u64>,
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]

@@ -23,7 +23,7 @@ use super::super::rank_counts::{
 };
 use super::super::tally::Tally;
 use super::super::twin::sqdist;
-use super::{Built, GpuStats, On, Plan, Tables, fill_knn, queries};
+use super::{Built, GpuStats, On, Plan, Tables, fill_knn, queries_x, queries_y};
 use crate::Numerics;
 
 /// Rows per block below which the planner streams: fewer would leave most of a large GPU idle
@@ -123,7 +123,7 @@ pub(super) async fn run(
             fill_knn(y, ky, done, row0..row0 + count, lists, numerics, stats, tally);
         }
         // The original space's kNN, and the projection's neighbours ranked in it.
-        let q_x: Vec<u32> = (0..count).flat_map(|r| lists_y.0[(at + r) * ky..(at + r) * ky + kc].to_vec()).collect();
+        let q_x = queries_x(plan, &lists_y.0, at, count);
         if let Some(x) = plan.x {
             let ranked = (kc > 0).then_some(&q_x[..]);
             let (done, counted) = block.sweep(gpu, x, kx, ranked, tally).await?;
@@ -139,7 +139,7 @@ pub(super) async fn run(
         // The original space's neighbours ranked in the projection.
         if kc > 0 {
             let y = plan.y.expect("cross ranks need both spaces");
-            let (_, q_y) = queries(plan, &lists_x.0, &lists_y.0, at, count);
+            let q_y = queries_y(plan, &lists_x.0, at, count);
             let (_, counted) = block.sweep(gpu, y, 0, Some(&q_y), tally).await?;
             let range = at * kc..(at + count) * kc;
             block.ranks(y, kc, &q_y, counted, &mut ranks[1][range.clone()], &mut dists[1][range], stats, tally);
