@@ -145,6 +145,27 @@ fn bench_gpu_resident_memory_sizes_the_blocks() {
     }
 }
 
+/// `--gpu-refine device` computes the undecided pairs' f64 sums on the device: the rows are the
+/// CPU reference's, the receipt says where they were refined and counts `exact_sqdist`'s pairs.
+#[test]
+fn bench_gpu_refine_device_refines_on_the_device() {
+    if gpu_common::gpu(GpuRequest::default()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("gpu.json");
+    let r = bench_with("gpu", &json, &["--kernels", "knn,evaluation", "--gpu-refine", "device"]);
+    let rows = r["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert_eq!(row["parity"], "identical", "{row}");
+        let g = &row["gpu_warm"];
+        assert_eq!(g["refine"], "device", "{row}");
+        assert!(g["transfers"]["kernels"]["exact_sqdist"]["pairs"].as_u64().unwrap() > 0, "{row}");
+        assert_eq!(g["transfers"]["kernels"]["knn_candidates"]["host_f64_distances"].as_u64(), Some(0), "{row}");
+    }
+}
+
 /// `--gpu-point-tile` streams a GPU pass as row blocks × point tiles: at n = 300 and tiles of
 /// 64 points (five tiles of 60), with 64 KiB resident (one tile of a block at a time: 273-row
 /// blocks), every row is identical to the CPU reference and the receipt names the plan.

@@ -324,3 +324,45 @@ fn density() {
         }
     }
 }
+
+/// `exact_sqdist.wgsl`: the device's emulated binary64 sums of squares are the twin's and the
+/// reference's bits (their roots `distance_pair`'s), every row's witness complete: the corpus,
+/// plus the scales where the emulation's rare paths run (squares in the subnormal range at
+/// 1e-160 and 1e-300, near-overflow at 1e140, coordinates one ulp apart, a wide D = 301).
+#[test]
+fn exact_sqdist() {
+    let Some(g) = gpu(GpuRequest::default()) else { return };
+    let mut cases = kernel_corpus();
+    let mut r = common::Rng(41);
+    for (name, scale, d) in [("subnormal_squares", 1e-160, 5), ("subnormal", 1e-300, 3), ("huge", 1e140, 4)] {
+        cases.push((name.into(), points(name, 40, d, |_, _| scale * (r.uniform() - 0.5)), uniform("l", 40, 2, 3)));
+    }
+    let base = uniform("ulp", 2, 7, 5);
+    let near = points("ulp_apart", 50, 7, |i, c| {
+        let v = base.row(0)[c];
+        f64::from_bits(v.to_bits() + (i as u64 * (c as u64 + 1)) % 5)
+    });
+    cases.push(("ulp_apart".into(), near, uniform("l", 50, 2, 4)));
+    cases.push(("wide".into(), uniform("w", 30, 301, 6), uniform("l", 30, 2, 7)));
+    for (name, high, low) in cases {
+        for p in [&high, &low] {
+            let (n, d) = (p.n(), p.dim());
+            let kq = n.min(64);
+            // Every row against kq points from i + 1 on (wrapping), itself included where kq = n.
+            let queries: Vec<u32> = (0..n).flat_map(|i| (0..kq).map(move |t| ((i + 1 + t) % n) as u32)).collect();
+            let (sums, trips) = faithful::gpu::exact_sqdist::raw_sums(&g, p, 0, kq, &queries).unwrap();
+            let words: Vec<[u32; 2]> = p.as_slice().iter().map(|&v| twin::f64_words(v)).collect();
+            for i in 0..n {
+                assert_eq!(trips[i] as usize, kq * d, "{name}: row {i}'s witness");
+                for t in 0..kq {
+                    let j = queries[i * kq + t] as usize;
+                    let tw = twin::exact_sqdist(&words[i * d..(i + 1) * d], &words[j * d..(j + 1) * d]);
+                    let dev = sums[i * kq + t];
+                    assert_eq!(dev, tw, "{name}: ({i}, {j}) device {dev:?} twin {tw:?}");
+                    let s = f64::from_bits(u64::from(dev[0]) | (u64::from(dev[1]) << 32));
+                    assert_eq!(s.sqrt().to_bits(), distance_pair(p, i, j).to_bits(), "{name}: ({i}, {j})");
+                }
+            }
+        }
+    }
+}

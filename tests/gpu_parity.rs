@@ -8,7 +8,7 @@ mod gpu_common;
 
 use approx::relative_eq;
 use common::{Oracle, Rng, corpus, points};
-use faithful::gpu::{GpuRequest, bound::Params, gpu_row_pass, prepare::prepare, sqdist::bounded_sqdist, twin};
+use faithful::gpu::{GpuRequest, Refine, bound::Params, gpu_row_pass, prepare::prepare, sqdist::bounded_sqdist, twin};
 use faithful::resources::Needs;
 use faithful::{BackendChoice, Evaluator, Labels, Numerics, Options, Points, Spec};
 use gpu_common::{compare_resources, gpu};
@@ -69,6 +69,15 @@ fn resources_identical_to_cpu_in_several_block_plans() {
         GpuRequest { point_tile: Some(16), ..Default::default() },
         GpuRequest { point_tile: Some(16), rank_chunk: Some(7), max_rows_per_dispatch: Some(7), ..Default::default() },
         GpuRequest { point_tile: Some(40), kernels: faithful::gpu::KernelSet::Classic, ..Default::default() },
+        // The undecided pairs' f64 sums on the device (`exact_sqdist`), in whole blocks and in
+        // blocks of 7 rows with ranges of 100 points.
+        GpuRequest { refine: Refine::Device, ..Default::default() },
+        GpuRequest {
+            refine: Refine::Device,
+            rank_chunk: Some(100),
+            max_rows_per_dispatch: Some(7),
+            ..Default::default()
+        },
     ];
     for plan in plans {
         let Some(g) = gpu(plan.clone()) else { return };
@@ -79,6 +88,54 @@ fn resources_identical_to_cpu_in_several_block_plans() {
             }
         }
     }
+}
+
+/// The device's refinement (`GpuRequest::refine`) serves every undecided pair: on a lattice
+/// with duplicates and 1e-9 jitter (many candidates and overlaps f32 cannot decide) the lists
+/// and ranks are the reference's while the host computes no f64 distance and recomputes no
+/// row, and `exact_sqdist` evaluated every candidate, overlap and query; a cosine space, a
+/// Fast pass and a streamed plan say why they refine on the host.
+#[test]
+fn device_refinement_serves_every_undecided_pair() {
+    let mut rng = Rng(29);
+    let n = 400;
+    let level = |i: usize, c: usize| ((i as u64 * (2 * c as u64 + 1) * 2_654_435_761) >> 9) % 4;
+    let high = points("h", n, 6, |i, c| level(i, c) as f64 + 1e-9 * (rng.uniform() - 0.5));
+    let low = points("l", n, 2, |i, c| ((i >> (3 * c)) % 7) as f64);
+    let Some(g) = gpu(GpuRequest { refine: Refine::Device, ..Default::default() }) else { return };
+    let k = 10;
+    let stats = compare_resources(&g, "device refinement", &high, &low, k);
+    assert_eq!(stats.refine, Refine::Device, "{:?}", stats.refine_reason);
+    let t = &stats.transfers.kernels;
+    // The host computed distances only for rows recomputed whole (overlaps beyond a row's
+    // slots on this tie-heavy lattice), none for a pair it refined.
+    for kernel in ["knn_candidates", "rank_counts"] {
+        assert_eq!(t[kernel].host_f64_distances, t[kernel].host_rows_recomputed * n as u64, "{t:?}");
+    }
+    assert!(t["rank_counts"].host_rows_recomputed < n as u64 / 2, "{t:?}");
+    // Every candidate, every overlap and the 2·n·k queries (k of them per row and direction).
+    let want = stats.knn.candidates + stats.ranks.overlaps + (2 * n * k) as u64;
+    assert_eq!(t["exact_sqdist"].pairs, want, "{t:?}");
+    assert!(stats.ranks.overlaps > 0, "the lattice leaves overlaps to refine");
+    // The same pass asked to refine on the host: the device's kernel does not run.
+    let host = compare_resources(&gpu(GpuRequest::default()).unwrap(), "host refinement", &high, &low, k);
+    assert_eq!(host.refine, Refine::Host);
+    assert!(!host.transfers.kernels.contains_key("exact_sqdist"));
+    let on_host = |k: &str| {
+        host.transfers.kernels[k].host_f64_distances - host.transfers.kernels[k].host_rows_recomputed * n as u64
+    };
+    assert_eq!(on_host("knn_candidates") + on_host("rank_counts"), want, "the same pairs, refined on the host");
+    // Where the device does not refine, the report says why.
+    let cosine = high.clone().with_metric(faithful::Metric::Cosine).unwrap();
+    let needs = Needs::cross_with_dists(k);
+    let (_, s) = gpu_row_pass(&g, &cosine, None, &[&low], needs.clone(), Numerics::Exact).unwrap();
+    assert_eq!(s.refine, Refine::Host);
+    assert!(s.refine_reason.as_deref().unwrap().contains("cosine"), "{:?}", s.refine_reason);
+    let (_, s) = gpu_row_pass(&g, &high, None, &[&low], needs.clone(), Numerics::Fast).unwrap();
+    assert!(s.refine_reason.as_deref().unwrap().contains("Fast"), "{:?}", s.refine_reason);
+    let streamed = gpu(GpuRequest { refine: Refine::Device, point_tile: Some(64), ..Default::default() }).unwrap();
+    let s = compare_resources(&streamed, "streamed, host refinement", &high, &low, k);
+    assert!(s.refine_reason.as_deref().unwrap().contains("streamed"), "{:?}", s.refine_reason);
 }
 
 /// The streamed plan serves from the device, not from the CPU fallback: every row's kNN and

@@ -54,14 +54,16 @@ fn blocks(n: usize) -> Vec<Range<usize>> {
     b
 }
 
-/// A block of rows on the GPU is the CPU's rows, bit for bit, in the row plan and in the
-/// streamed plan (point tiles of 64: the block's rows against every tile; the tie-heavy and the
-/// overflowing cases).
+/// A block of rows on the GPU is the CPU's rows, bit for bit, in the row plan, with the
+/// undecided pairs refined on the device (`exact_sqdist` at the block's global rows), and in
+/// the streamed plan (point tiles of 64: the block's rows against every tile; the tie-heavy and
+/// the overflowing cases).
 #[test]
 fn gpu_row_pass_on_a_block_is_the_cpu_rows() {
     let k = 9;
     let streamed = GpuRequest { point_tile: Some(64), ..small_dispatches() };
-    for (req, count) in [(small_dispatches(), 3), (streamed, 2)] {
+    let device = GpuRequest { refine: faithful::gpu::Refine::Device, ..small_dispatches() };
+    for (req, count) in [(small_dispatches(), 3), (device, 3), (streamed, 2)] {
         let Some(g) = gpu(req.clone()) else { return };
         gpu_rows_match(&g, k, count, req.point_tile.is_some());
     }

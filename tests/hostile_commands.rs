@@ -101,6 +101,7 @@ fn values_refused_while_parsing_arguments_are_one_line() {
         (vec!["bench", "--gpu-point-tile", "-5"], vec!["--gpu-point-tile '-5'"]),
         (vec!["bench", "--gpu-point-tile", "4294967296"], vec!["--gpu-point-tile '4294967296': out of range"]),
         (vec!["bench", "--gpu-point-tile", "abc"], vec!["--gpu-point-tile 'abc': expected a whole number"]),
+        (vec!["bench", "--gpu-refine", "gpu"], vec!["--gpu-refine", "gpu"]),
         (vec!["bench", "--gpu-resident", "abc"], vec!["--gpu-resident 'abc'"]),
         (vec!["plan", "--n", "1e12", "--max-rows", "1"], vec!["--n '1e12': expected a whole number"]),
         (vec!["plan", "--n", "10", "--max-rows", "0"], vec!["--max-rows '0': out of range"]),

@@ -382,7 +382,7 @@ impl Receipt {
                 )) + &g.streamed.map_or(String::new(), |s| format!(
                     "; streamed: {}-row blocks × {} tiles of ≤ {} points",
                     s.rows, s.tiles, s.width
-                )),
+                )) + if g.refine == crate::gpu::Refine::Device { "; refined on the device" } else { "" },
             );
         }
         s

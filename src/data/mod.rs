@@ -23,6 +23,7 @@ pub use labels::Labels;
 pub(crate) use metric::Kernel;
 pub use metric::Metric;
 pub use npy::{Element as NpyElement, write as write_npy};
+pub(crate) use points::MAX_ABS;
 pub use points::Points;
 #[cfg(not(target_arch = "wasm32"))]
 pub use read::read_distances;

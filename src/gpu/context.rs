@@ -53,6 +53,10 @@ pub struct GpuRequest {
     /// choice, which streams only when whole rows would leave blocks of few rows
     /// (`faithful bench --gpu-point-tile`; tests force the streamed code path with it).
     pub point_tile: Option<u32>,
+    /// Where the f64 distances of the pairs f32 left undecided are computed: on the host
+    /// (default) or their sums of squares on the device (`exact_sqdist.wgsl`; Euclidean
+    /// spaces of the row plan, else the host, with the reason in the run report).
+    pub refine: super::exact_sqdist::Refine,
 }
 
 /// Default device memory for the row blocks' resident distances ([`GpuRequest::resident_bytes`]).

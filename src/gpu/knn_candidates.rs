@@ -12,6 +12,7 @@ use super::batch::{Batch, Bindings};
 use super::bound::Params;
 use super::context::Gpu;
 use super::distances::{block_rows, certified_params, record_distances_to};
+use super::exact_sqdist::{self, Entries, ExactRecorded};
 use super::prepare::Space;
 use super::shaders::{KNN_INFO, KT_MAX, Kernel, POOL, WG};
 use super::tally::Tally;
@@ -37,7 +38,7 @@ pub struct KnnStats {
 }
 
 /// Candidate slots per row.
-fn cap(k: usize) -> usize {
+pub(super) fn cap(k: usize) -> usize {
     2 * k + 64
 }
 
@@ -66,12 +67,16 @@ pub(super) struct KnnRecorded {
     dense: wgpu::Buffer,
     /// A streamed plan's tile under a carried bound: fewer than k candidates are kept.
     carry: bool,
+    /// The candidates' f64 sums of squares from the device (`exact_sqdist`), and the dimension.
+    exact: Option<(ExactRecorded, usize)>,
 }
 
 /// Records `knn_candidates` for the block's `rows` rows (its distances in `dist`, its tile
 /// minima in `minima`, `tiles` per row) and the readback of each row's info and the first
 /// `guess` candidates of the dense list. `carried`: a streamed plan's per-row bound over the
-/// tiles (rows u32, cleared before the first tile), read and lowered by each tile.
+/// tiles (rows u32, cleared before the first tile), read and lowered by each tile. `exact`:
+/// the space's f64 coordinates and dimension, when the candidates' distances are computed on
+/// the device (the same batch, after the candidates).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn record_knn(
     gpu: &Gpu,
@@ -84,6 +89,7 @@ pub(super) async fn record_knn(
     rows: usize,
     guess: usize,
     carried: Option<&wgpu::Buffer>,
+    exact: Option<(&wgpu::Buffer, usize)>,
     tally: &mut Tally,
 ) -> Result<KnnRecorded, GpuError> {
     let k = params.k as usize;
@@ -107,6 +113,30 @@ pub(super) async fn record_knn(
     let bindings = Bindings { resident: &[dist, minima], inputs: &[], outputs: &outputs };
     batch.dispatch(Kernel::KnnCandidates, &p, space, bindings, (rows as u32, 1), tally).await?;
     let guess = guess.min(rows * cap);
+    let exact = match exact {
+        Some((x64, dim)) => {
+            let row0 = p.row0 as usize;
+            let what = Entries::Candidates;
+            let rec = exact_sqdist::record(
+                gpu,
+                batch,
+                space,
+                x64,
+                dim,
+                what,
+                Some(&info),
+                &dense,
+                row0,
+                rows,
+                cap,
+                guess,
+                tally,
+            )
+            .await?;
+            Some((rec, dim))
+        }
+        None => None,
+    };
     Ok(KnnRecorded {
         rows,
         k,
@@ -117,6 +147,7 @@ pub(super) async fn record_knn(
         guess,
         dense,
         carry: p.streamed == 1,
+        exact,
     })
 }
 
@@ -132,6 +163,10 @@ pub(super) struct KnnBlock {
     pub total: usize,
     /// The most candidates a row may hold and be refined (more: recomputed on the CPU).
     pub max: usize,
+    /// Per row, the device's f64 sums of squares of its candidates (`exact_sqdist`), in their
+    /// order; `None` where the host computes them (not asked, or the row's witness came back
+    /// short). Empty when the device refined none.
+    pub sums: Vec<Option<Vec<[u32; 2]>>>,
 }
 
 impl KnnBlock {
@@ -149,6 +184,7 @@ impl KnnBlock {
             short: vec![false; rows],
             total: 0,
             max: over - 1,
+            sums: Vec::new(),
         };
         for t in tiles {
             u.total += t.total;
@@ -183,20 +219,29 @@ pub(super) async fn collect_knn(
     let info: &[[u32; KNN_INFO]] = bytemuck::cast_slice(&out[rec.info]);
     let total = bytemuck::cast_slice::<u8, u32>(&out[rec.dense_n])[0] as usize;
     let first: &[[u32; 2]] = bytemuck::cast_slice(&out[rec.dense_read]);
-    let more = if total > rec.guess {
+    // Past the guess: the rest of the candidates, and of their device sums (same entries).
+    let mut more = Vec::new();
+    if total > rec.guess {
         let mut batch = gpu.batch();
         let rest = (total.min(rec.rows * cap(rec.k)) - rec.guess) as u64 * 8;
         batch.read_at(&rec.dense, rec.guess as u64 * 8, rest, name, tally);
-        batch.submit(tally).await?.wait(gpu, tally).await?.pop()
-    } else {
-        None
-    };
+        if let Some((e, _)) = &rec.exact {
+            batch.read_at(&e.sums, e.guess as u64 * 8, rest, Kernel::ExactSqDist.name(), tally);
+        }
+        more = batch.submit(tally).await?.wait(gpu, tally).await?;
+    }
     gpu.give_back(rec.dense.clone());
-    let rest: &[[u32; 2]] = more.as_deref().map_or(&[], bytemuck::cast_slice);
+    let rest: &[[u32; 2]] = more.first().map_or(&[], |v| bytemuck::cast_slice(v));
+    let sums = rec.exact.as_ref().map(|(e, dim)| exact_sqdist::Sums {
+        first: bytemuck::cast_slice(&out[e.first]),
+        rest: more.get(1).map_or(&[], |v| bytemuck::cast_slice(v)),
+        trips: bytemuck::cast_slice(&out[e.trips]),
+        dim: *dim,
+    });
     let entry = |e: usize| if e < first.len() { first[e] } else { rest[e - first.len()] };
     let entry_t = tally.kernel(name);
     entry_t.pairs += (rec.rows * n) as u64;
-    let (mut count, mut cands, mut short) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut count, mut cands, mut short, mut row_sums) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (r, w) in info.iter().enumerate() {
         let [c, m, base, _, j, _, pool, copy] = w.map(|x| x as usize);
         entry_t.comparisons += (j + pool) as u64;
@@ -208,8 +253,14 @@ pub(super) async fn collect_knn(
         short.push(dist_short[r] || !complete || !fits);
         count.push(c as u32);
         cands.push(if complete && fits { (base..base + kept).map(entry).collect() } else { Vec::new() });
+        if let Some(s) = &sums {
+            row_sums.push(if complete && fits && kept > 0 { s.row(r, base, kept) } else { None });
+        }
     }
-    Ok(KnnBlock { count, cands, short, total, max: cap(rec.k) })
+    if let Some((e, _)) = rec.exact {
+        gpu.give_back(e.sums);
+    }
+    Ok(KnnBlock { count, cands, short, total, max: cap(rec.k), sums: row_sums })
 }
 
 /// Refines one collected block into rows `row0..` of the lists (`idx`, `dist`: the block's
@@ -232,7 +283,7 @@ pub(super) fn refine_knn(
     let k = params.k as usize;
     let cap = cap(k);
     let n = points.n() as u64;
-    let results: Vec<(u64, u64, u64, u64, u64)> = idx
+    let results: Vec<(u64, u64, u64, u64, u64, u64)> = idx
         .par_chunks_mut(k)
         .zip(dist.par_chunks_mut(k))
         .enumerate()
@@ -241,24 +292,34 @@ pub(super) fn refine_knn(
             let c = block.count[r] as usize;
             if block.short[r] {
                 cpu_rows(points, k, i..i + 1, ir, dr);
-                return (0, 1, 1, 0, n);
+                return (0, 1, 1, 0, n, 0);
             }
             if c > block.max || c < k {
                 cpu_rows(points, k, i..i + 1, ir, dr);
-                return (c.min(cap) as u64, 1, 0, 0, n);
+                return (c.min(cap) as u64, 1, 0, 0, n, 0);
             }
             let row = &block.cands[r];
             match numerics {
                 Numerics::Exact => {
-                    let mut keys: Vec<u128> =
-                        row.iter().map(|&[j, _]| key(distance_pair(points, i, j as usize), j as usize)).collect();
+                    // The device's sums when it computed them (their roots are the reference's
+                    // distances), else the host's own.
+                    let device = block.sums.get(r).and_then(Option::as_ref);
+                    let mut keys: Vec<u128> = match device {
+                        Some(s) => {
+                            row.iter().zip(s).map(|(&[j, _], &w)| key(exact_sqdist::root(w), j as usize)).collect()
+                        }
+                        None => {
+                            row.iter().map(|&[j, _]| key(distance_pair(points, i, j as usize), j as usize)).collect()
+                        }
+                    };
                     keys.sort_unstable();
                     for (slot, kk) in keys.iter().take(k).enumerate() {
                         let j = (kk & 0xFFFF_FFFF) as usize;
                         ir[slot] = j as u32;
                         dr[slot] = f64::from_bits((kk >> 32) as u64);
                     }
-                    (c as u64, 0, 0, 0, c as u64)
+                    let c = c as u64;
+                    if device.is_some() { (c, 0, 0, 0, 0, c) } else { (c, 0, 0, 0, c, 0) }
                 }
                 Numerics::Fast => {
                     let mut keys: Vec<(u32, u32)> = row.iter().map(|&[j, s]| (s, j)).collect();
@@ -268,19 +329,24 @@ pub(super) fn refine_knn(
                         dr[slot] = prep.distance(f32::from_bits(s));
                     }
                     let eps = |s: f32, j: u32| params.eps_of(s, prep.norms[i], prep.norms[j as usize]);
-                    (c as u64, 0, 0, overlapping(&keys, eps), 0)
+                    (c as u64, 0, 0, overlapping(&keys, eps), 0, 0)
                 }
             }
         })
         .collect();
     let entry = tally.kernel(Kernel::KnnCandidates.name());
-    for (c, rec, short, unres, host) in results {
+    let mut on_device = 0;
+    for (c, rec, short, unres, host, device) in results {
         stats.candidates += c;
         stats.rows_recomputed += rec;
         stats.rows_incomplete += short;
         stats.unresolved += unres;
         entry.host_f64_distances += host;
         entry.host_rows_recomputed += rec;
+        on_device += device;
+    }
+    if on_device > 0 {
+        tally.kernel(Kernel::ExactSqDist.name()).pairs += on_device;
     }
 }
 
@@ -370,6 +436,7 @@ pub async fn raw_candidates_tile_async(
             d.tiles,
             rows,
             rows * k,
+            None,
             None,
             &mut tally,
         )

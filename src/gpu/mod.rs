@@ -16,6 +16,7 @@ pub mod density;
 pub mod dispatch;
 pub mod distances;
 pub mod distances_tiled;
+pub mod exact_sqdist;
 mod fast_rows;
 pub mod knn_candidates;
 pub mod pair_stats;
@@ -36,6 +37,7 @@ pub use adapters::gpu_adapters;
 pub use context::adapters_report;
 pub use context::{AdapterReport, Gpu, GpuRequest, adapters_report_async};
 pub use distances_tiled::{KernelSet, Tiles};
+pub use exact_sqdist::Refine;
 pub use pair_stats::fast_pairwise_async;
 
 /// A fresh transfer tally (for callers of the host-side kernel functions).

@@ -11,6 +11,7 @@ use super::GpuError;
 use super::bound::Params;
 use super::context::Gpu;
 use super::distances::{Recorded, block_rows, certified_params, record_distances};
+use super::exact_sqdist::{self, Refine};
 use super::knn_candidates::{
     KnnBlock, KnnRecorded, KnnStats, collect_knn, cpu_rows, on_device as on_device_knn, record_knn, refine_knn,
     with_knn,
@@ -18,8 +19,8 @@ use super::knn_candidates::{
 use super::prepare::Space;
 use super::prepare::prepare_checked;
 use super::rank_counts::{
-    RankRecorded, RankStats, collect_ranks, cpu_ranks, on_device as on_device_ranks, query_distances, record_ranks,
-    refine_ranks,
+    RankRecorded, RankStats, block_query_distances, collect_ranks, cpu_ranks, on_device as on_device_ranks,
+    query_distances, record_ranks, refine_ranks,
 };
 use super::shaders::Kernel;
 use super::tally::Tally;
@@ -40,6 +41,11 @@ pub struct GpuStats {
     pub refine_s: f64,
     /// The streamed plan's shape, when a pass streamed (row blocks × point tiles).
     pub streamed: Option<streamed::Tiling>,
+    /// Where the pairs f32 left undecided got their f64 distances (`GpuRequest::refine`):
+    /// `device` when every space of the pass was refined there.
+    pub refine: super::exact_sqdist::Refine,
+    /// Why a space was refined on the host although the device was asked for.
+    pub refine_reason: Option<String>,
 }
 
 impl GpuStats {
@@ -98,7 +104,10 @@ pub async fn gpu_row_pass_rows_async(
     let mut tally = Tally::default();
     let fresh_wanted = kh > 0 && cached.is_none();
     let need_high_space = kc > 0 || fresh_wanted;
-    let high_space = if need_high_space { Some(On::upload(gpu, high, &mut tally)?) } else { None };
+    stats.refine = gpu.request.refine;
+    let entries = super::knn_candidates::cap(kh.max(kl)).max(super::rank_counts::cap(kc));
+    let high_space =
+        if need_high_space { Some(On::upload(gpu, high, entries, numerics, &mut stats, &mut tally)?) } else { None };
     let mut fresh_high: Option<Neighbours> = None;
     let mut out_lows = Vec::with_capacity(lows.len());
     if kl == 0 {
@@ -109,7 +118,7 @@ pub async fn gpu_row_pass_rows_async(
         out_lows.resize_with(lows.len(), ProjectionResources::default);
     } else {
         for low in lows {
-            let low_space = On::upload(gpu, low, &mut tally)?;
+            let low_space = On::upload(gpu, low, entries, numerics, &mut stats, &mut tally)?;
             let kx = if fresh_wanted && fresh_high.is_none() { kh } else { 0 };
             // The original space's lists for the queries ranked in the projection: all n rows
             // when cached, this shard's when built by an earlier projection's pass.
@@ -162,14 +171,46 @@ struct On<'a> {
     points: &'a Points,
     space: Space,
     params: Params,
+    /// Whether its undecided pairs are refined on the device, and its f64 coordinates there
+    /// (uploaded when a row plan first needs them; a streamed plan refines on the host).
+    on_device: bool,
+    x64: std::sync::OnceLock<wgpu::Buffer>,
 }
 
 impl<'a> On<'a> {
-    fn upload(gpu: &Gpu, points: &'a Points, tally: &mut Tally) -> Result<Self, GpuError> {
+    /// `entries`: the most pairs one row may hand the device's refinement (its kernels' caps).
+    fn upload(
+        gpu: &Gpu,
+        points: &'a Points,
+        entries: usize,
+        numerics: Numerics,
+        stats: &mut GpuStats,
+        tally: &mut Tally,
+    ) -> Result<Self, GpuError> {
         let space = gpu.upload(prepare_checked(points)?, tally)?;
         // The prepared space's bound: a cosine or correlation space's extra term included.
         let params = certified_params(gpu, &space.prep)?;
-        Ok(On { points, space, params })
+        let why = match (gpu.request.refine, numerics) {
+            (Refine::Host, _) => None,
+            (Refine::Device, Numerics::Fast) => Some("the Fast posture refines nothing in f64".to_string()),
+            (Refine::Device, Numerics::Exact) => exact_sqdist::unserved(gpu, points, entries),
+        };
+        if let Some(why) = why {
+            stats.refine = Refine::Host;
+            stats.refine_reason.get_or_insert(why);
+        }
+        let on_device = gpu.request.refine == Refine::Device && stats.refine == Refine::Device;
+        Ok(On { points, space, params, on_device, x64: std::sync::OnceLock::new() })
+    }
+
+    /// The device's refinement of this space in a row plan, when it serves: its coordinates
+    /// (uploaded on first use) and dimension.
+    fn exact(&self, gpu: &Gpu, tally: &mut Tally) -> Option<(&wgpu::Buffer, usize)> {
+        if !self.on_device {
+            return None;
+        }
+        let x64 = self.x64.get_or_init(|| exact_sqdist::upload(gpu, self.points, tally));
+        Some((x64, self.points.dim()))
     }
 }
 
@@ -310,6 +351,10 @@ async fn run(
     }
     if let Some(shape) = shape {
         stats.streamed = Some(shape);
+        if stats.refine == Refine::Device {
+            stats.refine = Refine::Host;
+            stats.refine_reason.get_or_insert_with(|| "the streamed plan refines on the host".into());
+        }
         return streamed::run(gpu, plan, rows, numerics, shape, stats, tally).await;
     }
     let (mut knn_seen, mut rank_seen) = ((0usize, 0usize), (0usize, 0usize));
@@ -376,8 +421,20 @@ async fn run(
                 let mut p = on.params;
                 p.row0 = b.row0 as u32;
                 side.ranks = Some(
-                    record_ranks(gpu, &mut batch, &on.space, &p, &side.dist, q, b.rows, guess_r, numerics, tally)
-                        .await?,
+                    record_ranks(
+                        gpu,
+                        &mut batch,
+                        &on.space,
+                        &p,
+                        &side.dist,
+                        q,
+                        b.rows,
+                        guess_r,
+                        numerics,
+                        on.exact(gpu, tally),
+                        tally,
+                    )
+                    .await?,
                 );
             }
             b.sub = Some(batch.submit(tally).await?);
@@ -405,7 +462,7 @@ async fn run(
         for (t, (block, on, q)) in collected.iter().zip([(x, &q_x), (y, &q_y)]).map(|(b, (o, q))| (b, o, q)).enumerate()
         {
             let range = at * kc..(at + count) * kc;
-            let d = query_distances(on.points, row0, kc, q, tally);
+            let d = block_query_distances(block, on.points, row0, kc, q, tally);
             refine_ranks(
                 on.points,
                 block,
@@ -494,8 +551,21 @@ async fn start_side(
         let mut kp = with_knn(on.params, k);
         kp.row0 = row0 as u32;
         Some(
-            record_knn(gpu, batch, &on.space, &kp, &dist, rec.minima.as_ref(), rec.tiles, rows, guess, None, tally)
-                .await?,
+            record_knn(
+                gpu,
+                batch,
+                &on.space,
+                &kp,
+                &dist,
+                rec.minima.as_ref(),
+                rec.tiles,
+                rows,
+                guess,
+                None,
+                on.exact(gpu, tally),
+                tally,
+            )
+            .await?,
         )
     } else {
         None

@@ -10,6 +10,7 @@ use super::GpuError;
 use super::batch::{Batch, Bindings};
 use super::bound::Params;
 use super::context::Gpu;
+use super::exact_sqdist::{self, Entries, ExactRecorded};
 use super::prepare::Space;
 use super::shaders::{KQ_MAX, Kernel, RANK_INFO, RANK_WG, RANK_WITNESS};
 use super::tally::Tally;
@@ -50,7 +51,7 @@ pub struct RankStats {
     pub rows_per_dispatch: u32,
 }
 
-fn cap(kq: usize) -> usize {
+pub(super) fn cap(kq: usize) -> usize {
     8 * kq + 256
 }
 
@@ -78,12 +79,16 @@ pub(super) struct RankRecorded {
     guess: usize,
     dense: wgpu::Buffer,
     fast: bool,
+    /// The device's f64 sums (`exact_sqdist`) of the overlaps and of the queries, and the
+    /// dimension.
+    exact: Option<(ExactRecorded, ExactRecorded, usize)>,
 }
 
 /// Records `rank_counts` for the block's `rows` rows (its distances resident in `dist`, its
 /// queries `q_block`: rows × kq) over every point range, and the readback of the certain
 /// counts (and the Fast counts for the Fast posture), each row's info and the first `guess`
-/// overlaps of the dense list.
+/// overlaps of the dense list. `exact`: the space's f64 coordinates and dimension, when the
+/// overlaps' and queries' distances are computed on the device (`exact_sqdist`, same batch).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn record_ranks(
     gpu: &Gpu,
@@ -95,12 +100,55 @@ pub(super) async fn record_ranks(
     rows: usize,
     guess: usize,
     numerics: Numerics,
+    exact: Option<(&wgpu::Buffer, usize)>,
     tally: &mut Tally,
 ) -> Result<RankRecorded, GpuError> {
     let kq = q_block.len() / rows.max(1);
     let mut run = RankRun::begin(gpu, batch, params, q_block, rows, kq, tally);
     run.tile(gpu, batch, space, dist, 0..space.prep.n, false, tally).await?;
-    Ok(run.finish(batch, guess, numerics, tally))
+    let sums = match exact {
+        Some((x64, dim)) => {
+            let (row0, guess) = (params.row0 as usize, guess.min(rows * cap(kq)));
+            let (info, dense) = (Some(&run.info), &run.dense);
+            let overlaps = exact_sqdist::record(
+                gpu,
+                batch,
+                space,
+                x64,
+                dim,
+                Entries::Overlaps,
+                info,
+                dense,
+                row0,
+                rows,
+                cap(kq),
+                guess,
+                tally,
+            )
+            .await?;
+            let queries = exact_sqdist::record(
+                gpu,
+                batch,
+                space,
+                x64,
+                dim,
+                Entries::Queries,
+                None,
+                &run.q,
+                row0,
+                rows,
+                kq,
+                rows * kq,
+                tally,
+            )
+            .await?;
+            Some((overlaps, queries, dim))
+        }
+        None => None,
+    };
+    let mut rec = run.finish(batch, guess, numerics, tally);
+    rec.exact = sums;
+    Ok(rec)
 }
 
 /// A block's `rank_counts` dispatches being recorded: its queries and outputs, which the
@@ -203,6 +251,7 @@ impl RankRun {
             guess,
             dense: self.dense,
             fast,
+            exact: None,
         }
     }
 }
@@ -219,6 +268,10 @@ pub(super) struct RankBlock {
     short: Vec<bool>,
     /// Overlaps the device copied to the dense list (what the next block's readback guesses).
     pub total: usize,
+    /// Per row, the device's f64 sums of its overlaps, in their order, and of its kq queries;
+    /// `None` where the host computes them (not asked, or a witness came back short).
+    sums: Vec<Option<Vec<[u32; 2]>>>,
+    query_sums: Vec<Option<Vec<[u32; 2]>>>,
 }
 
 /// Collects a recorded block from its batch's readbacks `out` (a second read when the dense
@@ -237,16 +290,34 @@ pub(super) async fn collect_ranks(
     let info: &[[u32; RANK_INFO]] = bytemuck::cast_slice(&out[rec.info]);
     let total = bytemuck::cast_slice::<u8, u32>(&out[rec.dense_n])[0] as usize;
     let first: &[[u32; 2]] = bytemuck::cast_slice(&out[rec.dense_read]);
-    let more = if total > rec.guess {
+    // Past the guess: the rest of the overlaps, and of their device sums (same entries).
+    let mut more = Vec::new();
+    if total > rec.guess {
         let mut batch = gpu.batch();
         let rest = (total.min(rows * cap) - rec.guess) as u64 * 8;
         batch.read_at(&rec.dense, rec.guess as u64 * 8, rest, name, tally);
-        batch.submit(tally).await?.wait(gpu, tally).await?.pop()
-    } else {
-        None
-    };
+        if let Some((e, _, _)) = &rec.exact {
+            batch.read_at(&e.sums, e.guess as u64 * 8, rest, Kernel::ExactSqDist.name(), tally);
+        }
+        more = batch.submit(tally).await?.wait(gpu, tally).await?;
+    }
     gpu.give_back(rec.dense.clone());
-    let rest: &[[u32; 2]] = more.as_deref().map_or(&[], bytemuck::cast_slice);
+    let rest: &[[u32; 2]] = more.first().map_or(&[], |v| bytemuck::cast_slice(v));
+    let sums = rec.exact.as_ref().map(|(e, q, dim)| {
+        let overlaps = exact_sqdist::Sums {
+            first: bytemuck::cast_slice(&out[e.first]),
+            rest: more.get(1).map_or(&[], |v| bytemuck::cast_slice(v)),
+            trips: bytemuck::cast_slice(&out[e.trips]),
+            dim: *dim,
+        };
+        let queries = exact_sqdist::Sums {
+            first: bytemuck::cast_slice(&out[q.first]),
+            rest: &[],
+            trips: bytemuck::cast_slice(&out[q.trips]),
+            dim: *dim,
+        };
+        (overlaps, queries)
+    });
     let held = first.len() + rest.len();
     let entry = |e: usize| if e < first.len() { first[e] } else { rest[e - first.len()] };
     let t = tally.kernel(name);
@@ -258,6 +329,8 @@ pub(super) async fn collect_ranks(
         overlaps: Vec::with_capacity(rows),
         short: Vec::with_capacity(rows),
         total,
+        sums: Vec::new(),
+        query_sums: Vec::new(),
     };
     for (r, w) in info.iter().enumerate() {
         let witness: &[u32; RANK_WITNESS] = w[..RANK_WITNESS].try_into().expect("witness words");
@@ -269,6 +342,14 @@ pub(super) async fn collect_ranks(
         block.short.push(dist_short[r] || !complete || !fits);
         block.ocount.push(c as u32);
         block.overlaps.push(if complete && fits { (base..base + kept).map(entry).collect() } else { Vec::new() });
+        if let Some((overlaps, queries)) = &sums {
+            block.sums.push(if complete && fits { overlaps.row(r, base, kept) } else { None });
+            block.query_sums.push(queries.row(r, r * kq, kq));
+        }
+    }
+    if let Some((e, q, _)) = rec.exact {
+        gpu.give_back(e.sums);
+        gpu.give_back(q.sums);
     }
     Ok(block)
 }
@@ -292,7 +373,8 @@ pub(super) fn refine_ranks(
     tally: &mut Tally,
 ) {
     let (n, cap) = (points.n(), cap(kq));
-    let results: Vec<(u64, u64, u64)> = ranks
+    // Per row: overlaps, recomputed, short, overlaps decided from the device's sums.
+    let results: Vec<(u64, u64, u64, u64)> = ranks
         .par_chunks_mut(kq)
         .enumerate()
         .map(|(r, out)| {
@@ -301,7 +383,7 @@ pub(super) fn refine_ranks(
             let ov = &block.overlaps[r];
             if block.short[r] || block.ocount[r] as usize > cap {
                 cpu_row(points, i, qs, out);
-                return (0, 1, u64::from(block.short[r]));
+                return (0, 1, u64::from(block.short[r]), 0);
             }
             for q in 0..kq {
                 out[q] = 1 + block.certain[r * kq + q];
@@ -309,10 +391,20 @@ pub(super) fn refine_ranks(
             match numerics {
                 Numerics::Exact => {
                     let qkeys: Vec<u128> = (0..kq).map(|q| key(dists[r * kq + q], qs[q] as usize)).collect();
-                    for &[q, l] in ov {
-                        if key(distance_pair(points, i, l as usize), l as usize) < qkeys[q as usize] {
+                    // The device's sums when it computed them (their roots are the reference's
+                    // distances), else the host's own.
+                    let device = block.sums.get(r).and_then(Option::as_ref);
+                    for (t, &[q, l]) in ov.iter().enumerate() {
+                        let d = match device {
+                            Some(s) => exact_sqdist::root(s[t]),
+                            None => distance_pair(points, i, l as usize),
+                        };
+                        if key(d, l as usize) < qkeys[q as usize] {
                             out[q as usize] += 1;
                         }
+                    }
+                    if device.is_some() {
+                        return (ov.len() as u64, 0, 0, ov.len() as u64);
                     }
                 }
                 Numerics::Fast => {
@@ -321,19 +413,24 @@ pub(super) fn refine_ranks(
                     }
                 }
             }
-            (ov.len() as u64, 0, 0)
+            (ov.len() as u64, 0, 0, 0)
         })
         .collect();
     let entry = tally.kernel(Kernel::RankCounts.name());
-    for (c, rec, short) in results {
+    let mut on_device = 0;
+    for (c, rec, short, device) in results {
         stats.overlaps += c;
         stats.rows_recomputed += rec;
         stats.rows_incomplete += short;
         entry.host_rows_recomputed += rec;
         entry.host_f64_distances += rec * n as u64;
         if numerics == Numerics::Exact {
-            entry.host_f64_distances += c;
+            entry.host_f64_distances += c - device;
         }
+        on_device += device;
+    }
+    if on_device > 0 {
+        tally.kernel(Kernel::ExactSqDist.name()).pairs += on_device;
     }
 }
 
@@ -361,6 +458,35 @@ pub(super) fn cpu_ranks(
 pub(super) fn query_distances(points: &Points, row0: usize, kq: usize, queries: &[u32], tally: &mut Tally) -> Vec<f64> {
     tally.kernel(Kernel::RankCounts.name()).host_f64_distances += queries.len() as u64;
     (0..queries.len()).into_par_iter().map(|t| distance_pair(points, row0 + t / kq, queries[t] as usize)).collect()
+}
+
+/// [`query_distances`] of a collected block: the roots of the device's sums for the rows it
+/// computed them for (`exact_sqdist`), the host's own distances for the others.
+pub(super) fn block_query_distances(
+    block: &RankBlock,
+    points: &Points,
+    row0: usize,
+    kq: usize,
+    queries: &[u32],
+    tally: &mut Tally,
+) -> Vec<f64> {
+    let rows = queries.len() / kq.max(1);
+    let device = |r: usize| block.query_sums.get(r).and_then(Option::as_ref);
+    let host = (0..rows).filter(|&r| device(r).is_none()).count() * kq;
+    tally.kernel(Kernel::RankCounts.name()).host_f64_distances += host as u64;
+    if host < queries.len() {
+        tally.kernel(Kernel::ExactSqDist.name()).pairs += (queries.len() - host) as u64;
+    }
+    (0..queries.len())
+        .into_par_iter()
+        .map(|t| {
+            let r = t / kq;
+            match device(r) {
+                Some(s) => exact_sqdist::root(s[t % kq]),
+                None => distance_pair(points, row0 + r, queries[t] as usize),
+            }
+        })
+        .collect()
 }
 
 /// The completeness witness of one row of `rank_counts` over ranges of `lens` points (the

@@ -14,6 +14,7 @@ pub enum Kernel {
     RankCounts,
     PairStats,
     Density,
+    ExactSqDist,
 }
 
 /// Threads per workgroup of every kernel but `rank_counts` and `distances_tiled`.
@@ -47,8 +48,15 @@ pub const MAX_SIGMAS: usize = 8;
 
 /// Every kernel of fixed size (`distances_tiled` takes its tiles from the adapter's limits,
 /// `Tiles::choose`, so it asks nothing an adapter must be checked for beforehand).
-pub const ALL: [Kernel; 6] =
-    [Kernel::Distances, Kernel::SqDist, Kernel::KnnCandidates, Kernel::RankCounts, Kernel::PairStats, Kernel::Density];
+pub const ALL: [Kernel; 7] = [
+    Kernel::Distances,
+    Kernel::SqDist,
+    Kernel::KnnCandidates,
+    Kernel::RankCounts,
+    Kernel::PairStats,
+    Kernel::Density,
+    Kernel::ExactSqDist,
+];
 
 /// The most workgroup memory one kernel declares, in bytes (`rank_counts`: seven query arrays
 /// and two atomic count arrays of `KQ_MAX` words, the overlap counter, the dense base, the
@@ -105,6 +113,7 @@ const RANK_COUNTS: &[(u32, Access)] = &[
 const PAIR_STATS: &[(u32, Access)] =
     &[(0, Uniform), (2, Read), (3, Read), (4, Read), (5, Read), (6, ReadWrite), (7, ReadWrite)];
 const DENSITY: &[(u32, Access)] = &[(0, Uniform), (2, Read), (3, Read), (4, Read), (5, ReadWrite), (6, ReadWrite)];
+const EXACT_SQDIST: &[(u32, Access)] = &[(0, Uniform), (3, Read), (4, Read), (5, Read), (6, ReadWrite), (7, ReadWrite)];
 
 /// The constants above as WGSL, in front of every kernel (written once, here).
 fn constants() -> String {
@@ -127,6 +136,7 @@ impl Kernel {
             Kernel::RankCounts => "rank_counts",
             Kernel::PairStats => "pair_stats",
             Kernel::Density => "density",
+            Kernel::ExactSqDist => "exact_sqdist",
         }
     }
     /// The kernel's bindings of group 0, in binding order: (binding, access).
@@ -139,6 +149,7 @@ impl Kernel {
             Kernel::RankCounts => RANK_COUNTS,
             Kernel::PairStats => PAIR_STATS,
             Kernel::Density => DENSITY,
+            Kernel::ExactSqDist => EXACT_SQDIST,
         }
     }
     /// The kernel reads the prepared points (binding 1); every kernel after `distances`
@@ -184,6 +195,7 @@ impl Kernel {
             Kernel::RankCounts => include_str!("../../shaders/rank_counts.wgsl"),
             Kernel::PairStats => include_str!("../../shaders/pair_stats.wgsl"),
             Kernel::Density => include_str!("../../shaders/density.wgsl"),
+            Kernel::ExactSqDist => include_str!("../../shaders/exact_sqdist.wgsl"),
         };
         format!("{}{PRELUDE}\n{body}", constants())
     }
@@ -199,17 +211,9 @@ mod tests {
         let tiled = |l: &wgpu::Limits| Kernel::DistancesTiled(super::super::distances_tiled::Tiles::choose(l));
         let large = wgpu::Limits { max_compute_workgroup_storage_size: 48 << 10, ..Default::default() };
         let desktop = wgpu::Limits { max_compute_invocations_per_workgroup: 1024, ..large.clone() };
-        vec![
-            Kernel::Distances,
-            tiled(&wgpu::Limits::default()),
-            tiled(&large),
-            tiled(&desktop),
-            Kernel::SqDist,
-            Kernel::KnnCandidates,
-            Kernel::RankCounts,
-            Kernel::PairStats,
-            Kernel::Density,
-        ]
+        let mut all = ALL.to_vec();
+        all.extend([tiled(&wgpu::Limits::default()), tiled(&large), tiled(&desktop)]);
+        all
     }
 
     /// The kernel's final source, parsed and validated by naga (what wgpu does before compiling).
@@ -325,6 +329,7 @@ mod tests {
             ("rank_counts", include_str!("../../shaders/rank_counts.wgsl")),
             ("pair_stats", include_str!("../../shaders/pair_stats.wgsl")),
             ("density", include_str!("../../shaders/density.wgsl")),
+            ("exact_sqdist", include_str!("../../shaders/exact_sqdist.wgsl")),
         ];
         for (name, body) in bodies {
             // The tiled kernel's workgroup is its tiles' (TW_P × TW_R, injected from `Tiles`).

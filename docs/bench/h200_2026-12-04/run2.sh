@@ -5,7 +5,9 @@
 # before the host refines (src/gpu/pass.rs); `current`, that and rank_counts at 256 threads per
 # row (RANK_WG), knn_candidates loading four points per trip and distances_tiled's 8 × 4
 # register blocks; the last two with 2 GiB (the
-# default) and 4 GiB of resident distances (--gpu-resident).
+# default) and 4 GiB of resident distances (--gpu-resident); and `current` with the undecided
+# pairs' f64 sums on the device (--gpu-refine device, exact_sqdist.wgsl: item 4's "measure
+# which wins", host against device refinement, the same parity check).
 # Then the GPU test binaries of this build (a crash is rerun on one thread, with Vulkan only,
 # and under cuda-gdb for its stack), the crossover for `auto`, and n = 10^6 under a limit (a
 # build from 83311dd on takes the streamed plan there on its own: 1 073-row blocks × four
@@ -37,6 +39,7 @@ bench rank64_2g .devbin/faithful-rank64
 bench rank64_4g .devbin/faithful-rank64 --gpu-resident 4G
 bench current_2g "$cli"
 bench current_4g "$cli" --gpu-resident 4G
+bench device_2g "$cli" --gpu-refine device
 tl=$(( $(date +%s) + 200 ))
 for t in .devbin/test-*; do
   n=$(basename "$t"); left=$(( tl - $(date +%s) )); [ $left -lt 15 ] && { say "$n not run (test time spent)"; continue; }

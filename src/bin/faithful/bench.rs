@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use faithful::bench::kernels::{self, Backend, Case, Check, Kernel, Outcome};
 use faithful::bench::{blobs, machine, peaks};
-use faithful::gpu::{GpuError, KernelSet, adapters_report};
+use faithful::gpu::{GpuError, KernelSet, Refine, adapters_report};
 use faithful::{Error, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -45,6 +45,24 @@ pub enum KernelSetArg {
     Tiled,
     /// `distances.wgsl`: one invocation per (row, point).
     Classic,
+}
+
+/// `--gpu-refine`: the command line's names for [`Refine`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RefineArg {
+    /// `reference::distance_pair` on the host.
+    Host,
+    /// `exact_sqdist.wgsl` on the device, the roots on the host.
+    Device,
+}
+
+impl From<RefineArg> for Refine {
+    fn from(r: RefineArg) -> Refine {
+        match r {
+            RefineArg::Host => Refine::Host,
+            RefineArg::Device => Refine::Device,
+        }
+    }
 }
 
 impl From<KernelSetArg> for KernelSet {
@@ -124,6 +142,11 @@ pub struct Args {
     /// (n above 262 144 with the default 1 GiB buffer).
     #[arg(long, value_name = "POINTS", allow_hyphen_values = true, value_parser = whole(1, u64::from(u32::MAX)))]
     gpu_point_tile: Option<u64>,
+    /// Where the GPU's undecided pairs get their f64 distances: host (the default) or device
+    /// (their sums of squares in emulated binary64 on the GPU, `exact_sqdist`; Euclidean
+    /// spaces of the row plan, else the host, with the reason in the receipt).
+    #[arg(long, value_enum, default_value = "host")]
+    gpu_refine: RefineArg,
     /// Write the JSON receipt here.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -275,6 +298,7 @@ pub fn run(args: Args) -> Result<()> {
                     if let Backend::Gpu { request, .. } = &mut backend {
                         request.resident_bytes = args.gpu_resident;
                         request.point_tile = args.gpu_point_tile.map(|w| w as u32);
+                        request.refine = args.gpu_refine.into();
                     }
                     let rss_reset = machine::reset_peak_rss();
                     let result = runs(kernel, &mut backend, &case, args.repeat, bar.as_ref());

@@ -210,8 +210,10 @@ impl Block<'_> {
                 let (minima, guess) = (rec.minima.as_ref(), rows * (k / (t + 1) + 8));
                 let carried = carried.as_ref();
                 Some(
-                    record_knn(gpu, &mut batch, &on.space, &kp, &dist, minima, rec.tiles, rows, guess, carried, tally)
-                        .await?,
+                    record_knn(
+                        gpu, &mut batch, &on.space, &kp, &dist, minima, rec.tiles, rows, guess, carried, None, tally,
+                    )
+                    .await?,
                 )
             } else {
                 None

@@ -9,6 +9,7 @@
 mod density;
 mod distances;
 mod distances_tiled;
+mod exact_sqdist;
 mod knn_candidates;
 mod pair_stats;
 mod rank_counts;
@@ -17,6 +18,7 @@ mod sqdist;
 pub use density::density_row;
 pub use distances::sqdist;
 pub use distances_tiled::{distances_tiled, tile_minima};
+pub use exact_sqdist::{exact_sqdist, words as f64_words};
 pub use knn_candidates::{KnnRow, knn_candidates, knn_candidates_carried};
 pub use pair_stats::pair_stats_row;
 pub use rank_counts::{RankRow, rank_counts, rank_counts_all_pairs, rank_counts_of, search_steps};
