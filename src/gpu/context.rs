@@ -56,7 +56,18 @@ pub struct GpuRequest {
     /// Where the f64 distances of the pairs f32 left undecided are computed: on the host
     /// (default) or their sums of squares on the device (`exact_sqdist.wgsl`; Euclidean
     /// spaces of the row plan, else the host, with the reason in the run report).
-    pub refine: super::exact_sqdist::Refine,
+    pub refine: Refine,
+}
+
+/// Where the f64 distances of the pairs to refine are computed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Refine {
+    /// On the host (`reference::distance_pair`), the measured default.
+    #[default]
+    Host,
+    /// Their sums of squares on the device (`exact_sqdist.wgsl`), the roots on the host.
+    Device,
 }
 
 /// Default device memory for the row blocks' resident distances ([`GpuRequest::resident_bytes`]).

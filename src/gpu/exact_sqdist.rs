@@ -4,26 +4,13 @@
 //! (`GpuRequest::refine`, `faithful bench --gpu-refine`; docs/exactness.md, "Refinement on the
 //! device"). Its CPU twin is `twin::exact_sqdist`.
 
-use serde::Serialize;
-
 use super::batch::{Batch, Bindings};
 use super::bound::Params;
-use super::context::Gpu;
+use super::context::{Gpu, Refine};
 use super::prepare::Space;
 use super::shaders::{KNN_INFO, Kernel, RANK_INFO, RANK_WITNESS, WG};
 use super::tally::Tally;
 use crate::data::{Kernel as Metric, MAX_ABS, Points};
-
-/// Where the f64 distances of the pairs to refine are computed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Refine {
-    /// On the host (`reference::distance_pair`), the measured default.
-    #[default]
-    Host,
-    /// Their sums of squares on the device (`exact_sqdist.wgsl`), the roots on the host.
-    Device,
-}
 
 /// Loop trips an invocation may make on a software adapter (Mesa's budget is 65 535 in total
 /// per invocation; the margin covers the entry loop's own trips).

@@ -35,9 +35,8 @@ pub use adapters::AdapterInfo;
 pub use adapters::gpu_adapters;
 #[cfg(not(target_arch = "wasm32"))]
 pub use context::adapters_report;
-pub use context::{AdapterReport, Gpu, GpuRequest, adapters_report_async};
+pub use context::{AdapterReport, Gpu, GpuRequest, Refine, adapters_report_async};
 pub use distances_tiled::{KernelSet, Tiles};
-pub use exact_sqdist::Refine;
 pub use pair_stats::fast_pairwise_async;
 
 /// A fresh transfer tally (for callers of the host-side kernel functions).

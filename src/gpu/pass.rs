@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::GpuError;
 use super::bound::Params;
-use super::context::Gpu;
+use super::context::{Gpu, Refine};
 use super::distances::{Recorded, block_rows, certified_params, record_distances};
-use super::exact_sqdist::{self, Refine};
+use super::exact_sqdist;
 use super::knn_candidates::{
     KnnBlock, KnnRecorded, KnnStats, collect_knn, cpu_rows, on_device as on_device_knn, record_knn, refine_knn,
     with_knn,
@@ -43,7 +43,7 @@ pub struct GpuStats {
     pub streamed: Option<streamed::Tiling>,
     /// Where the pairs f32 left undecided got their f64 distances (`GpuRequest::refine`):
     /// `device` when every space of the pass was refined there.
-    pub refine: super::exact_sqdist::Refine,
+    pub refine: Refine,
     /// Why a space was refined on the host although the device was asked for.
     pub refine_reason: Option<String>,
 }
