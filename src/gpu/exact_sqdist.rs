@@ -6,7 +6,7 @@
 
 use super::batch::{Batch, Bindings};
 use super::bound::Params;
-use super::context::{Gpu, Refine};
+use super::context::Gpu;
 use super::prepare::Space;
 use super::shaders::{KNN_INFO, Kernel, RANK_INFO, RANK_WITNESS, WG};
 use super::tally::Tally;
