@@ -1,7 +1,7 @@
 // One worker of faithful-dr's pool (pool.js starts it: a module Worker in a browser, a
 // worker_threads Worker in Node). Messages:
 //   {id, op: 'open', module, options}          → {rows, backend, fallbackReason} (a Session of the original space)
-//   {id, op: 'map', low, specs, blocks}        → the partials' JSON texts (Session.mapBlocks)
+//   {id, op: 'map', low, specs, blocks}        → the partials, a Uint8Array each, transferred (Session.mapBlocks)
 //   {id, op: 'measure', request}               → an Evaluation (the measures that do not fold), with
 //                                                {id, progress} while it runs when request.progress
 //   {id, op: 'neighbours', request}            → {values: Int32Array, numerics, backend, run}

@@ -396,15 +396,27 @@ pub fn shardable_measures() -> Vec<String> {
     crate::shard::SHARDABLE.iter().map(|s| s.to_string()).collect()
 }
 
-/// Folds the partials (their JSON texts, from `Session.mapBlocks`) of every block of one run
-/// into its result, the same bits as one `Session.measure` (`faithful::fold`); per-point values
-/// only when `local`.
+/// Folds the partials of every block of one run (each a Uint8Array from `Session.mapBlocks`,
+/// or the JSON text of a `faithful shard` partial) into its result, the same bits as one
+/// `Session.measure` (`faithful::fold`); per-point values only when `local`.
 #[wasm_bindgen(js_name = foldPartials)]
-pub fn fold_partials(partials: Vec<String>, local: bool) -> Result<EvaluationValue, JsValue> {
+pub fn fold_partials(
+    #[wasm_bindgen(unchecked_param_type = "(Uint8Array | string)[]")] partials: Vec<JsValue>,
+    local: bool,
+) -> Result<EvaluationValue, JsValue> {
     let parts = partials
         .iter()
         .enumerate()
-        .map(|(i, text)| crate::Partial::from_json(text, &format!("partial {i}")))
+        .map(|(i, p)| {
+            let what = format!("partial {i}");
+            if let Some(text) = p.as_string() {
+                crate::Partial::from_json(&text, &what)
+            } else if let Some(bytes) = p.dyn_ref::<js_sys::Uint8Array>() {
+                crate::Partial::from_bytes(&bytes.to_vec(), &what)
+            } else {
+                Err(crate::Error::BadPartial { what, reason: "expected a Uint8Array or a JSON text".into() })
+            }
+        })
         .collect::<crate::Result<Vec<_>>>()
         .map_err(fail)?;
     let mut result = crate::fold(&parts).map_err(fail)?;

@@ -228,3 +228,80 @@ fn degenerate_partials_are_errors_not_panics() {
         }
     }
 }
+
+/// The binary form (`Partial::to_bytes`, the npm pool's) of the valid partials, and the same
+/// read-and-fold of bytes (errors are one short line, folds finite, all prompt).
+fn valid_bytes() -> Vec<Vec<u8>> {
+    valid().iter().map(|t| Partial::from_json(t, "part").unwrap().to_bytes()).collect()
+}
+
+fn read_and_fold_bytes(blobs: &[Vec<u8>]) {
+    let t = Instant::now();
+    let mut parts = Vec::new();
+    for (i, b) in blobs.iter().enumerate() {
+        match Partial::from_bytes(b, &format!("partial {i}")) {
+            Ok(p) => parts.push(p),
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(!msg.chars().any(char::is_control), "control character in {msg:?}");
+                assert!(msg.chars().count() < 600, "{} chars: {msg}", msg.len());
+            }
+        }
+    }
+    // The fold of what read is read_and_fold's (through the JSON form: the same partials).
+    let texts: Vec<String> = parts.iter().map(Partial::to_json).collect();
+    read_and_fold(&texts);
+    assert!(t.elapsed() < PROMPT, "took {:?}", t.elapsed());
+}
+
+/// The binary form reads back to the same partial and folds to the same bits as the JSON.
+#[test]
+fn binary_partials_read_back_whole_and_fold_as_the_json() {
+    let parts: Vec<Partial> = valid().iter().map(|t| Partial::from_json(t, "part").unwrap()).collect();
+    let back: Vec<Partial> = valid_bytes().iter().map(|b| Partial::from_bytes(b, "part").unwrap()).collect();
+    assert_eq!(back, parts);
+    assert!(parts.iter().any(|p| p.scores.iter().any(|s| s.locals.iter().any(|l| !l.bits.is_empty()))));
+    assert_eq!(format!("{:?}", fold(&back).unwrap().projections), format!("{:?}", fold(&parts).unwrap().projections));
+    // Every truncation is an error naming the partial, never a shorter partial.
+    let b = &valid_bytes()[0];
+    for cut in 0..b.len() {
+        let e = Partial::from_bytes(&b[..cut], "partial 0").unwrap_err().to_string();
+        assert!(e.contains("partial 0"), "{e}");
+    }
+    let mut long = b.clone();
+    long.push(0);
+    assert!(Partial::from_bytes(&long, "p").unwrap_err().to_string().contains("1 bytes follow its last value"));
+    // A JSON text is not the binary form, nor the binary form a JSON text.
+    assert!(Partial::from_bytes(valid()[0].as_bytes(), "p").is_err());
+    assert!(Partial::from_json(&String::from_utf8_lossy(b), "p").is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_after_the_magic_are_an_error_or_a_fold(bytes in prop::collection::vec(any::<u8>(), 0..400)) {
+        let mut b = faithful::shard::PARTIAL_BINARY_MAGIC.to_vec();
+        b.extend(bytes);
+        read_and_fold_bytes(&[b]);
+    }
+
+    /// One byte changed anywhere (the header's length, the JSON, a count, a value), or a
+    /// count set to a hostile value: an error of one line or a finite fold, in bounded memory.
+    #[test]
+    fn a_changed_binary_byte_or_count_is_an_error_or_a_fold(
+        part in 0usize..3, at in any::<prop::sample::Index>(), byte in any::<u8>(), count in hostile_count(), which in any::<bool>(),
+    ) {
+        let mut blobs = valid_bytes();
+        let b = &mut blobs[part];
+        if which {
+            let i = at.index(b.len());
+            b[i] = byte;
+        } else {
+            // The first local's count sits right after the header.
+            let head = u32::from_le_bytes(b[8..12].try_into().unwrap()) as usize;
+            b[12 + head..20 + head].copy_from_slice(&count.to_le_bytes());
+        }
+        read_and_fold_bytes(&blobs);
+    }
+}

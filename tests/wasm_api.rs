@@ -385,15 +385,25 @@ async fn map_blocks_over_pool_spans_folds_to_measure() {
             for (t, s) in sessions.iter().enumerate() {
                 Reflect::set(&req, &"blocks".into(), &spans.get(t as u32)).unwrap();
                 let got = await_js(s.map_blocks(req.clone().unchecked_into()).into()).await.unwrap();
-                parts.extend(Array::from(&got).iter().map(|t| t.as_string().unwrap()));
+                parts.extend(Array::from(&got).iter());
             }
+            // The same partials as JSON texts (`faithful shard`'s form) fold to the same bits.
+            let texts: Vec<JsValue> = parts
+                .iter()
+                .map(|b| {
+                    let bytes = b.dyn_ref::<js_sys::Uint8Array>().expect("mapBlocks gives Uint8Arrays").to_vec();
+                    faithful::Partial::from_bytes(&bytes, "part").unwrap().to_json().into()
+                })
+                .collect();
             let folded: JsValue = fold_partials(parts, true).unwrap().into();
+            let folded_texts: JsValue = fold_partials(texts, true).unwrap().into();
             let text = |v: &JsValue| {
                 let scores = field(v, &["projections", "0", "scores"]);
                 js_sys::JSON::stringify(&scores).unwrap().as_string().unwrap()
             };
             // Float64Array locals stringify as objects of their values: every bit compared.
             assert_eq!(text(&folded), text(&want), "{workers} workers, projection {p}");
+            assert_eq!(text(&folded_texts), text(&want), "{workers} workers, projection {p}, JSON partials");
         }
     }
 }

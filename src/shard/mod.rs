@@ -37,7 +37,9 @@ use crate::measures::Resolved;
 use crate::spec::Spec;
 
 pub use fold::{fold, fold_named};
-pub use partial::{PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork};
+pub use partial::{
+    PARTIAL_BINARY_MAGIC, PARTIAL_FORMAT, PARTIAL_VERSION, Partial, PartialLocal, PartialScore, PartialWork,
+};
 
 /// The measures a shard computes: those whose values are means of per-row local values that
 /// need only their own row's neighbours and ranks (value key i the mean of local key i; later

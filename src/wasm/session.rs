@@ -186,8 +186,8 @@ impl Session {
     }
 
     /// The worker pool's share of a call (npm/pool.js): the shardable `specs` on the
-    /// consecutive blocks `blocks` of the shard plan, as one partial per block (their JSON
-    /// texts, f64s as their bits) for `foldPartials`. A session that maps the same span again
+    /// consecutive blocks `blocks` of the shard plan, as one partial per block (their binary
+    /// form, `Partial::to_bytes`: a Uint8Array each, transferable) for `foldPartials`. A session that maps the same span again
     /// keeps the original space's kNN and rank-table rows of that span only.
     #[wasm_bindgen(js_name = mapBlocks)]
     pub fn map_blocks(&self, request: MapBlocksRequest) -> PromisePartials {
@@ -213,7 +213,7 @@ impl Session {
             *inner.eval.borrow_mut() = Some(eval);
             let out = js_sys::Array::new();
             for p in result.map_err(fail)? {
-                out.push(&p.to_json().into());
+                out.push(&js_sys::Uint8Array::from(&p.to_bytes()[..]).into());
             }
             Ok(out.into())
         })

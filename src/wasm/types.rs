@@ -204,8 +204,8 @@ extern "C" {
     /// `MapBlocksRequest` in TypeScript.
     #[wasm_bindgen(typescript_type = "MapBlocksRequest")]
     pub type MapBlocksRequest;
-    /// `Promise<string[]>` in TypeScript.
-    #[wasm_bindgen(typescript_type = "Promise<string[]>")]
+    /// `Promise<Uint8Array[]>` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Promise<Uint8Array[]>")]
     pub type PromisePartials;
     /// `ViewsRequest` in TypeScript.
     #[wasm_bindgen(typescript_type = "ViewsRequest")]
