@@ -1131,7 +1131,9 @@ impl Evaluator {
                 knn_high_reused: reused.is_some(),
                 block_rows: work.block_rows,
                 blocks: work.blocks,
-                scratch_bytes_per_worker: n * (8 + 8 + 16 + 8 * crate::reference::ROW_TILE),
+                // The certified rows' group of f32 rows takes the place of the exact rows' tile.
+                scratch_bytes_per_worker: n * (8 + 8 + 16)
+                    + (n * 8 * crate::reference::ROW_TILE).max(work.certified_group_bytes as usize),
                 resource_bytes,
                 pairwise,
                 high_ranks: served.high_ranks.clone(),

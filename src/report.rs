@@ -159,7 +159,8 @@ pub struct BlockPlan {
     pub block_rows: usize,
     pub blocks: usize,
     /// O(n) scratch per worker: two distance rows, the selection keys and a block of
-    /// `reference::ROW_TILE` original-space rows.
+    /// `reference::ROW_TILE` original-space rows, or the certified rows' group of f32 rows
+    /// when larger (`work.certified_group_bytes`).
     pub scratch_bytes_per_worker: usize,
     /// O(n·k) resources held for the measures.
     pub resource_bytes: usize,

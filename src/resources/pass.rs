@@ -160,6 +160,10 @@ pub struct PassStats {
     /// Original-space rows served as certified f32 rows (counted in `distance_rows` too).
     #[serde(skip_serializing_if = "is_zero")]
     pub rows_certified: u64,
+    /// Bytes of f32 values a worker held at once for the certified rows (one group of blocks,
+    /// `certified_group`); 0 when none served.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub certified_group_bytes: u64,
     /// Pairs of certified rows whose comparison the f32 bound left open: computed exactly.
     #[serde(skip_serializing_if = "is_zero")]
     pub pairs_refined: u64,
@@ -188,6 +192,7 @@ impl PassStats {
         self.rows_certified += o.rows_certified;
         self.pairs_refined += o.pairs_refined;
         self.pairs_tree += o.pairs_tree;
+        self.certified_group_bytes = self.certified_group_bytes.max(o.certified_group_bytes);
     }
 }
 
@@ -304,6 +309,18 @@ pub fn row_pass_resident(
 /// [`row_pass_resident`] with the choice of certified f32 rows for a cosine or correlation
 /// space (`certified_rows`): the same bits either way.
 #[allow(clippy::too_many_arguments)]
+/// The f32 values one worker holds at once for the certified rows' groups of blocks.
+pub(crate) const CERTIFIED_GROUP_BYTES: usize = 16 << 20;
+
+/// Blocks per group of the certified rows: as many as fit [`CERTIFIED_GROUP_BYTES`] (rows of
+/// `row_len` f32 values), at most 128 rows (more stream the packed points no faster), and
+/// enough groups left for every thread four times over.
+fn certified_group(blocks: usize, block_rows: usize, row_len: usize) -> usize {
+    let by_bytes = CERTIFIED_GROUP_BYTES / (4 * row_len.max(1) * block_rows);
+    let by_threads = blocks / (4 * rayon::current_num_threads().max(1));
+    by_bytes.min(128 / block_rows).min(by_threads).max(1)
+}
+
 pub(crate) fn row_pass_certified(
     high: &Points,
     resident: Resident,
@@ -377,26 +394,56 @@ pub(crate) fn row_pass_certified(
     let idle = kh == 0 && kl == 0 && kc == 0 && kcl == 0 && !shape.extents;
     let blocks = if idle { Vec::new() } else { blocks };
     // (Not even an empty parallel iterator: the first one starts the thread pool.)
+    let mut group_bytes = 0;
     let outs: Vec<BlockOut> = if idle {
         Vec::new()
     } else {
-        blocks
-            .par_iter()
-            .map(|rows| match fast.as_ref() {
-                Some(f) => tiles.with(|buf| {
-                    let len = rows.len() * f.row_len();
-                    if buf.len() < len {
-                        buf.resize(len, 0.0);
-                    }
-                    f.approx_rows(rows.clone(), &mut buf[..len]);
-                    run_block(high, cached, table, lows, &trees, shape, Some((f, &mut buf[..len])), rows.clone())
-                }),
-                None => run_block(high, cached, table, lows, &trees, shape, None, rows.clone()),
-            })
-            .collect()
+        match fast.as_ref() {
+            // The certified rows' f32 values of several blocks at once (`certified_group`): each
+            // pass over the packed points then serves more rows. A row's values do not depend on
+            // the rows computed with it, and each block runs on its own rows as before.
+            Some(f) => {
+                let per = certified_group(blocks.len(), block_rows, f.row_len());
+                let widest = blocks.chunks(per).map(|g| g.iter().map(Range::len).sum::<usize>()).max().unwrap_or(0);
+                group_bytes = (widest * f.row_len() * 4) as u64;
+                let groups: Vec<&[Range<usize>]> = blocks.chunks(per).collect();
+                let outs: Vec<Vec<BlockOut>> = groups
+                    .par_iter()
+                    .map(|group| {
+                        tiles.with(|buf| {
+                            let span = group[0].start..group[group.len() - 1].end;
+                            let len = span.len() * f.row_len();
+                            if buf.len() < len {
+                                buf.resize(len, 0.0);
+                            }
+                            f.approx_rows(span.clone(), &mut buf[..len]);
+                            group
+                                .iter()
+                                .map(|rows| {
+                                    let at = (rows.start - span.start) * f.row_len();
+                                    let vals = &mut buf[at..at + rows.len() * f.row_len()];
+                                    run_block(high, cached, table, lows, &trees, shape, Some((f, vals)), rows.clone())
+                                })
+                                .collect()
+                        })
+                    })
+                    .collect();
+                outs.into_iter().flatten().collect()
+            }
+            None => blocks
+                .par_iter()
+                .map(|rows| run_block(high, cached, table, lows, &trees, shape, None, rows.clone()))
+                .collect(),
+        }
     };
 
-    let mut stats = PassStats { block_rows, blocks: blocks.len(), pairs_tree, ..Default::default() };
+    let mut stats = PassStats {
+        block_rows,
+        blocks: blocks.len(),
+        pairs_tree,
+        certified_group_bytes: group_bytes,
+        ..Default::default()
+    };
     for o in &outs {
         stats.add(&o.stats);
     }
@@ -944,6 +991,59 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The certified rows computed a group of blocks at a time (`certified_group`) are the
+    /// exact rows' bits, and the same for 1 and 2 threads (whose groups differ).
+    #[test]
+    fn certified_row_groups_are_the_exact_rows_bits() {
+        let (n, d, block) = (300usize, 24usize, 5usize);
+        for (kind, metric) in [(1usize, Metric::Cosine), (3, Metric::Euclidean), (4, Metric::Correlation)] {
+            let v = hostile(900 + kind as u64, n, d, kind);
+            let mut rng = SplitMix64(kind as u64);
+            let low_v: Vec<f64> = (0..n * 2).map(|t| if t % 5 == 0 { 1.0 } else { rng.normal() }).collect();
+            let low = Points::from_vec("low", n, 2, low_v).unwrap();
+            let high = Points::from_vec("high", n, d, v).unwrap().with_metric(metric).unwrap();
+            let run = |c, threads: usize| {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                pool.install(|| {
+                    let r = Resident::default();
+                    let out = row_pass_certified(
+                        &high,
+                        r,
+                        &[&low],
+                        Needs::cross_with_dists(6),
+                        block,
+                        LowIndex::Auto,
+                        0..n,
+                        c,
+                    );
+                    (out, certified_group(n.div_ceil(block), block, n))
+                })
+            };
+            let (exact, _) = run(CertifiedChoice::Never, 2);
+            for threads in [1, 2] {
+                let (fast, per) = run(CertifiedChoice::Always, threads);
+                let what = format!("{metric} threads={threads}");
+                assert_eq!(fast.high_rows.as_ref().unwrap().path, "certified_f32", "{what}");
+                // 60 blocks: groups of 7 (2 threads) or 15 (1 thread) blocks, not one.
+                assert_eq!(per, 15 / threads, "{what}");
+                assert!(fast.stats.certified_group_bytes >= (per * block * n * 4) as u64, "{what}");
+                same(&fast, &exact, &what);
+            }
+        }
+    }
+
+    /// A group fits its bytes and 128 rows, leaves every thread four groups, and is a block at
+    /// least.
+    #[test]
+    fn certified_groups_are_bounded() {
+        let threads = rayon::current_num_threads();
+        assert_eq!(certified_group(10_000, 32, 20_000), (CERTIFIED_GROUP_BYTES / (4 * 20_000 * 32)).min(4));
+        assert_eq!(certified_group(10_000, 32, 1 << 20), 1, "rows wider than the bytes: one block");
+        assert_eq!(certified_group(10_000, 1, 100), 128, "at most 128 rows");
+        assert_eq!(certified_group(4 * threads * 3, 8, 100), 3, "four groups per thread");
+        assert_eq!(certified_group(1, 8, 100), 1);
     }
 
     /// Outside the premises the pass keeps the exact rows and says why: another metric, a
