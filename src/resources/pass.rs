@@ -306,9 +306,6 @@ pub fn row_pass_resident(
     row_pass_certified(high, resident, lows, needs, block_rows, low_index, rows, CertifiedChoice::Auto)
 }
 
-/// [`row_pass_resident`] with the choice of certified f32 rows for a cosine or correlation
-/// space (`certified_rows`): the same bits either way.
-#[allow(clippy::too_many_arguments)]
 /// The f32 values one worker holds at once for the certified rows' groups of blocks.
 pub(crate) const CERTIFIED_GROUP_BYTES: usize = 16 << 20;
 
@@ -321,6 +318,9 @@ fn certified_group(blocks: usize, block_rows: usize, row_len: usize) -> usize {
     by_bytes.min(128 / block_rows).min(by_threads).max(1)
 }
 
+/// [`row_pass_resident`] with the choice of certified f32 rows for a cosine or correlation
+/// space (`certified_rows`): the same bits either way.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn row_pass_certified(
     high: &Points,
     resident: Resident,
@@ -388,7 +388,7 @@ pub(crate) fn row_pass_certified(
         }
     };
 
-    // The certified rows' block of f32 rows, kept across a worker's blocks (faulted in once).
+    // The certified rows' group of f32 rows, kept across a worker's groups (faulted in once).
     let tiles: Pool<Vec<f32>> = Pool::new();
     // Nothing asked of the rows (measures that read the point sets directly): no block runs.
     let idle = kh == 0 && kl == 0 && kc == 0 && kcl == 0 && !shape.extents;
@@ -404,9 +404,9 @@ pub(crate) fn row_pass_certified(
             // the rows computed with it, and each block runs on its own rows as before.
             Some(f) => {
                 let per = certified_group(blocks.len(), block_rows, f.row_len());
-                let widest = blocks.chunks(per).map(|g| g.iter().map(Range::len).sum::<usize>()).max().unwrap_or(0);
-                group_bytes = (widest * f.row_len() * 4) as u64;
                 let groups: Vec<&[Range<usize>]> = blocks.chunks(per).collect();
+                let widest = groups.iter().map(|g| g.iter().map(Range::len).sum::<usize>()).max().unwrap_or(0);
+                group_bytes = (widest * f.row_len() * 4) as u64;
                 let outs: Vec<Vec<BlockOut>> = groups
                     .par_iter()
                     .map(|group| {
