@@ -270,6 +270,15 @@ pub enum Error {
     },
     // Hostile parameters and numerics (issue 11): memory sized by a parameter, scores that
     // are not finite numbers.
+    /// The points' working copy (coordinates by column, beside the rows) does not fit in memory:
+    /// refused, never an abort.
+    #[error("{name}: cannot hold its {bytes}-byte working copy in memory")]
+    PointsMemory {
+        /// The data's name (its file name, or the name given to [`crate::Points`]).
+        name: String,
+        /// Bytes the copy needs.
+        bytes: u64,
+    },
     /// A parameter sizes more memory than the memory budget allows.
     #[error(
         "{id}: parameter {param}={value} needs {bytes} bytes for {what}, above the memory budget of {budget} bytes (lower {param}, or raise --memory-budget)"

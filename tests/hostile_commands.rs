@@ -145,6 +145,8 @@ fn huge_values_are_echoed_as_given() {
         &["tnc"],
     );
     assert!(!line.contains("18446744073709552000") && !line.contains("k=-1"), "{line}");
+    // And the reason is its range, not that it is no integer.
+    assert!(line.contains("k=18446744073709551615") && line.contains("past the 64-bit range"), "{line}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -349,6 +351,64 @@ fn fold_refuses_sums_that_are_not_finite() {
 }
 
 #[test]
+fn fold_reads_partials_in_any_field_order_and_refuses_huge_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let parts = partials(&["tnc:k=4"]);
+    let files = write_parts(dir.path(), &parts);
+    // The fold's JSON without its timings.
+    let folded = |files: &[PathBuf]| {
+        let mut v: Value = serde_json::from_str(&ok(&fold_args(files, &["--json"]))).unwrap();
+        v["run"].as_object_mut().unwrap().remove("timings");
+        v
+    };
+    let want = folded(&files);
+    // The first field any of the partial's (input_high and metric_high were missing from the
+    // first-bytes check), and whitespace before it: the same fold.
+    for (i, field) in ["input_high", "metric_high"].into_iter().enumerate() {
+        let mut p = parts[i].clone();
+        let value = p.as_object_mut().unwrap().remove(field).unwrap();
+        let text = p.to_string();
+        std::fs::write(&files[i], format!("{}{{\"{field}\":{value},{}", " \n".repeat(300), &text[1..])).unwrap();
+    }
+    assert_eq!(folded(&files), want);
+    // A string of 64 MiB in a partial: refused in one line, under the 1 GiB limit and any
+    // budget, without the parser holding it (it aborted on a string of 2 GB).
+    let mut p = parts[0].clone();
+    p["projection"] = "x".repeat(64 << 20).into();
+    std::fs::write(&files[0], p.to_string()).unwrap();
+    refused(&fold_args(&files, &[]), &["part-0.fpart", "a string longer than 65536 bytes"]);
+}
+
+#[test]
+fn fold_names_the_partial_that_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let parts = partials(&["tnc:k=4", "coranking:k_max=6"]);
+    // A field the report takes from the first partial, changed in another: named.
+    for (field, value, shown) in [
+        ("n", Value::from(299), "n 299 differs from the first partial's 300"),
+        ("specs", serde_json::json!(["tnc:k=4"]), "specs [\"tnc:k=4\"] differs"),
+        ("dim_low", Value::from(3), "dim_low 3 differs from the first partial's 2"),
+        ("projection", Value::from("other"), "projection \"other\" differs"),
+        ("metric_high", Value::from("cosine"), "metric_high \"cosine\" differs"),
+        ("input_high", Value::from("distance matrix"), "input_high \"distance matrix\" differs"),
+    ] {
+        let mut changed = parts.clone();
+        changed[2][field] = value;
+        let files = write_parts(dir.path(), &changed);
+        refused(&fold_args(&files, &[]), &["part-2.fpart", shown]);
+    }
+    // A co-ranking tally past what its rows can hold, in the first block of the plan: that
+    // block is named (the overflow was blamed on the next block it was added to).
+    for (key, at) in [("joint", 0), ("err_low", 3), ("err_high", 5), ("trust", 1), ("cont", 0)] {
+        let mut changed = parts.clone();
+        let wide = Value::from(u64::MAX);
+        changed[0]["scores"][1]["counts"][key][at] = wide;
+        let files = write_parts(dir.path(), &changed);
+        refused(&fold_args(&files, &[]), &["part-0.fpart", &format!("{key}[{at}] = "), "rows can hold"]);
+    }
+}
+
+#[test]
 fn fold_validates_specs_as_measure_does() {
     let dir = tempfile::tempdir().unwrap();
     let mut part = partials(&["tnc:k=4", "coranking:k_max=6"]).remove(0);
@@ -417,7 +477,7 @@ fn fold_refuses_a_partial_that_would_hold_more_than_the_budget() {
     // Counting 150 MB is a streaming read: allow a loaded machine its seconds.
     assert!(r.elapsed < Duration::from_secs(30), "took {:?}", r.elapsed);
     // And under an explicit budget, at once for a smaller one.
-    refused(&fold_args(&[path], &["--memory-budget", "1M"]), &["zeros.fpart", "more numbers than the 43690"]);
+    refused(&fold_args(&[path], &["--memory-budget", "1M"]), &["zeros.fpart", "more numbers than the 26214"]);
 }
 
 #[test]

@@ -131,6 +131,27 @@ fn a_file_larger_than_memory_is_refused_not_aborted() {
 }
 
 #[test]
+fn a_file_that_fits_once_but_not_twice_is_refused_not_aborted() {
+    let c = case();
+    // 600 MB of float64 (a sparse file): read under the 1 GiB limit, but not its column-major
+    // working copy beside it (an abort before `Points::from_vec` reserved it fallibly).
+    let npy = write(c.path(), "twice.npy", npy_bytes(1, &dict("'<f8'", "(75000000, 1)"), None, &[]));
+    let len = std::fs::metadata(&npy).unwrap().len() + 600_000_000;
+    std::fs::OpenOptions::new().write(true).open(&npy).unwrap().set_len(len).unwrap();
+    refused(&measure_args(&npy, &[&c.low], &[]), &npy, &["cannot hold its 600000000-byte working copy in memory"]);
+    // A CSV whose 200 MB of text fits but whose 100 million values do not (the list grew by an
+    // infallible push).
+    let csv = c.path().join("many.csv");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&csv).unwrap());
+    let chunk = "0\n".repeat(1 << 20);
+    for _ in 0..100 {
+        std::io::Write::write_all(&mut w, chunk.as_bytes()).unwrap();
+    }
+    drop(w);
+    refused(&measure_args(&csv, &[&c.low], &[]), &csv, &["cannot hold it in memory"]);
+}
+
+#[test]
 fn an_oversized_header_is_refused_before_it_is_read() {
     let c = case();
     let long = write(c.path(), "long_header.npy", npy_bytes(2, &" ".repeat(200_000), None, &[]));

@@ -233,7 +233,7 @@ fn fold_rejects_gaps_overlaps_and_mixed_runs() {
     assert!(fold_error(&mixed).contains("fingerprint"));
     let other = Run { specs: specs(6, n), ..run(n) };
     mixed[0] = parts(&other, &plan[..1]).remove(0);
-    assert!(fold_error(&mixed).contains("fingerprint"));
+    assert!(fold_error(&mixed).contains("specs"));
     let other = Run { labels: Labels::new((0..n as i64).map(|i| i % 2).collect()), ..run(n) };
     mixed[0] = parts(&other, &plan[..1]).remove(0);
     assert!(fold_error(&mixed).contains("fingerprint"));
@@ -256,10 +256,11 @@ fn damaged_partials_are_refused() {
     short[1].scores[1].locals[0].bits.pop();
     assert!(fold_error(&short).contains("values for"));
 
-    // Co-ranking tallies that overflow when added, or sized for another k_max.
+    // Co-ranking tallies past what the block's rows can hold (they would overflow when added),
+    // or sized for another k_max.
     let mut huge = all.clone();
     huge[1].scores[5].counts.as_mut().unwrap().joint[0] = u64::MAX;
-    assert!(fold_error(&huge).contains("overflows"));
+    assert!(fold_error(&huge).contains("rows can hold"));
     let mut resized = all.clone();
     resized[1].scores[5].counts.as_mut().unwrap().err_low.pop();
     assert!(fold_error(&resized).contains("not sized"));

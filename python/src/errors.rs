@@ -11,6 +11,7 @@ pub fn to_py(e: Error) -> PyErr {
     let msg = e.to_string().replace(['\n', '\r'], " ");
     match e {
         Error::ParamMemory { .. }
+        | Error::PointsMemory { .. }
         | Error::PairOrderMemory { .. }
         | Error::PairOrderTemp { .. }
         | Error::PairOrderBrowser { .. } => PyMemoryError::new_err(msg),

@@ -130,7 +130,7 @@ pub fn points(text: &str) -> Result<(usize, usize, Vec<f64>), FileProblem> {
                     format!("{} is not a number ({hint}the file must be headerless and numeric)", quoted(field)),
                 )
             })?;
-            values.push(v);
+            push(&mut values, v)?;
         }
         match dim {
             None => dim = Some(fields.len()),
@@ -145,6 +145,18 @@ pub fn points(text: &str) -> Result<(usize, usize, Vec<f64>), FileProblem> {
     Ok((n, dim.unwrap_or(0), values))
 }
 
+/// `v` pushed, or [`FileProblem::OutOfMemory`] when the list cannot grow (never an abort: the
+/// text of a valid file can hold more values than memory).
+fn push<T>(list: &mut Vec<T>, v: T) -> Result<(), FileProblem> {
+    if list.len() == list.capacity() {
+        let more = list.len().max(1024);
+        list.try_reserve(more)
+            .map_err(|_| FileProblem::OutOfMemory(((list.len() + more) * std::mem::size_of::<T>()) as u64))?;
+    }
+    list.push(v);
+    Ok(())
+}
+
 /// Parses one integer label per line, exactly (never through f64); a decimal like `3.0` or
 /// `1e3` is accepted when its value is a whole number.
 pub fn labels(text: &str) -> Result<Vec<i64>, FileProblem> {
@@ -155,7 +167,7 @@ pub fn labels(text: &str) -> Result<Vec<i64>, FileProblem> {
         };
         let why = match decimal_integer(field) {
             Whole::Value(v) => {
-                out.push(v);
+                push(&mut out, v)?;
                 return Ok(());
             }
             Whole::Fraction => "is not an integer",

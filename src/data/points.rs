@@ -90,7 +90,10 @@ impl Points {
                 return Err(Error::TooLarge { name, row, col, value });
             }
         }
-        let mut cols = vec![0.0; n * dim];
+        let mut cols = Vec::new();
+        let bytes = (n * dim * 8) as u64;
+        cols.try_reserve_exact(n * dim).map_err(|_| Error::PointsMemory { name: name.clone(), bytes })?;
+        cols.resize(n * dim, 0.0);
         for i in 0..n {
             for c in 0..dim {
                 cols[c * n + i] = rows[i * dim + c];

@@ -774,6 +774,12 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
         value: value.to_string(),
         reason: reason.into(),
     };
+    // An integer past i64 (kept as written) is an integer all the same: say what is wrong.
+    if matches!(p.kind, ParamKind::Int | ParamKind::Count | ParamKind::Seed(_))
+        && matches!(&value, ParamValue::Str(s) if crate::spec::is_integer_literal(s))
+    {
+        return Err(bad("is an integer past the 64-bit range (−2^63 to 2^63 − 1)"));
+    }
     match (p.kind, &value) {
         (ParamKind::Int, ParamValue::Int(_)) => Ok(value.clone()),
         (ParamKind::Int, _) => Err(bad("must be an integer")),

@@ -67,15 +67,7 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
     }
     let mut by_start: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, p) in partials.iter().enumerate() {
-        if p.fingerprint != first.fingerprint || p.specs != first.specs || p.n != n {
-            return Err(bad(
-                i,
-                format!(
-                    "fingerprint {} differs from partial 0's {}: another run's inputs or specs",
-                    p.fingerprint, first.fingerprint
-                ),
-            ));
-        }
+        same_run(p, first).map_err(|r| bad(i, r))?;
         check_partial(p, n).map_err(|r| bad(i, r))?;
         if let Some(&j) = by_start.get(&p.rows[0]) {
             return Err(bad(i, format!("overlaps {}", what(j))));
@@ -156,6 +148,79 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
     })
 }
 
+/// Whether `p` is a block of `first`'s run: the same fingerprint, and the same fields that
+/// the report takes from the first partial (a changed field is named, not folded unseen).
+fn same_run(p: &Partial, first: &Partial) -> std::result::Result<(), String> {
+    let differs = |field: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
+        Err(format!("{field} {a:?} differs from the first partial's {b:?}: another run's"))
+    };
+    if p.n != first.n {
+        return differs("n", &p.n, &first.n);
+    }
+    if p.specs != first.specs {
+        return differs("specs", &p.specs, &first.specs);
+    }
+    if p.dim_high != first.dim_high {
+        return differs("dim_high", &p.dim_high, &first.dim_high);
+    }
+    if p.dim_low != first.dim_low {
+        return differs("dim_low", &p.dim_low, &first.dim_low);
+    }
+    if p.projection != first.projection {
+        return differs("projection", &p.projection, &first.projection);
+    }
+    if p.metric_high != first.metric_high {
+        return differs("metric_high", &p.metric_high, &first.metric_high);
+    }
+    if p.input_high != first.input_high {
+        return differs("input_high", &p.input_high, &first.input_high);
+    }
+    if p.fingerprint != first.fingerprint {
+        return Err(format!(
+            "fingerprint {} differs from the first partial's {}: another run's inputs or specs",
+            p.fingerprint, first.fingerprint
+        ));
+    }
+    Ok(())
+}
+
+/// The most each co-ranking tally can be for `rows` rows of n points (ranks are 1 ..= n − 1, one
+/// point per rank in a row): `None` when `c` holds more, naming the tally. So a damaged block is
+/// named itself, before it is added to the others.
+fn tallies_fit(c: &CoRankCounts, rows: usize, n: usize) -> std::result::Result<(), String> {
+    let (r, n) = (rows as u128, n as u128);
+    let over = |key: &str, at: usize, v: u128, most: u128| {
+        Err(format!("{key}[{at}] = {v} is more than {rows} rows can hold ({most}: a damaged partial)"))
+    };
+    for (at, &v) in c.joint.iter().enumerate() {
+        // At most K pairs of a row have both ranks ≤ K.
+        let most = r * (at as u128 + 1);
+        if v as u128 > most {
+            return over("joint", at, v as u128, most);
+        }
+    }
+    for (key, tally) in [("trust", &c.trust), ("cont", &c.cont)] {
+        for (at, &v) in tally.iter().enumerate() {
+            // At most K pairs of a row, each at most n − 1 − K past K.
+            let k = at as u128 + 1;
+            let most = r * k * (n - 1).saturating_sub(k);
+            if v > most {
+                return over(key, at, v, most);
+            }
+        }
+    }
+    for (key, tally) in [("err_low", &c.err_low), ("err_high", &c.err_high)] {
+        for (at, &v) in tally.iter().enumerate() {
+            // One pair of a row at each rank, its ranks at most n − 2 apart.
+            let most = r * (n - 2);
+            if v as u128 > most {
+                return over(key, at, v as u128, most);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `coranking` from the blocks' tallies: their sum is the whole pass's counts, and the measure's
 /// output is a fixed function of those integers.
 /// A damaged partial is `Err((its index in order, reason))`.
@@ -182,6 +247,7 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::
         {
             return Err(bad(&format!("counts are not sized for n={n}, k_max={km}")));
         }
+        tallies_fit(c, p.rows[1] - p.rows[0], n).map_err(|why| bad(&why))?;
         let rows = score.locals[0].bits.iter().map(|&b| f64::from_bits(b)).collect();
         let block = CoRankCounts { rows, ..c.clone() };
         match &mut total {

@@ -279,7 +279,7 @@ fn split_u64ish(bytes: &[u8], width: usize) -> Option<(u64, &[u8])> {
 }
 
 /// The fields of a partial: its JSON begins with one of them (checked before the rest is read).
-const FIELDS: [&str; 14] = [
+const FIELDS: [&str; 16] = [
     "format",
     "version",
     "fingerprint",
@@ -294,7 +294,75 @@ const FIELDS: [&str; 14] = [
     "backend",
     "adapter",
     "fallback_reason",
+    "metric_high",
+    "input_high",
 ];
+
+/// The longest string (in bytes, as written) a partial's JSON may hold: its strings are names,
+/// specs and reasons, and a longer one is refused before a parser holds it.
+pub const PARTIAL_MAX_STRING_BYTES: usize = 1 << 16;
+
+/// A reader that fails (an I/O error a parser reports) as soon as a JSON string in what it
+/// passes is longer than [`PARTIAL_MAX_STRING_BYTES`]: JSON's `"` outside a string always opens
+/// one and `\` escapes the next byte inside, so the scan needs no parser. Under a buffer, the
+/// parser above it never holds more of a string than the limit and one buffer.
+struct StringGuard<R> {
+    inner: R,
+    in_string: bool,
+    escaped: bool,
+    len: usize,
+}
+
+impl<R: std::io::Read> std::io::Read for StringGuard<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let got = self.inner.read(buf)?;
+        for &b in &buf[..got] {
+            if !self.in_string {
+                if b == b'"' {
+                    (self.in_string, self.len) = (true, 0);
+                }
+                continue;
+            }
+            if self.escaped {
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+                continue;
+            }
+            self.len += 1;
+            if self.len > PARTIAL_MAX_STRING_BYTES {
+                return Err(std::io::Error::other(format!(
+                    "a string longer than {PARTIAL_MAX_STRING_BYTES} bytes, which no partial holds"
+                )));
+            }
+        }
+        Ok(got)
+    }
+}
+
+/// `reader` buffered, its strings bounded ([`StringGuard`]).
+fn guarded<R: std::io::Read>(reader: R) -> std::io::BufReader<StringGuard<R>> {
+    std::io::BufReader::new(StringGuard { inner: reader, in_string: false, escaped: false, len: 0 })
+}
+
+/// A file's first bytes for [`begins_as_a_partial`], JSON whitespace before the `{` and
+/// before the first field's `"` skipped (a stream of whitespace is read, never held).
+fn head_bytes(reader: impl std::io::Read) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(256);
+    for b in std::io::Read::bytes(std::io::BufReader::new(reader)) {
+        let b = b?;
+        if head.len() < 2 && matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            continue;
+        }
+        head.push(b);
+        if head.len() == 256 || head.len() == 1 && b != b'{' {
+            break;
+        }
+    }
+    Ok(head)
+}
 
 impl Partial {
     /// Reads a partial from a file in bounded memory: its first bytes are checked before
@@ -312,14 +380,13 @@ impl Partial {
     ) -> Result<Partial> {
         let bad = |reason: String| Error::BadPartial { what: what.into(), reason };
         let io = |e: std::io::Error| bad(format!("cannot read it ({e})"));
-        let mut head = Vec::with_capacity(256);
-        std::io::Read::read_to_end(&mut std::io::Read::take(reopen().map_err(io)?, 256), &mut head).map_err(io)?;
+        let head = head_bytes(reopen().map_err(io)?).map_err(io)?;
         if !begins_as_a_partial(&head) {
             return Err(bad(
                 "not a faithful partial (it does not begin as one: a JSON object of a partial's fields)".into()
             ));
         }
-        let values = count_values(std::io::BufReader::new(reopen().map_err(io)?), *budget)
+        let values = count_values(guarded(reopen().map_err(io)?), *budget)
             .map_err(|e| bad(format!("not a faithful partial ({})", short(&e))))?
             .ok_or_else(|| {
                 bad(format!(
@@ -327,7 +394,7 @@ impl Partial {
                 ))
             })?;
         *budget -= values;
-        let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reopen().map_err(io)?));
+        let mut de = serde_json::Deserializer::from_reader(guarded(reopen().map_err(io)?));
         let p: Partial = serde::Deserialize::deserialize(&mut de)
             .and_then(|p| de.end().map(|()| p))
             .map_err(|e| bad(format!("not a faithful partial ({})", short(&e))))?;
@@ -399,7 +466,9 @@ fn count_values(reader: impl std::io::Read, limit: u64) -> std::result::Result<O
         fn visit_f64<E: serde::de::Error>(self, _: f64) -> std::result::Result<(), E> {
             self.one()
         }
-        fn visit_str<E: serde::de::Error>(self, _: &str) -> std::result::Result<(), E> {
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<(), E> {
+            // A string holds its bytes: counted as the 8-byte values they would fill.
+            self.0.n += (v.len() / 8) as u64;
             self.one()
         }
         fn visit_bool<E: serde::de::Error>(self, _: bool) -> std::result::Result<(), E> {

@@ -93,7 +93,7 @@ pub fn shard(args: ShardArgs) -> Result<()> {
     }
     let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
     let (high, _) = read_high(args.high.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
-    let low: Points = data::read_points(&args.low)?;
+    let low: Points = crate::space_args::read_low(&args.low, high.n())?;
     let labels = args.labels.as_ref().map(data::read_labels).transpose()?;
     if let (Some(l), Some(path)) = (&labels, &args.labels) {
         l.check_len(high.n()).map_err(|e| e.in_file(path))?;
@@ -107,9 +107,11 @@ pub fn shard(args: ShardArgs) -> Result<()> {
     output::write_file(&args.out, |w| w.write_all(part.to_json().as_bytes()))
 }
 
-/// Bytes per number a fold may hold: the partial's value (8 bytes, up to twice while its list
-/// grows) and its copy in the folded result.
-const FOLD_BYTES_PER_VALUE: u64 = 3 * 8;
+/// Bytes per number a fold may hold: the partial's value (8 bytes) while its list grows (the
+/// old list and the new one of twice its length are held at once: 3 × 8 at the last growth),
+/// its copy in the folded result, and the table's sorted copy of one local key for its
+/// summary.
+const FOLD_BYTES_PER_VALUE: u64 = 5 * 8;
 
 pub fn fold(args: FoldArgs) -> Result<()> {
     let budget = args.memory_budget.unwrap_or_else(faithful::resources::default_memory_budget);

@@ -79,6 +79,16 @@ impl HighInputArgs {
     }
 }
 
+/// A projection of the original space's `n` points: a row count that differs names the file
+/// by its path as given (the library knows only its name).
+pub fn read_low(path: &Path, n: usize) -> Result<Points> {
+    let low = data::read_points(path)?;
+    if low.n() != n {
+        return Err(Error::RowMismatch { name: low.name().into(), expected: n, got: low.n() }.in_file(path));
+    }
+    Ok(low)
+}
+
 /// The original space: `--high` under the metric, or one of the other inputs.
 pub fn read_high(
     high: Option<&Path>,
@@ -119,7 +129,7 @@ impl InputArgs {
     pub fn read(&self) -> Result<(Points, Vec<Points>, Option<Labels>)> {
         match read_high(self.high.as_deref(), &self.inputs, &self.metric)? {
             Some((high, _)) => {
-                let lows = self.low.iter().map(data::read_points).collect::<Result<Vec<Points>>>()?;
+                let lows = self.low.iter().map(|p| read_low(p, high.n())).collect::<Result<Vec<Points>>>()?;
                 let labels = match &self.labels {
                     Some(path) => {
                         let l = data::read_labels(path)?;
