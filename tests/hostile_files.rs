@@ -131,6 +131,24 @@ fn a_file_larger_than_memory_is_refused_not_aborted() {
 }
 
 #[test]
+fn a_projection_of_other_points_is_named_by_its_path() {
+    let c = case();
+    let sub = c.path().join("bad");
+    std::fs::create_dir(&sub).unwrap();
+    let low = write_csv(&sub, "low9.csv", &files::random_rows(9, 2, 3, 0.0, 1.0));
+    // The path as given (it named the file alone), in measure and in shard.
+    refused(&measure_args(&c.high, &[&low], &[]), &low, &["has 9 rows but the original space has 10"]);
+    let out = c.path().join("p.fpart");
+    let shard: Vec<OsString> = ["shard", "--high"]
+        .iter()
+        .map(OsString::from)
+        .chain([c.high.clone().into(), "--low".into(), low.clone().into(), "--rows".into(), "0:10".into()])
+        .chain(["--spec".into(), "tnc:k=3".into(), "--out".into(), out.into()])
+        .collect();
+    refused(&shard, &low, &["has 9 rows but the original space has 10"]);
+}
+
+#[test]
 fn a_file_that_fits_once_but_not_twice_is_refused_not_aborted() {
     let c = case();
     // 600 MB of float64 (a sparse file): read under the 1 GiB limit, but not its column-major
@@ -378,10 +396,16 @@ fn a_full_disk_leaves_no_partial_output_file() {
 fn float32_npy_is_read_without_intermediate_copies() {
     let c = case();
     let (n, d) = (2_000_000usize, 4usize);
-    let data: Vec<u8> = (0..n * d).flat_map(|i| (i as f32 * 0.25).to_le_bytes()).collect();
-    let file = write(c.path(), "big32.npy", npy_bytes(1, &dict("'<f4'", &format!("({n}, {d})")), None, &data));
+    // Written a chunk at a time: the child's peak (wait4's ru_maxrss) includes this process's
+    // own peak when the child was spawned sharing its memory (vfork, then exec), so this test
+    // holds none of the file.
+    let file = write(c.path(), "big32.npy", npy_bytes(1, &dict("'<f4'", &format!("({n}, {d})")), None, &[]));
+    let mut w = std::io::BufWriter::new(std::fs::OpenOptions::new().append(true).open(&file).unwrap());
+    for i in 0..n * d {
+        std::io::Write::write_all(&mut w, &(i as f32 * 0.25).to_le_bytes()).unwrap();
+    }
+    drop(w);
     let size = std::fs::metadata(&file).unwrap().len();
-    drop(data);
     // `--k 0` fails right after reading, with the points in memory (the CPU: no driver loaded).
     // Reaped by wait4 below, which also reports the child's peak memory.
     #[allow(clippy::zombie_processes)]
