@@ -157,6 +157,12 @@ fn a_file_that_fits_once_but_not_twice_is_refused_not_aborted() {
     let len = std::fs::metadata(&npy).unwrap().len() + 600_000_000;
     std::fs::OpenOptions::new().write(true).open(&npy).unwrap().set_len(len).unwrap();
     refused(&measure_args(&npy, &[&c.low], &[]), &npy, &["cannot hold its 600000000-byte working copy in memory"]);
+    // Half of it read and copied, but not its centred rows under correlation besides.
+    let half = write(c.path(), "half.npy", npy_bytes(1, &dict("'<f8'", "(18750000, 2)"), None, &[]));
+    let len = std::fs::metadata(&half).unwrap().len() + 300_000_000;
+    std::fs::OpenOptions::new().write(true).open(&half).unwrap().set_len(len).unwrap();
+    let corr = measure_args(&half, &[&c.low], &["--metric", "correlation"]);
+    refused(&corr, &half, &["cannot hold its 600000000-byte working copy in memory"]);
     // A CSV whose 200 MB of text fits but whose 100 million values do not (the list grew by an
     // infallible push).
     let csv = c.path().join("many.csv");

@@ -119,6 +119,13 @@ impl Points {
     /// ```
     pub fn with_metric(self, metric: Metric) -> Result<Self> {
         self.metric_allowed(metric)?;
+        if metric == Metric::Correlation {
+            // The centred rows, by row and by column: refused, not aborted, when memory cannot
+            // hold them beside the coordinates.
+            let (len, bytes) = (self.n * self.dim, (2 * self.n * self.dim * 8) as u64);
+            let mut probe: Vec<f64> = Vec::new();
+            probe.try_reserve_exact(2 * len).map_err(|_| Error::PointsMemory { name: self.name.clone(), bytes })?;
+        }
         let p = self.apply_metric(metric);
         p.check_metric()?;
         Ok(p)
