@@ -383,6 +383,36 @@ fn pool_spans_tile_the_plan_in_balanced_runs_of_blocks() {
     assert!(spans(20_000, 3).iter().all(|s| s.len() <= 4), "{:?}", spans(20_000, 3));
 }
 
+/// With coranking, a span's tallies travel on its first block (zeros on the others): they fold to
+/// one measure for any pool size, and the fold's bound on a block's tallies (the run's n rows,
+/// not the block's) accepts them; a tally past the run's bound is named on its block.
+#[test]
+fn spans_with_coranking_carry_their_tallies_on_the_first_block() {
+    let n = 1000;
+    let r = run(n);
+    let want = eval(&r.high, 1, 32).measure(&r.low, Some(&r.labels), &r.specs).unwrap();
+    for w in [2, 3] {
+        let mut parts: Vec<Partial> = spans(n, w)
+            .iter()
+            .flat_map(|blocks| {
+                let e = eval(&r.high, 1, 16);
+                pollster::block_on(e.map_blocks_async(&r.low, Some(&r.labels), blocks, &r.specs)).unwrap()
+            })
+            .collect();
+        let c = |p: &Partial| p.scores.iter().find_map(|s| s.counts.clone()).expect("coranking counts");
+        // Tallies on one block per span (the first), zeros on the rest.
+        let spans = spans(n, w);
+        let carrying: Vec<usize> = (0..parts.len()).filter(|&i| c(&parts[i]).joint.iter().any(|&j| j > 0)).collect();
+        let firsts: Vec<usize> = spans.iter().scan(0, |at, s| Some(std::mem::replace(at, *at + s.len()))).collect();
+        assert!(parts.len() > spans.len() && carrying == firsts, "w={w}: {carrying:?} {firsts:?}");
+        assert_same_bits(&fold(&parts).unwrap().projections[0].scores, &want);
+        let s = parts[1].scores.iter().position(|s| s.counts.is_some()).unwrap();
+        parts[1].scores[s].counts.as_mut().unwrap().joint[0] = n as u64 + 1;
+        let e = fold(&parts).unwrap_err().to_string();
+        assert!(e.contains("joint[0] = 1001 is more than 1000 rows can hold"), "{e}");
+    }
+}
+
 /// A worker's span mapped at once (one partial per block) folds to one measure, on the first
 /// call and on later calls that reuse the span's resident kNN and rank-table rows; the spans
 /// of any pool size fold to the same bits.

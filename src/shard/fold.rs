@@ -185,8 +185,10 @@ fn same_run(p: &Partial, first: &Partial) -> std::result::Result<(), String> {
 }
 
 /// The most each co-ranking tally can be for `rows` rows of n points (ranks are 1 ..= n − 1, one
-/// point per rank in a row): `None` when `c` holds more, naming the tally. So a damaged block is
-/// named itself, before it is added to the others.
+/// point per rank in a row): an error naming the tally when `c` holds more. A block may carry
+/// its whole span's tallies (the npm pool puts them on the span's first block, zeros on the
+/// rest), so a block is held to the run's n rows, and so is the running total: a damaged block
+/// is named itself, before it is added to the others.
 fn tallies_fit(c: &CoRankCounts, rows: usize, n: usize) -> std::result::Result<(), String> {
     let (r, n) = (rows as u128, n as u128);
     let over = |key: &str, at: usize, v: u128, most: u128| {
@@ -247,7 +249,7 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::
         {
             return Err(bad(&format!("counts are not sized for n={n}, k_max={km}")));
         }
-        tallies_fit(c, p.rows[1] - p.rows[0], n).map_err(|why| bad(&why))?;
+        tallies_fit(c, n, n).map_err(|why| bad(&why))?;
         let rows = score.locals[0].bits.iter().map(|&b| f64::from_bits(b)).collect();
         let block = CoRankCounts { rows, ..c.clone() };
         match &mut total {
@@ -255,6 +257,7 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::
                 if !t.add(&block) {
                     return Err(bad("a count overflows (a damaged partial)"));
                 }
+                tallies_fit(t, n, n).map_err(|why| bad(&format!("with the blocks before it, {why}")))?;
             }
             None => total = Some(block),
         }
