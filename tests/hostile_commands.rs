@@ -120,6 +120,17 @@ fn values_refused_while_parsing_arguments_are_one_line() {
 }
 
 #[test]
+fn knn_refuses_one_file_for_indices_and_distances() {
+    let c = common::files::case();
+    let same = c.path().join("same.npy");
+    let args = with(os(&["knn", "--k", "3", "--data"]), &[&c.high]);
+    let args =
+        with(with(with(args, &[std::path::Path::new("--out")]), &[&same]), &[std::path::Path::new("--distances")]);
+    let line = refused(&with(args, &[&same]), &["--distances", "same.npy", "is the --out file too"]);
+    assert!(!same.exists(), "{line}: nothing is written");
+}
+
+#[test]
 fn help_and_version_print_to_stdout_and_succeed() {
     let help = ok(&os(&["measure", "--help"]));
     assert!(help.contains("Usage: faithful measure"), "{help}");

@@ -173,6 +173,12 @@ fn a_file_that_fits_once_but_not_twice_is_refused_not_aborted() {
     }
     drop(w);
     refused(&measure_args(&csv, &[&c.low], &[]), &csv, &["cannot hold it in memory"]);
+    // 480 MB of int64 labels: read, but not their sorted copy and class codes beside them (an
+    // abort in `Labels::new` before it reserved them fallibly).
+    let labels = write(c.path(), "labels.npy", npy_bytes(1, &dict("'<i8'", "(60000000,)"), None, &[]));
+    let len = std::fs::metadata(&labels).unwrap().len() + 480_000_000;
+    std::fs::OpenOptions::new().write(true).open(&labels).unwrap().set_len(len).unwrap();
+    refused(&c.as_labels(&labels), &labels, &["cannot hold it in memory (720000000 bytes)"]);
 }
 
 #[test]

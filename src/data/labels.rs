@@ -13,11 +13,23 @@ pub struct Labels {
 impl Labels {
     /// Encodes labels; any integers are accepted.
     pub fn new(raw: Vec<i64>) -> Self {
-        let mut uniq = raw.clone();
+        Self::try_new(raw).unwrap_or_else(|bytes| panic!("labels: cannot hold {bytes} bytes of class codes"))
+    }
+
+    /// [`Labels::new`] with its working copies (the sorted labels and the codes, 12 bytes per
+    /// label) reserved fallibly: `Err(bytes needed)` instead of an abort, for labels read from a
+    /// file that fits in memory once but not with its codes.
+    pub fn try_new(raw: Vec<i64>) -> std::result::Result<Self, u64> {
+        let bytes = (raw.len() as u64).saturating_mul(12);
+        let mut uniq = Vec::new();
+        uniq.try_reserve_exact(raw.len()).map_err(|_| bytes)?;
+        uniq.extend_from_slice(&raw);
         uniq.sort_unstable();
         uniq.dedup();
-        let codes = raw.iter().map(|v| uniq.binary_search(v).expect("present") as u32).collect();
-        Labels { raw, codes, classes: uniq.len() }
+        let mut codes = Vec::new();
+        codes.try_reserve_exact(raw.len()).map_err(|_| bytes)?;
+        codes.extend(raw.iter().map(|v| uniq.binary_search(v).expect("present") as u32));
+        Ok(Labels { raw, codes, classes: uniq.len() })
     }
     /// Checks there is one label per point.
     pub fn check_len(&self, n: usize) -> Result<()> {

@@ -54,7 +54,8 @@ pub fn read_points(path: impl AsRef<Path>) -> Result<Points> {
 /// Reads one integer label per point from `.npy` (1-D integers) or `.csv` (one per line).
 pub fn read_labels(path: impl AsRef<Path>) -> Result<Labels> {
     let path = path.as_ref();
-    parse(path, |f, len| npy::labels(&mut std::io::BufReader::new(f), len), csv::labels).map(Labels::new)
+    let raw = parse(path, |f, len| npy::labels(&mut std::io::BufReader::new(f), len), csv::labels)?;
+    Labels::try_new(raw).map_err(|bytes| Error::File { path: path.into(), problem: FileProblem::OutOfMemory(bytes) })
 }
 
 /// Reads and validates an n×n `.npy` distance matrix (float64/float32, either byte order, C or

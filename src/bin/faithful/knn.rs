@@ -42,6 +42,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
+    // One file for both would keep only the distances, written second: refused before any work.
+    if let (Some(a), Some(b)) = (&args.out, &args.distances) {
+        let same = a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y);
+        if same {
+            return Err(Error::BadParam {
+                id: "knn".into(),
+                param: "--distances".into(),
+                value: b.display().to_string(),
+                reason: "is the --out file too (the indices would be overwritten); give two paths".into(),
+            });
+        }
+    }
     let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
     let (points, path) = read_high(args.data.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
     let n = points.n();
