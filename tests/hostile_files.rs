@@ -136,6 +136,52 @@ fn a_file_larger_than_memory_is_refused_not_aborted() {
     }
 }
 
+/// A sparse `.npy` of `shape` and `descr`: its header, then zeros up to its declared size.
+fn sparse_npy(dir: &Path, name: &str, descr: &str, shape: &str, bytes: u64) -> PathBuf {
+    let path = write(dir, name, npy_bytes(1, &dict(descr, shape), None, &[]));
+    let len = std::fs::metadata(&path).unwrap().len() + bytes;
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(len).unwrap();
+    path
+}
+
+#[test]
+fn row_counts_in_headers_are_compared_before_any_data_is_read() {
+    let c = case();
+    let values: Vec<u8> = (0..20).flat_map(|i| f64::to_le_bytes(i as f64)).collect();
+    let small = write(c.path(), "small.npy", npy_bytes(1, &dict("'<f8'", "(10, 2)"), None, &values));
+    // A 12.8 GB distance matrix (it was scanned for 46 s before the projection's rows were
+    // counted), a 1.6 GB projection and 480 MB of labels (read, or refused as too large for
+    // memory, before their rows were counted).
+    let matrix = sparse_npy(c.path(), "matrix.npy", "'<f8'", "(40000, 40000)", 40_000 * 40_000 * 8);
+    let args: Vec<OsString> =
+        vec!["measure".into(), "--high-distances".into(), matrix.into(), "--low".into(), small.clone().into()];
+    refused(&args, &small, &["has 10 rows but the original space has 40000"]);
+    let big_low = sparse_npy(c.path(), "big_low.npy", "'<f8'", "(100000000, 2)", 1_600_000_000);
+    refused(&measure_args(&small, &[&big_low], &[]), &big_low, &["has 100000000 rows but the original space has 10"]);
+    let shard: Vec<OsString> = ["shard", "--high"]
+        .iter()
+        .map(OsString::from)
+        .chain([small.clone().into(), "--low".into(), big_low.clone().into(), "--rows".into(), "0:10".into()])
+        .chain(["--spec".into(), "tnc:k=3".into(), "--out".into(), c.path().join("p.fpart").into()])
+        .collect();
+    refused(&shard, &big_low, &["has 100000000 rows but the original space has 10"]);
+    let labels = sparse_npy(c.path(), "labels.npy", "'<i8'", "(60000000,)", 480_000_000);
+    let mut with_labels = measure_args(&small, &[&small], &["--labels"]);
+    with_labels.push(labels.clone().into());
+    refused(&with_labels, &labels, &["has 60000000 entries but the data has 10 points"]);
+    // A kNN graph's indices and distances of different shapes, before either is read.
+    let idx = sparse_npy(c.path(), "idx.npy", "'<i8'", "(20000000, 5)", 800_000_000);
+    let dist = write(c.path(), "dist.npy", npy_bytes(1, &dict("'<f8'", "(20000000, 4)"), None, &[]));
+    let graph: Vec<OsString> = vec![
+        "measure".into(),
+        "--high-knn-indices".into(),
+        idx.clone().into(),
+        "--high-knn-distances".into(),
+        dist.into(),
+    ];
+    refused(&graph, &idx, &["the indices are 20000000×5 but the distances", "are 20000000×4"]);
+}
+
 #[test]
 fn a_projection_of_other_points_is_named_by_its_path() {
     let c = case();
@@ -187,6 +233,34 @@ fn a_file_that_fits_once_but_not_twice_is_refused_not_aborted() {
         &["cannot hold it in memory"],
         bound,
     );
+    // One 200 MB line of 100 million fields: the text fits, its list of fields does not (an
+    // abort in the CSV splitter, which grew that list by an infallible push).
+    let line = c.path().join("one_line.csv");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&line).unwrap());
+    let chunk = "0,".repeat(1 << 20);
+    for _ in 0..100 {
+        std::io::Write::write_all(&mut w, chunk.as_bytes()).unwrap();
+    }
+    std::io::Write::write_all(&mut w, b"0\n").unwrap();
+    drop(w);
+    refused_within(
+        &measure_args(&line, &[&c.low], &[]),
+        &line.display().to_string(),
+        &["cannot hold it in memory"],
+        bound,
+    );
+    // A kNN graph of 45 million entries: its 720 MB of indices and distances read, but not
+    // the graph's ordered copy beside them (an abort in `KnnGraph::from_csr`).
+    let idx = sparse_npy(c.path(), "idx.npy", "'<i8'", "(9000000, 5)", 360_000_000);
+    let dist = sparse_npy(c.path(), "dist.npy", "'<f8'", "(9000000, 5)", 360_000_000);
+    let graph: Vec<OsString> = vec![
+        "measure".into(),
+        "--high-knn-indices".into(),
+        idx.clone().into(),
+        "--high-knn-distances".into(),
+        dist.into(),
+    ];
+    refused_within(&graph, &idx.display().to_string(), &["cannot hold its", "working copy in memory"], bound);
     // 480 MB of int64 labels: read, but not their sorted copy and class codes beside them (an
     // abort in `Labels::new` before it reserved them fallibly).
     let labels = write(c.path(), "labels.npy", npy_bytes(1, &dict("'<i8'", "(60000000,)"), None, &[]));

@@ -90,7 +90,22 @@ impl KnnGraph {
         if let Some(r) = (0..n).find(|&r| indptr[r + 1] < indptr[r]) {
             return Err(bad(format!("indptr falls at row {r} ({} then {})", indptr[r], indptr[r + 1])));
         }
-        let range = |r: usize| indptr[r] as usize..indptr[r + 1] as usize;
+        // Monotone from 0 to indices.len(): every range below lies inside the arrays.
+        Self::from_rows(name, n, |r| indptr[r] as usize..indptr[r + 1] as usize, indices, data, "csr")
+    }
+
+    /// The graph whose row r is `indices[range(r)]` with `data[range(r)]`; every range lies
+    /// inside both arrays (the callers check it). Each buffer is reserved fallibly: a graph file
+    /// that fits in memory can still outgrow it here, and that is an error, never an abort.
+    fn from_rows(
+        name: String,
+        n: usize,
+        range: impl Fn(usize) -> std::ops::Range<usize>,
+        indices: &[i64],
+        data: &[f64],
+        format: &'static str,
+    ) -> Result<Self> {
+        let bad = |reason: String| Error::BadGraph { name: name.clone(), reason };
         let (mut k, mut k_max) = (usize::MAX, 0);
         for r in 0..n {
             let len = range(r).len();
@@ -99,11 +114,11 @@ impl KnnGraph {
             }
             (k, k_max) = (k.min(len), k_max.max(len));
         }
-        let mut report =
-            GraphReport { format: "csr", k, k_max, rows_truncated: 0, rows_reordered: 0, ties_verified: false };
-        let (mut idx, mut dist) = (Vec::with_capacity(n * k), Vec::with_capacity(n * k));
-        let mut row: Vec<(u64, u32)> = Vec::with_capacity(k_max);
-        let mut seen: Vec<u32> = Vec::with_capacity(k_max);
+        let mut report = GraphReport { format, k, k_max, rows_truncated: 0, rows_reordered: 0, ties_verified: false };
+        let mut idx: Vec<u32> = reserved(&name, n * k)?;
+        let mut dist: Vec<f64> = reserved(&name, n * k)?;
+        let mut row: Vec<(u64, u32)> = reserved(&name, k_max)?;
+        let mut seen: Vec<u32> = reserved(&name, k_max)?;
         for r in 0..n {
             row.clear();
             for t in range(r) {
@@ -154,16 +169,16 @@ impl KnnGraph {
         distances: &[f64],
     ) -> Result<Self> {
         let name = name.into();
-        if indices.len() != n * k || distances.len() != n * k {
+        if n.checked_mul(k) != Some(indices.len()) || indices.len() != distances.len() {
             return Err(Error::BadGraph {
                 name,
                 reason: format!("{} indices and {} distances for {n} rows of {k}", indices.len(), distances.len()),
             });
         }
-        let indptr: Vec<i64> = (0..=n as i64).map(|r| r * k as i64).collect();
-        let mut g = Self::from_csr(name, (n, n), &indptr, indices, distances)?;
-        g.report.format = "arrays";
-        Ok(g)
+        if n < 2 {
+            return Err(if n == 0 { Error::Empty { name } } else { Error::TooFewPoints { name, n } });
+        }
+        Self::from_rows(name, n, |r| r * k..(r + 1) * k, indices, distances, "arrays")
     }
 
     /// Number of points.
@@ -190,6 +205,16 @@ impl KnnGraph {
     pub fn report(&self) -> &GraphReport {
         &self.report
     }
+}
+
+/// An empty list with room for `len` items, or [`Error::PointsMemory`] for the graph `name`.
+fn reserved<T>(name: &str, len: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::PointsMemory {
+        name: name.into(),
+        bytes: (len as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+    })?;
+    Ok(v)
 }
 
 #[cfg(test)]

@@ -25,10 +25,10 @@ pub use metric::Metric;
 pub use npy::{Element as NpyElement, write as write_npy};
 pub(crate) use points::MAX_ABS;
 pub use points::Points;
-#[cfg(not(target_arch = "wasm32"))]
-pub use read::read_distances;
 #[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
 pub use read::read_knn_npz;
+#[cfg(not(target_arch = "wasm32"))]
+pub use read::{declared_rows, read_distances};
 pub use read::{read_knn_arrays, read_labels, read_points};
 
 /// A number for an error message: as Rust writes it when that is short (`1`, `1.5`, `NaN`),

@@ -55,6 +55,14 @@ fn vector<T: Copy + Default>(
     Ok(v)
 }
 
+/// The rows of the matrix stored in the `.npz` at `path`, from its `shape` member alone.
+pub(super) fn declared_rows(path: &Path) -> Option<usize> {
+    let (file, _) = open_regular(path).ok()?;
+    let mut zip = zip::ZipArchive::new(BufReader::new(file)).ok()?;
+    let shape = vector(&mut zip, "shape", true, npy::int).ok()?;
+    usize::try_from(*shape.first()?).ok()
+}
+
 /// The CSR graph stored in the `.npz` at `path`.
 pub(super) fn csr(path: &Path, name: &str) -> Result<KnnGraph> {
     let file_error = |problem| Error::File { path: path.into(), problem };

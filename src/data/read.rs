@@ -74,17 +74,60 @@ pub fn read_distances(path: impl AsRef<Path>) -> Result<Points> {
 /// `knn_dists` (without their self column) or `faithful knn --out/--distances` write them.
 pub fn read_knn_arrays(indices: impl AsRef<Path>, distances: impl AsRef<Path>) -> Result<Points> {
     let (ip, dp) = (indices.as_ref(), distances.as_ref());
+    // Headers first: two arrays of different shapes are refused before either is read.
+    if let (Some([n, k]), Some([n2, k2])) = (npy_shape(ip).as_deref(), npy_shape(dp).as_deref())
+        && (n, k) != (n2, k2)
+    {
+        let name = ip.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        return Err(shapes_differ(name, dp, (*n, *k), (*n2, *k2)).in_file(ip));
+    }
     let (name, n, k, idx) = matrix(ip, true, npy::int)?;
     let (_, n2, k2, dist) = matrix(dp, false, npy::float_of)?;
     if (n, k) != (n2, k2) {
-        return Err(Error::BadGraph {
-            name,
-            reason: format!("the indices are {n}×{k} but the distances ({}) are {n2}×{k2}", dp.display()),
-        }
-        .in_file(ip));
+        return Err(shapes_differ(name, dp, (n as u64, k as u64), (n2 as u64, k2 as u64)).in_file(ip));
     }
     let g = KnnGraph::from_arrays(name.clone(), n, k, &idx, &dist).map_err(|e| e.in_file(ip))?;
     Ok(Points::from_knn_graph(name, g))
+}
+
+fn shapes_differ(name: String, distances: &Path, (n, k): (u64, u64), (n2, k2): (u64, u64)) -> Error {
+    let reason = format!("the indices are {n}×{k} but the distances ({}) are {n2}×{k2}", distances.display());
+    Error::BadGraph { name, reason }
+}
+
+/// The shape a `.npy` file's header declares, its data unread; `None` when the header cannot
+/// be read (the full read then names the problem).
+fn npy_shape(path: &Path) -> Option<Vec<u64>> {
+    let (file, _) = open(path).ok()?;
+    let (header, _) = super::npy_header::read(&mut std::io::BufReader::new(file)).ok()?;
+    Some(header.shape)
+}
+
+/// The number of rows (points) a file declares before its data: a `.npy`'s first dimension, a
+/// SciPy `.npz` matrix's rows. `None` for text (its rows are counted only as it is read) and
+/// for a header that cannot be read (the full read names the problem). Lets a caller compare
+/// inputs' sizes before it reads gigabytes of one of them.
+///
+/// ```
+/// # let dir = std::env::temp_dir().join(format!("faithful-doc-rows-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir).unwrap();
+/// let path = dir.join("x.npy");
+/// let mut file = std::fs::File::create(&path)?;
+/// faithful::data::write_npy(&mut file, 3, 2, [0.0f64; 6])?;
+/// assert_eq!(faithful::data::declared_rows(&path), Some(3));
+/// assert_eq!(faithful::data::declared_rows(dir.join("x.csv")), None);
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[cfg(not(target_arch = "wasm32"))]
+pub fn declared_rows(path: impl AsRef<Path>) -> Option<usize> {
+    let path = path.as_ref();
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("npy") => npy_shape(path)?.first().and_then(|&r| usize::try_from(r).ok()),
+        #[cfg(feature = "npz")]
+        Some("npz") => super::npz::declared_rows(path),
+        _ => None,
+    }
 }
 
 /// A 2-D `.npy` array (integers with `ints`, else floats) as (file name, rows, columns, values).

@@ -92,6 +92,8 @@ pub fn shard(args: ShardArgs) -> Result<()> {
         faithful::evaluate::check_threads(t)?;
     }
     let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
+    let lows = std::slice::from_ref(&args.low);
+    crate::space_args::rows_agree(args.high.as_deref(), &inputs, lows, args.labels.as_deref())?;
     let (high, _) = read_high(args.high.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
     let low: Points = crate::space_args::read_low(&args.low, high.n())?;
     let labels = args.labels.as_ref().map(data::read_labels).transpose()?;

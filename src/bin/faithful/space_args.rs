@@ -89,6 +89,31 @@ pub fn read_low(path: &Path, n: usize) -> Result<Points> {
     Ok(low)
 }
 
+/// Refuses, before any file's data is read, projections and labels whose headers declare
+/// another row count than the original space's (a 50-row projection of a 12 GB distance
+/// matrix at once, not after the matrix is scanned). Files without a header (CSV) are
+/// compared when read.
+pub fn rows_agree(high: Option<&Path>, inputs: &HighInputArgs, lows: &[PathBuf], labels: Option<&Path>) -> Result<()> {
+    let high =
+        high.or(inputs.high_distances.as_deref()).or(inputs.high_knn.as_deref()).or(inputs.high_knn_indices.as_deref());
+    let Some(n) = high.and_then(data::declared_rows) else {
+        return Ok(());
+    };
+    for low in lows {
+        match data::declared_rows(low) {
+            Some(got) if got != n => {
+                let name = low.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+                return Err(Error::RowMismatch { name, expected: n, got }.in_file(low));
+            }
+            _ => {}
+        }
+    }
+    match labels.and_then(|l| Some((l, data::declared_rows(l)?))) {
+        Some((path, got)) if got != n => Err(Error::LabelLength { expected: n, got }.in_file(path)),
+        _ => Ok(()),
+    }
+}
+
 /// The original space: `--high` under the metric, or one of the other inputs.
 pub fn read_high(
     high: Option<&Path>,
@@ -127,6 +152,7 @@ pub struct InputArgs {
 impl InputArgs {
     /// The original space, projections and labels from the files, or the bundled example.
     pub fn read(&self) -> Result<(Points, Vec<Points>, Option<Labels>)> {
+        rows_agree(self.high.as_deref(), &self.inputs, &self.low, self.labels.as_deref())?;
         match read_high(self.high.as_deref(), &self.inputs, &self.metric)? {
             Some((high, _)) => {
                 let lows = self.low.iter().map(|p| read_low(p, high.n())).collect::<Result<Vec<Points>>>()?;
