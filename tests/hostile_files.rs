@@ -171,7 +171,7 @@ fn row_counts_in_headers_are_compared_before_any_data_is_read() {
     refused(&with_labels, &labels, &["has 60000000 entries but the data has 10 points"]);
     // A kNN graph's indices and distances of different shapes, before either is read.
     let idx = sparse_npy(c.path(), "idx.npy", "'<i8'", "(20000000, 5)", 800_000_000);
-    let dist = write(c.path(), "dist.npy", npy_bytes(1, &dict("'<f8'", "(20000000, 4)"), None, &[]));
+    let dist = sparse_npy(c.path(), "dist.npy", "'<f8'", "(20000000, 4)", 640_000_000);
     let graph: Vec<OsString> = vec![
         "measure".into(),
         "--high-knn-indices".into(),

@@ -271,6 +271,31 @@ fn a_non_finite_score_is_a_typed_error() {
     }
 }
 
+/// Original coordinates within faithful's range (|x| < 1e150) whose squared distances still
+/// sum past f64's range (300 points of 4000 coordinates ±0.99e150): the all-pairs sums of the
+/// original space overflow, and the measures built on them say so, never a NaN or an infinite
+/// score blamed on the projection; the measures whose sums stay finite still score.
+#[test]
+fn sums_of_squared_original_distances_that_overflow_are_named() {
+    let mut rng = Rng(7);
+    let high = points("high", 300, 4000, |_, _| if rng.uniform() < 0.5 { -0.99e150 } else { 0.99e150 });
+    let low = points("low", 300, 2, |i, c| ((i * 7 + c * 3) % 11) as f64);
+    let eval = Evaluator::new(high, Options::default());
+    for id in ["stress", "sn_stress"] {
+        let err = eval.measure(&low, None, &[id.parse::<Spec>().unwrap()]).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(&err, Error::Undefined { .. }), "{id}: {err:?}");
+        assert!(
+            text.contains("the sum of the squared original distances overflows f64 (the largest original distance is"),
+            "{id}: {text}"
+        );
+    }
+    for spec in ["sammon", "pr", "srho", "nm_stress"] {
+        let v = value(&eval, &low, spec);
+        assert!(v.is_finite(), "{spec}: {v}");
+    }
+}
+
 /// The measures beyond ZADU on the smallest and most degenerate inputs: n = 2 and 3, every point
 /// identical in both spaces, a constant projection, duplicates only. Each gives finite values
 /// (nulls only in a kind that allows them) or a typed error naming the measure, never a NaN.

@@ -166,6 +166,13 @@ fn bad_distance_matrices_are_one_line_refusals() {
         d[[2, 4]] = -1.0
     });
     refused(&measure(&p), &["neg.npy", "entry [2, 4] = -1 is negative"]);
+    // Faithful's bound on coordinates: 1e300 squared is not finite (stress and sammon scored NaN
+    // and infinity on it, blamed on the projection).
+    let p = case("huge.npy", &|d| {
+        d[[5, 7]] = 1e300;
+        d[[7, 5]] = 1e300
+    });
+    refused(&measure(&p), &["huge.npy: not a distance matrix", "entry [5, 7] = 1e300 is too large"]);
     let p = case("nan.npy", &|d| d[[1, 1]] = f64::NAN);
     refused(&measure(&p), &["entry [1, 1] is NaN"]);
     let p = case("diag.npy", &|d| d[[6, 6]] = 1e-16);
@@ -312,7 +319,12 @@ fn bad_graphs_are_one_line_refusals() {
     assert!(run(&ok, Limits::default(), Stdio::piped()).out.status.success());
     dist[[9, 1]] = -2.0;
     ndarray_npy::write_npy(&dp, &dist).unwrap();
-    refused(&pair, &["i.npy: not a kNN graph: row 9: the distance to 11 is -2"]);
+    // A bad distance names the distances file (it named the indices).
+    refused(&pair, &["d.npy: not a kNN graph: row 9, column 1: the distance is -2"]);
+    dist[[9, 1]] = f64::NAN;
+    ndarray_npy::write_npy(&dp, &dist).unwrap();
+    refused(&pair, &["d.npy: not a kNN graph: row 9, column 1: the distance is NaN"]);
+    dist[[9, 1]] = 1.0;
     ndarray_npy::write_npy(&dp, &Array2::from_elem((72, 4), 1.0f64)).unwrap();
     refused(&pair, &["the indices are 72×3 but the distances"]);
     let missing = args(&[&"measure", &"--high-knn-indices", &ip, &"--low", &ld]);

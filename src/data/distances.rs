@@ -9,6 +9,7 @@
 
 use std::sync::Mutex;
 
+use super::points::MAX_ABS;
 use super::shown;
 use crate::error::{Error, Result};
 
@@ -176,6 +177,14 @@ impl DistanceMatrix {
                     }
                     if d < 0.0 {
                         return Err(bad(format!("entry [{r}, {j}] = {} is negative", shown(d))));
+                    }
+                    // The coordinates' bound: squares and sums of squares of the distances must
+                    // stay finite for the all-pairs measures.
+                    if d >= MAX_ABS {
+                        return Err(bad(format!(
+                            "entry [{r}, {j}] = {} is too large (distances must be below 1e150 so that their squares stay finite)",
+                            shown(d)
+                        )));
                     }
                 }
                 if row[r] != 0.0 {

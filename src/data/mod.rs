@@ -28,7 +28,7 @@ pub use points::Points;
 #[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
 pub use read::read_knn_npz;
 #[cfg(not(target_arch = "wasm32"))]
-pub use read::{declared_rows, read_distances};
+pub use read::{declared_shape, read_distances};
 pub use read::{read_knn_arrays, read_labels, read_points};
 
 /// A number for an error message: as Rust writes it when that is short (`1`, `1.5`, `NaN`),

@@ -55,12 +55,12 @@ fn vector<T: Copy + Default>(
     Ok(v)
 }
 
-/// The rows of the matrix stored in the `.npz` at `path`, from its `shape` member alone.
-pub(super) fn declared_rows(path: &Path) -> Option<usize> {
+/// The shape of the matrix stored in the `.npz` at `path`, from its `shape` member alone.
+pub(super) fn declared_shape(path: &Path) -> Option<Vec<u64>> {
     let (file, _) = open_regular(path).ok()?;
     let mut zip = zip::ZipArchive::new(BufReader::new(file)).ok()?;
     let shape = vector(&mut zip, "shape", true, npy::int).ok()?;
-    usize::try_from(*shape.first()?).ok()
+    shape.into_iter().map(|d| u64::try_from(d).ok()).collect()
 }
 
 /// The CSR graph stored in the `.npz` at `path`.

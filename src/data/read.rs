@@ -86,6 +86,17 @@ pub fn read_knn_arrays(indices: impl AsRef<Path>, distances: impl AsRef<Path>) -
     if (n, k) != (n2, k2) {
         return Err(shapes_differ(name, dp, (n as u64, k as u64), (n2 as u64, k2 as u64)).in_file(ip));
     }
+    // A bad distance is the distances file's problem (the graph's own check names the indices).
+    if let Some(t) = dist.iter().position(|d| !d.is_finite() || *d < 0.0) {
+        let dname = dp.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let reason = format!(
+            "row {}, column {}: the distance is {} (distances are finite and ≥ 0)",
+            t / k,
+            t % k,
+            super::shown(dist[t])
+        );
+        return Err(Error::BadGraph { name: dname, reason }.in_file(dp));
+    }
     let g = KnnGraph::from_arrays(name.clone(), n, k, &idx, &dist).map_err(|e| e.in_file(ip))?;
     Ok(Points::from_knn_graph(name, g))
 }
@@ -96,38 +107,42 @@ fn shapes_differ(name: String, distances: &Path, (n, k): (u64, u64), (n2, k2): (
 }
 
 /// The shape a `.npy` file's header declares, its data unread; `None` when the header cannot
-/// be read (the full read then names the problem).
+/// be read or the file's size is not the header's plus the data it declares (the full read
+/// then names the problem).
 fn npy_shape(path: &Path) -> Option<Vec<u64>> {
-    let (file, _) = open(path).ok()?;
-    let (header, _) = super::npy_header::read(&mut std::io::BufReader::new(file)).ok()?;
-    Some(header.shape)
+    let (file, len) = open(path).ok()?;
+    let (header, at) = super::npy_header::read(&mut std::io::BufReader::new(file)).ok()?;
+    let size = header.dtype()?.size as u64;
+    let data = header.shape.iter().try_fold(size, |b, &d| b.checked_mul(d))?;
+    (at.checked_add(data)? == len).then_some(header.shape)
 }
 
-/// The number of rows (points) a file declares before its data: a `.npy`'s first dimension, a
-/// SciPy `.npz` matrix's rows. `None` for text (its rows are counted only as it is read) and
-/// for a header that cannot be read (the full read names the problem). Lets a caller compare
-/// inputs' sizes before it reads gigabytes of one of them.
+/// The shape a file declares before its data: a `.npy` header's, or a SciPy `.npz` matrix's
+/// `shape` member. `None` for text (its rows are counted only as it is read) and for a header
+/// that cannot be read (the full read names the problem). Lets a caller compare inputs' sizes
+/// before it reads gigabytes of one of them.
 ///
 /// ```
-/// # let dir = std::env::temp_dir().join(format!("faithful-doc-rows-{}", std::process::id()));
+/// # let dir = std::env::temp_dir().join(format!("faithful-doc-shape-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("x.npy");
 /// let mut file = std::fs::File::create(&path)?;
 /// faithful::data::write_npy(&mut file, 3, 2, [0.0f64; 6])?;
-/// assert_eq!(faithful::data::declared_rows(&path), Some(3));
-/// assert_eq!(faithful::data::declared_rows(dir.join("x.csv")), None);
+/// assert_eq!(faithful::data::declared_shape(&path), Some(vec![3, 2]));
+/// assert_eq!(faithful::data::declared_shape(dir.join("x.csv")), None);
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[cfg(not(target_arch = "wasm32"))]
-pub fn declared_rows(path: impl AsRef<Path>) -> Option<usize> {
+pub fn declared_shape(path: impl AsRef<Path>) -> Option<Vec<usize>> {
     let path = path.as_ref();
-    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
-        Some("npy") => npy_shape(path)?.first().and_then(|&r| usize::try_from(r).ok()),
+    let shape = match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("npy") => npy_shape(path)?,
         #[cfg(feature = "npz")]
-        Some("npz") => super::npz::declared_rows(path),
-        _ => None,
-    }
+        Some("npz") => super::npz::declared_shape(path)?,
+        _ => return None,
+    };
+    shape.into_iter().map(|d| usize::try_from(d).ok()).collect()
 }
 
 /// A 2-D `.npy` array (integers with `ints`, else floats) as (file name, rows, columns, values).

@@ -4,7 +4,7 @@
 //! value (its full row's numerator over the whole denominator; kind `sum`). Undefined when the
 //! weighted denominator is zero (every weighted pair at original distance 0, or no pair weighed).
 
-use super::support::pairwise::undefined;
+use super::support::pairwise::{require_finite_sums, undefined};
 use super::support::params::param_str;
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
@@ -24,7 +24,8 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         .iter()
         .find(|(j, _)| j.kernel == want.kernel && j.lambda.to_bits() == want.lambda.to_bits())
         .expect("planner provides this weighting's sums");
-    if s.den <= 0.0 || s.den.is_infinite() {
+    require_finite_sums("cca_stress", ctx.pairwise().high, &[s.num, s.den])?;
+    if s.den <= 0.0 {
         return Err(undefined(
             "cca_stress",
             "the weighted sum of squared original distances is zero (no pair with d^X > 0 has weight F(d^Y) > 0)",

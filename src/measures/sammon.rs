@@ -4,7 +4,7 @@
 //! row's sum over the whole denominator, so the local values sum to the value (kind `sum`).
 //! Undefined when every original distance is zero.
 
-use super::support::pairwise::undefined;
+use super::support::pairwise::{require_finite_sums, undefined};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -14,6 +14,7 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     if s.den <= 0.0 {
         return Err(undefined("sammon", "all pairwise distances are zero in the original space"));
     }
+    require_finite_sums("sammon", ctx.pairwise().high, &[s.num, s.den])?;
     // Both totals count every pair twice (once in each of its rows): the ratio is the pairs'.
     let local = s.rows.iter().map(|r| r / s.den).collect();
     Ok(Output::new().value("sammon_stress", s.num / s.den).local("local_sammon_stress", local))

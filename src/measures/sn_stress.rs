@@ -3,7 +3,7 @@
 //! Σd^X² − 2αΣd^Xd^Y + α²Σd^Y², which cancels near a perfect fit). Undefined when every
 //! distance of either space is zero.
 
-use super::support::pairwise::{HIGH, LOW, require_nonzero};
+use super::support::pairwise::{HIGH, LOW, require_finite_sums, require_nonzero};
 use super::{Ctx, Output, Resolved};
 use crate::error::Result;
 
@@ -12,5 +12,6 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     let s = pw.sums.as_ref().expect("planner provides pair sums");
     require_nonzero("sn_stress", pw.high.expect("extent"), HIGH)?;
     require_nonzero("sn_stress", pw.low.expect("extent"), LOW)?;
+    require_finite_sums("sn_stress", pw.high, &[s.scaled_residual, s.sum_xx])?;
     Ok(Output::new().value("scale_normalized_stress", (s.scaled_residual / s.sum_xx).sqrt()))
 }

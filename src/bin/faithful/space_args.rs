@@ -96,22 +96,29 @@ pub fn read_low(path: &Path, n: usize) -> Result<Points> {
 pub fn rows_agree(high: Option<&Path>, inputs: &HighInputArgs, lows: &[PathBuf], labels: Option<&Path>) -> Result<()> {
     let high =
         high.or(inputs.high_distances.as_deref()).or(inputs.high_knn.as_deref()).or(inputs.high_knn_indices.as_deref());
-    let Some(n) = high.and_then(data::declared_rows) else {
+    // Only shapes the full read would accept are compared (a 1-D "matrix" is refused as such
+    // when read, not as a row count).
+    let Some(n) = high.and_then(data::declared_shape).and_then(|s| match s[..] {
+        [n, _] => Some(n),
+        _ => None,
+    }) else {
         return Ok(());
     };
     for low in lows {
-        match data::declared_rows(low) {
-            Some(got) if got != n => {
-                let name = low.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-                return Err(Error::RowMismatch { name, expected: n, got }.in_file(low));
-            }
-            _ => {}
+        if let Some([got, _]) = data::declared_shape(low).as_deref()
+            && *got != n
+        {
+            let name = low.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            return Err(Error::RowMismatch { name, expected: n, got: *got }.in_file(low));
         }
     }
-    match labels.and_then(|l| Some((l, data::declared_rows(l)?))) {
-        Some((path, got)) if got != n => Err(Error::LabelLength { expected: n, got }.in_file(path)),
-        _ => Ok(()),
+    if let Some(path) = labels
+        && let Some([got]) = data::declared_shape(path).as_deref()
+        && *got != n
+    {
+        return Err(Error::LabelLength { expected: n, got: *got }.in_file(path));
     }
+    Ok(())
 }
 
 /// The original space: `--high` under the metric, or one of the other inputs.

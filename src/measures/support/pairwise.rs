@@ -24,5 +24,22 @@ pub(in crate::measures) fn require_varying(id: &str, e: Extent, space: &str) -> 
     Ok(())
 }
 
+/// Errors when a sum over the pairs overflowed f64 (inputs below 1e150 square to below 1e300,
+/// but n² of those squares can still pass f64's 1.8e308): the original space's scale, named,
+/// not a NaN or infinite score blamed on the projection.
+pub(in crate::measures) fn require_finite_sums(id: &str, high: Option<Extent>, sums: &[f64]) -> Result<(), Error> {
+    if sums.iter().all(|s| s.is_finite()) {
+        return Ok(());
+    }
+    let largest =
+        high.map(|e| format!(" (the largest original distance is {})", crate::data::shown(e.max))).unwrap_or_default();
+    Err(undefined(
+        id,
+        &format!(
+            "the sum of the squared original distances overflows f64{largest}: divide the original space by a power of 2 and measure again"
+        ),
+    ))
+}
+
 pub(in crate::measures) const HIGH: &str = "original space";
 pub(in crate::measures) const LOW: &str = "projection";
