@@ -9,7 +9,7 @@
 
 use std::sync::Mutex;
 
-use super::points::MAX_ABS;
+use super::bounds::MAX_ABS;
 use super::shown;
 use crate::error::{Error, Result};
 

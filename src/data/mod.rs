@@ -1,5 +1,6 @@
 //! Validated inputs: point sets, labels, and the readers for `.npy` and `.csv` files.
 
+mod bounds;
 mod csv;
 mod distances;
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -17,13 +18,13 @@ mod points;
 mod read;
 mod sized;
 
+pub(crate) use bounds::MAX_ABS;
 pub use distances::DistanceMatrix;
 pub use graph::{GraphReport, KnnGraph};
 pub use labels::Labels;
 pub(crate) use metric::Kernel;
 pub use metric::Metric;
 pub use npy::{Element as NpyElement, write as write_npy};
-pub(crate) use points::MAX_ABS;
 pub use points::Points;
 #[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
 pub use read::read_knn_npz;

@@ -11,8 +11,7 @@ use super::metric::{Kernel, Metric};
 use crate::error::{Error, Result};
 use crate::sum::pairwise_sum;
 
-/// Largest coordinate magnitude accepted: squared distances of such points stay finite in f64.
-pub const MAX_ABS: f64 = 1e150;
+use super::bounds::MAX_ABS;
 
 /// A validated n×D point set (n ≥ 2, D ≥ 1, finite), stored row-major and column-major in f64,
 /// with the [`Metric`] of its distances (Euclidean unless [`Points::with_metric`] sets another).
