@@ -136,6 +136,12 @@ fn a_file_larger_than_memory_is_refused_not_aborted() {
     }
 }
 
+/// `measure` of the kNN graph in `indices` and `distances`.
+fn graph_args(indices: &Path, distances: &Path) -> Vec<OsString> {
+    let flags = ["measure", "--high-knn-indices"].map(OsString::from);
+    flags.into_iter().chain([indices.into(), "--high-knn-distances".into(), distances.into()]).collect()
+}
+
 /// A sparse `.npy` of `shape` and `descr`: its header, then zeros up to its declared size.
 fn sparse_npy(dir: &Path, name: &str, descr: &str, shape: &str, bytes: u64) -> PathBuf {
     let path = write(dir, name, npy_bytes(1, &dict(descr, shape), None, &[]));
@@ -172,14 +178,7 @@ fn row_counts_in_headers_are_compared_before_any_data_is_read() {
     // A kNN graph's indices and distances of different shapes, before either is read.
     let idx = sparse_npy(c.path(), "idx.npy", "'<i8'", "(20000000, 5)", 800_000_000);
     let dist = sparse_npy(c.path(), "dist.npy", "'<f8'", "(20000000, 4)", 640_000_000);
-    let graph: Vec<OsString> = vec![
-        "measure".into(),
-        "--high-knn-indices".into(),
-        idx.clone().into(),
-        "--high-knn-distances".into(),
-        dist.into(),
-    ];
-    refused(&graph, &idx, &["the indices are 20000000×5 but the distances", "are 20000000×4"]);
+    refused(&graph_args(&idx, &dist), &idx, &["the indices are 20000000×5 but the distances", "are 20000000×4"]);
 }
 
 #[test]
@@ -253,14 +252,12 @@ fn a_file_that_fits_once_but_not_twice_is_refused_not_aborted() {
     // the graph's ordered copy beside them (an abort in `KnnGraph::from_csr`).
     let idx = sparse_npy(c.path(), "idx.npy", "'<i8'", "(9000000, 5)", 360_000_000);
     let dist = sparse_npy(c.path(), "dist.npy", "'<f8'", "(9000000, 5)", 360_000_000);
-    let graph: Vec<OsString> = vec![
-        "measure".into(),
-        "--high-knn-indices".into(),
-        idx.clone().into(),
-        "--high-knn-distances".into(),
-        dist.into(),
-    ];
-    refused_within(&graph, &idx.display().to_string(), &["cannot hold its", "working copy in memory"], bound);
+    refused_within(
+        &graph_args(&idx, &dist),
+        &idx.display().to_string(),
+        &["cannot hold its", "working copy in memory"],
+        bound,
+    );
     // 480 MB of int64 labels: read, but not their sorted copy and class codes beside them (an
     // abort in `Labels::new` before it reserved them fallibly).
     let labels = write(c.path(), "labels.npy", npy_bytes(1, &dict("'<i8'", "(60000000,)"), None, &[]));

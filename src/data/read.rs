@@ -47,7 +47,7 @@ fn parse<T>(
 pub fn read_points(path: impl AsRef<Path>) -> Result<Points> {
     let path = path.as_ref();
     let (n, dim, values) = parse(path, |f, len| npy::points(&mut std::io::BufReader::new(f), len), csv::points)?;
-    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = file_name(path);
     Points::from_vec(name, n, dim, values).map_err(|e| e.in_file(path))
 }
 
@@ -78,7 +78,7 @@ pub fn read_knn_arrays(indices: impl AsRef<Path>, distances: impl AsRef<Path>) -
     if let (Some([n, k]), Some([n2, k2])) = (npy_shape(ip).as_deref(), npy_shape(dp).as_deref())
         && (n, k) != (n2, k2)
     {
-        let name = ip.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = file_name(ip);
         return Err(shapes_differ(name, dp, (*n, *k), (*n2, *k2)).in_file(ip));
     }
     let (name, n, k, idx) = matrix(ip, true, npy::int)?;
@@ -88,17 +88,21 @@ pub fn read_knn_arrays(indices: impl AsRef<Path>, distances: impl AsRef<Path>) -
     }
     // A bad distance is the distances file's problem (the graph's own check names the indices).
     if let Some(t) = dist.iter().position(|d| !d.is_finite() || *d < 0.0) {
-        let dname = dp.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         let reason = format!(
             "row {}, column {}: the distance is {} (distances are finite and ≥ 0)",
             t / k,
             t % k,
             super::shown(dist[t])
         );
-        return Err(Error::BadGraph { name: dname, reason }.in_file(dp));
+        return Err(Error::BadGraph { name: file_name(dp), reason }.in_file(dp));
     }
     let g = KnnGraph::from_arrays(name.clone(), n, k, &idx, &dist).map_err(|e| e.in_file(ip))?;
     Ok(Points::from_knn_graph(name, g))
+}
+
+/// The data's name: its file name, as every reader names it.
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
 fn shapes_differ(name: String, distances: &Path, (n, k): (u64, u64), (n2, k2): (u64, u64)) -> Error {
@@ -151,7 +155,7 @@ fn matrix<T: Copy + Default>(
     ints: bool,
     conv: impl Fn(npy::Dtype, &[u8]) -> Result<T, String>,
 ) -> Result<(String, usize, usize, Vec<T>)> {
-    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = file_name(path);
     let file_error = |problem| Error::File { path: path.into(), problem };
     let (mut file, len) = open(path).map_err(file_error)?;
     let (shape, values) = npy::array(&mut std::io::BufReader::new(&mut file), len, ints, conv).map_err(file_error)?;
@@ -168,7 +172,7 @@ fn matrix<T: Copy + Default>(
 #[cfg(all(feature = "npz", not(target_arch = "wasm32")))]
 pub fn read_knn_npz(path: impl AsRef<Path>) -> Result<Points> {
     let path = path.as_ref();
-    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = file_name(path);
     let g = super::npz::csr(path, &name)?;
     Ok(Points::from_knn_graph(name, g))
 }

@@ -24,7 +24,7 @@ pub(super) fn compute(ctx: &Ctx, r: &Resolved) -> Result<Output> {
         .iter()
         .find(|(j, _)| j.kernel == want.kernel && j.lambda.to_bits() == want.lambda.to_bits())
         .expect("planner provides this weighting's sums");
-    require_finite_sums("cca_stress", ctx.pairwise().high, &[s.num, s.den])?;
+    require_finite_sums("cca_stress", ctx.pairwise(), &[], &[s.num, s.den])?;
     if s.den <= 0.0 {
         return Err(undefined(
             "cca_stress",

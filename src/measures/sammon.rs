@@ -14,7 +14,7 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     if s.den <= 0.0 {
         return Err(undefined("sammon", "all pairwise distances are zero in the original space"));
     }
-    require_finite_sums("sammon", ctx.pairwise().high, &[s.num, s.den])?;
+    require_finite_sums("sammon", ctx.pairwise(), &[s.den], &[s.num])?;
     // Both totals count every pair twice (once in each of its rows): the ratio is the pairs'.
     let local = s.rows.iter().map(|r| r / s.den).collect();
     Ok(Output::new().value("sammon_stress", s.num / s.den).local("local_sammon_stress", local))

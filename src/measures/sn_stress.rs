@@ -12,6 +12,6 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     let s = pw.sums.as_ref().expect("planner provides pair sums");
     require_nonzero("sn_stress", pw.high.expect("extent"), HIGH)?;
     require_nonzero("sn_stress", pw.low.expect("extent"), LOW)?;
-    require_finite_sums("sn_stress", pw.high, &[s.scaled_residual, s.sum_xx])?;
+    require_finite_sums("sn_stress", pw, &[s.sum_xx], &[s.scaled_residual])?;
     Ok(Output::new().value("scale_normalized_stress", (s.scaled_residual / s.sum_xx).sqrt()))
 }

@@ -9,6 +9,6 @@ pub(super) fn compute(ctx: &Ctx, _: &Resolved) -> Result<Output> {
     let pw = ctx.pairwise();
     let s = pw.sums.as_ref().expect("planner provides pair sums");
     require_nonzero("stress", pw.high.expect("extent"), HIGH)?;
-    require_finite_sums("stress", pw.high, &[s.sum_sq_diff, s.sum_xx])?;
+    require_finite_sums("stress", pw, &[s.sum_xx], &[s.sum_sq_diff])?;
     Ok(Output::new().value("stress", (s.sum_sq_diff / s.sum_xx).sqrt()))
 }

@@ -2,7 +2,7 @@
 //! constant-distance errors).
 
 use crate::error::Error;
-use crate::resources::Extent;
+use crate::resources::{Extent, Pairwise};
 
 pub(in crate::measures) fn undefined(id: &str, reason: &str) -> Error {
     Error::Undefined { id: id.into(), projection: None, reason: reason.into() }
@@ -25,20 +25,32 @@ pub(in crate::measures) fn require_varying(id: &str, e: Extent, space: &str) -> 
 }
 
 /// Errors when a sum over the pairs overflowed f64 (inputs below 1e150 square to below 1e300,
-/// but n² of those squares can still pass f64's 1.8e308): the original space's scale, named,
-/// not a NaN or infinite score blamed on the projection.
-pub(in crate::measures) fn require_finite_sums(id: &str, high: Option<Extent>, sums: &[f64]) -> Result<(), Error> {
-    if sums.iter().all(|s| s.is_finite()) {
-        return Ok(());
+/// but n² of those squares can still pass f64's 1.8e308), naming what overflowed rather than
+/// scoring NaN or infinity: `original` are sums of the original distances alone, `mixed`
+/// those that also hold the projection's.
+pub(in crate::measures) fn require_finite_sums(
+    id: &str,
+    pw: &Pairwise,
+    original: &[f64],
+    mixed: &[f64],
+) -> Result<(), Error> {
+    let largest = |e: Option<Extent>| e.map(|e| crate::data::shown(e.max)).unwrap_or_else(|| "unknown".into());
+    if original.iter().any(|s| !s.is_finite()) {
+        let why = format!(
+            "the sum of the squared original distances overflows f64 (the largest original distance is {})",
+            largest(pw.high)
+        );
+        return Err(undefined(id, &why));
     }
-    let largest =
-        high.map(|e| format!(" (the largest original distance is {})", crate::data::shown(e.max))).unwrap_or_default();
-    Err(undefined(
-        id,
-        &format!(
-            "the sum of the squared original distances overflows f64{largest}: divide the original space by a power of 2 and measure again"
-        ),
-    ))
+    if mixed.iter().any(|s| !s.is_finite()) {
+        let why = format!(
+            "a sum over the pairs overflows f64 (the largest original distance is {}, the largest projected one {})",
+            largest(pw.high),
+            largest(pw.low)
+        );
+        return Err(undefined(id, &why));
+    }
+    Ok(())
 }
 
 pub(in crate::measures) const HIGH: &str = "original space";
