@@ -201,6 +201,21 @@ fn a_report_past_its_size_limit_leaves_data_out_and_says_so() {
     assert!(e.contains("1 <= k < n"), "{e}");
 }
 
+/// A constant projection has no Spearman's ρ: the report leaves the caption's srho out and
+/// says so (stress, defined, stays); srho asked for by name still fails as a typed error.
+#[test]
+fn a_caption_measure_undefined_on_a_constant_projection_is_left_out_not_fatal() {
+    let high = uniform("high", 40, 3, 7);
+    let flat = Points::from_vec("flat", 40, 2, vec![1.5; 80]).unwrap();
+    let eval = Evaluator::builder(high).build();
+    let r = eval.html_report(&[&flat], None, &[], &ReportOptions::new().k(5)).unwrap();
+    let why = r.left_out.iter().find(|l| l.starts_with("srho")).unwrap_or_else(|| panic!("{:?}", r.left_out));
+    assert!(why.contains("flat") && why.contains("constant"), "{why}");
+    assert!(!r.left_out.iter().any(|l| l.starts_with("stress")), "{:?}", r.left_out);
+    let asked = eval.html_report(&[&flat], None, &specs(&["srho"]), &ReportOptions::new().k(5));
+    assert!(matches!(asked, Err(faithful::Error::Undefined { .. })), "{asked:?}");
+}
+
 fn cli(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_faithful")).args(args).output().expect("faithful runs")
 }

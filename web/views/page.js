@@ -84,18 +84,32 @@ async function compute() {
     const strip = (m) => ({ name: m.name, rows: m.rows, cols: m.cols, data: m.data });
     const lows = data.lows.filter((l) => l.cols >= 2);
     if (!lows.length) throw new Error('The views need a projection with at least two columns.');
-    const specs = [`tnc:k=${Math.min(k, Math.ceil(n / 2) - 1)}`, ...(allPairs ? ['stress', 'srho'] : [])];
-    const v = await client.views({
-      high: strip(data.high),
-      lows: lows.map(strip),
-      labels: data.labels,
-      specs,
-      k,
-      shepardBins: allPairs ? 64 : 0,
-      corankingPerOctave: allPairs ? 4 : 0,
-      backend: $('views-backend').value,
-      numerics: 'exact',
-    });
+    let specs = [`tnc:k=${Math.min(k, Math.ceil(n / 2) - 1)}`, ...(allPairs ? ['stress', 'srho'] : [])];
+    const captionLeftOut = [];
+    let v;
+    for (;;) {
+      try {
+        v = await client.views({
+          high: strip(data.high),
+          lows: lows.map(strip),
+          labels: data.labels,
+          specs,
+          k,
+          shepardBins: allPairs ? 64 : 0,
+          corankingPerOctave: allPairs ? 4 : 0,
+          backend: $('views-backend').value,
+          numerics: 'exact',
+        });
+        break;
+      } catch (e) {
+        // A caption measure undefined on this data (srho of a constant projection) is left out
+        // and said so, as `faithful report` does; any other error stands.
+        const m = /^(stress|srho)( on [^:]*)?: undefined because /.exec(String(e?.message ?? ''));
+        if (!m || !specs.includes(m[1])) throw e;
+        specs = specs.filter((s) => s !== m[1]);
+        captionLeftOut.push(`${m[1]} (the Shepard caption): ${e.message}`);
+      }
+    }
     const model = buildModel({
       title: 'views',
       evaluation: v.evaluation,
@@ -112,7 +126,7 @@ async function compute() {
         })),
       },
       labels: data.labels,
-      leftOut: allPairs ? [] : [`the Shepard and co-ranking views (all pairs) above n = ${ALL_PAIRS_MAX_N}: tick the box to compute them`],
+      leftOut: [...(allPairs ? [] : [`the Shepard and co-ranking views (all pairs) above n = ${ALL_PAIRS_MAX_N}: tick the box to compute them`]), ...captionLeftOut],
     });
     const run = v.evaluation.run;
     status(`${run.n} points · ${run.backend === 'gpu' ? 'WebGPU' : 'CPU (WebAssembly)'} · ${run.numerics} · ${((performance.now() - t0) / 1000).toFixed(2)} s${model.leftOut.length ? ` · left out: ${model.leftOut.join('; ')}` : ''}`);
