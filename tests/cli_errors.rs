@@ -282,6 +282,7 @@ fn unknown_parameter() {
 fn non_integer_k() {
     let c = case();
     expect_error(&c.args(&["--spec", "tnc:k=2.5"]), &["tnc", "k=2.5", "must be an integer"]);
+    expect_error(&c.args(&["--spec", "tnc:k=5.0"]), &["tnc", "k=5.0", "must be an integer"]);
     expect_error(&c.args(&["--spec", "lcmc:k=three"]), &["lcmc", "k=three", "must be an integer"]);
 }
 
@@ -474,6 +475,10 @@ fn proc_with_zero_variance_neighbourhood_is_undefined() {
     let high = write_csv(c.path(), "coincident.csv", &rows);
     let low = write_csv(c.path(), "low12.csv", &random_rows(12, 2, 15));
     expect_error(&measure_args(&high, &[&low], &["--spec", "proc:k=3"]), &["proc", "undefined", "zero variance"]);
+    // One neighbour, centred, is all zero whatever the data: k=1 is out of range, not blamed
+    // on coincident points.
+    let generic = write_csv(c.path(), "generic12.csv", &random_rows(12, 5, 16));
+    expect_error(&measure_args(&generic, &[&low], &["--spec", "proc:k=1"]), &["proc", "k=1", "2 <= k < n"]);
 }
 
 #[test]

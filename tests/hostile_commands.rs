@@ -95,6 +95,10 @@ fn values_refused_while_parsing_arguments_are_one_line() {
         (vec!["bench", "--repeat", "18446744073709551615"], vec!["--repeat '18446744073709551615': out of range"]),
         (vec!["bench", "--sizes", "18446744073709551615"], vec!["--sizes '18446744073709551615': out of range"]),
         (vec!["bench", "--sizes", "1e12"], vec!["--sizes '1e12': expected a whole number"]),
+        (
+            vec!["bench", "--sizes", "100", "--k", "60"],
+            vec!["--k=60", "1 <= k < n/2 (n=100) for the evaluation kernel"],
+        ),
         (vec!["bench", "--dims", "100000000"], vec!["--dims '100000000': out of range"]),
         (vec!["bench", "--kernels", "nope"], vec!["--kernels 'nope': not an accepted value", "knn"]),
         (vec!["bench", "--gpu-point-tile", "0"], vec!["--gpu-point-tile '0': out of range"]),
@@ -112,6 +116,10 @@ fn values_refused_while_parsing_arguments_are_one_line() {
         (vec!["measure", "--backend", "tpu"], vec!["--backend 'tpu': not an accepted value", "cpu"]),
         (vec!["measure", "--spec"], vec!["--spec: a value is required"]),
         (vec!["fold"], vec!["faithful fold", "required"]),
+        (
+            vec!["measure", "--low", l],
+            vec!["faithful measure: one of --high, --high-distances, --high-knn, --high-knn-indices: required"],
+        ),
     ];
     for (args, phrases) in cases {
         let line = refused(&os(&args), &phrases);
@@ -233,7 +241,7 @@ fn bench_parameters_are_bounded_before_any_work() {
     refused(&b(&["--sizes", "100000", "--memory-budget", "1M"]), &["--sizes=100000", "1048576"]);
     // A run count past the ceiling (no wrap of repeat + 1).
     refused(
-        &b(&["--sizes", "3,4,5,6,7,8,9,10,11,12", "--dims", "2,3,4,5,6,7,8,9,10,11", "--repeat", "10000"]),
+        &b(&["--sizes", "5,6,7,8,9,10,11,12,13,14", "--dims", "2,3,4,5,6,7,8,9,10,11", "--repeat", "10000"]),
         &["above the limit of 1000000 runs"],
     );
     // k against every size.

@@ -122,6 +122,9 @@ pub enum KRule {
     Neighbor,
     /// 1 ≤ k < n, with k = 0 (the default) meaning ⌊√n⌋ (ZADU's `k=None` for snc).
     NeighborSqrt,
+    /// 2 ≤ k < n: a neighbourhood fitted as a point set (Procrustes), which one point,
+    /// centred, leaves all zero.
+    Neighborhood,
     /// 1 ≤ k < n/2 (T&C's normalisation).
     Trustworthiness,
     /// The largest neighbourhood size `k_max` of a curve: 1 ≤ k_max ≤ n − 2, or 0 for n − 2
@@ -233,6 +236,9 @@ impl Resolved {
         let (ok, rule) = match self.def.k_rule {
             KRule::None => (true, ""),
             KRule::Neighbor | KRule::NeighborSqrt => (k >= 1 && (k as u64) < n as u64, "1 <= k < n"),
+            KRule::Neighborhood => {
+                (k >= 2 && (k as u64) < n as u64, "2 <= k < n (a neighbourhood of one point, centred, is all zero)")
+            }
             KRule::Trustworthiness => (k >= 1 && (k as f64) < n as f64 / 2.0, "1 <= k < n/2"),
             KRule::Curve => {
                 if n >= 3 && (k == 0 || (k >= 1 && k as u64 <= n as u64 - 2)) {

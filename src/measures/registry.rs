@@ -151,7 +151,7 @@ pub static REGISTRY: &[MeasureDef] = &[
         zadu_id: "procrustes",
         params: &[K],
         min_classes: 0,
-        k_rule: KRule::Neighbor,
+        k_rule: KRule::Neighborhood,
         keys: &["procrustes"],
         keyed_by: &[],
         local: &[],
@@ -768,10 +768,15 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
         }
         (_, v) => v,
     };
+    // A number echoed with its point (`k=5.0`, not `k=5`): the refusal shows what was written.
+    let shown = match &value {
+        ParamValue::Float(x) => format!("{x:?}"),
+        v => v.to_string(),
+    };
     let bad = |reason: &str| Error::BadParam {
         id: def.id.into(),
         param: p.name.into(),
-        value: value.to_string(),
+        value: shown.clone(),
         reason: reason.into(),
     };
     // An integer past i64 (kept as written) is an integer all the same: say what is wrong.

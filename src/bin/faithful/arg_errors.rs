@@ -17,9 +17,19 @@ pub fn line(e: &clap::Error) -> String {
         Some(ContextValue::Number(n)) => Some(n.to_string()),
         _ => None,
     };
-    // "--k <K>" → "--k": the option as typed, without clap's value placeholder.
+    // "--k <K>" → "--k": the option as typed, without clap's value placeholder; a required
+    // group "<--high <HIGH>|--high-distances <PATH>>" → "one of --high, --high-distances".
+    let first_word = |one: &str| one.split(' ').next().unwrap_or(one).to_string();
     let arg = text(ContextKind::InvalidArg).map(|a| {
-        a.split(", ").map(|one| one.split(' ').next().unwrap_or(one).to_string()).collect::<Vec<_>>().join(", ")
+        a.split(", ")
+            .map(|one| match one.strip_prefix('<').and_then(|g| g.strip_suffix('>')) {
+                Some(group) if group.contains('|') => {
+                    format!("one of {}", group.split('|').map(first_word).collect::<Vec<_>>().join(", "))
+                }
+                _ => first_word(one),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     });
     let command = command_of(e);
     let help = format!("see {command} --help");

@@ -104,7 +104,7 @@ pub struct Args {
     /// first 2 coordinates).
     #[arg(long, value_delimiter = ',', default_value = "20", allow_hyphen_values = true, value_parser = whole(2, MAX_DIM))]
     dims: Vec<u64>,
-    /// Neighbours for knn, ranks and the evaluation (1 <= k < n).
+    /// Neighbours for knn and ranks (1 <= k < n) and the evaluation (k < n/2, tnc's rule).
     #[arg(long, default_value_t = 20, allow_hyphen_values = true, value_parser = whole(1, MAX_N))]
     k: u64,
     /// all: the CPU and every GPU adapter; cpu; gpu (every adapter, or exit 3 when there is none).
@@ -227,7 +227,7 @@ pub fn run(args: Args) -> Result<()> {
         let what = args.adapter.as_ref().map_or(String::new(), |a| format!(" whose name contains '{a}'"));
         return Err(GpuError::NoAdapter(format!("wgpu found no adapter{what} (see `faithful backends`)")).into());
     }
-    check_sizes(&args, threads())?;
+    check_sizes(&args, &kernel_list, threads())?;
     // The receipt's path is checked before the work, not after it.
     if let Some(path) = &args.json {
         crate::output::check_writable(path)?;
@@ -402,16 +402,25 @@ fn row_bytes(n: u64, dim: u64, k: u64, threads: u64) -> Option<u64> {
 
 /// Every size against k and every (size, dimension) row against the memory budget, before
 /// anything is allocated.
-fn check_sizes(args: &Args, threads: u64) -> Result<()> {
+fn check_sizes(args: &Args, kernels: &[Kernel], threads: u64) -> Result<()> {
     let budget = args.memory_budget.unwrap_or_else(faithful::resources::default_memory_budget);
+    // The evaluation runs tnc, whose normalisation needs k < n/2 (every other kernel k < n).
+    let evaluation = kernels.contains(&Kernel::Evaluation);
     for &n in &args.sizes {
+        let k_out = |rule: &str, more: &str| Error::BadParam {
+            id: "bench".into(),
+            param: "--k".into(),
+            value: args.k.to_string(),
+            reason: format!("out of range: need {rule} (n={n}){more}"),
+        };
         if args.k >= n {
-            return Err(Error::BadParam {
-                id: "bench".into(),
-                param: "--k".into(),
-                value: args.k.to_string(),
-                reason: format!("out of range: need 1 <= k < n (n={n})"),
-            });
+            return Err(k_out("1 <= k < n", ""));
+        }
+        if evaluation && 2 * args.k >= n {
+            return Err(k_out(
+                "1 <= k < n/2",
+                " for the evaluation kernel (tnc); --kernels without evaluation allows k < n",
+            ));
         }
         for &dim in &args.dims {
             let what = format!("a row of {n} points in {dim} dimensions (k={})", args.k);
