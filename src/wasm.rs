@@ -61,15 +61,50 @@ fn get(obj: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     Reflect::get(obj, &JsValue::from_str(key))
 }
 
+/// A typed array's or an array's values as f64. The copy is reserved fallibly: a browser's
+/// memory (4 GiB at most in wasm32) refuses a large one with a message, never an abort.
 fn numbers(v: &JsValue, what: &str) -> Result<Vec<f64>, JsValue> {
+    let room = |len: u32| -> Result<Vec<f64>, JsValue> {
+        let mut out = Vec::new();
+        out.try_reserve_exact(len as usize).map_err(|_| {
+            fail(format!("{what}: cannot hold its {len} values ({} bytes) in this browser's memory", len as u64 * 8))
+        })?;
+        Ok(out)
+    };
+    // A narrower typed array is widened in chunks, so that no second full-length copy is made.
+    macro_rules! widen {
+        ($a:expr, $t:ty) => {{
+            const CHUNK: u32 = 1 << 16;
+            let (a, len) = ($a, $a.length());
+            let mut out = room(len)?;
+            let mut buf: Vec<$t> = vec![Default::default(); CHUNK.min(len) as usize];
+            let mut start = 0;
+            while start < len {
+                let end = start.saturating_add(CHUNK).min(len);
+                let part = &mut buf[..(end - start) as usize];
+                a.subarray(start, end).copy_to(part);
+                out.extend(part.iter().map(|&x| f64::from(x)));
+                start = end;
+            }
+            Ok(out)
+        }};
+    }
     if let Some(a) = v.dyn_ref::<Float64Array>() {
-        Ok(a.to_vec())
+        let mut out = room(a.length())?;
+        out.resize(a.length() as usize, 0.0);
+        a.copy_to(&mut out);
+        Ok(out)
     } else if let Some(a) = v.dyn_ref::<Float32Array>() {
-        Ok(a.to_vec().into_iter().map(f64::from).collect())
+        widen!(a, f32)
     } else if let Some(a) = v.dyn_ref::<Int32Array>() {
-        Ok(a.to_vec().into_iter().map(f64::from).collect())
+        widen!(a, i32)
     } else if Array::is_array(v) {
-        Array::from(v).iter().map(|x| x.as_f64().ok_or_else(|| fail(format!("{what}: not a number")))).collect()
+        let a = Array::from(v);
+        let mut out = room(a.length())?;
+        for x in a.iter() {
+            out.push(x.as_f64().ok_or_else(|| fail(format!("{what}: not a number")))?);
+        }
+        Ok(out)
     } else {
         Err(fail(format!("{what}: expected a Float64Array, Float32Array or array of numbers")))
     }
@@ -230,7 +265,13 @@ fn labels(request: &JsValue) -> Result<Option<Labels>, JsValue> {
             "labels: entry {i} ({v}) is not an integer within ±{MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER)"
         )));
     }
-    Ok(Some(Labels::new(raw.into_iter().map(|v| v as i64).collect())))
+    // Each copy reserved fallibly, as the readers' labels are: a message, never an abort.
+    let memory = |bytes: u64| fail(format!("labels: cannot hold their {bytes}-byte copies in this browser's memory"));
+    let mut ints = Vec::new();
+    ints.try_reserve_exact(raw.len()).map_err(|_| memory(raw.len() as u64 * 8))?;
+    ints.extend(raw.iter().map(|&v| v as i64));
+    drop(raw);
+    Labels::try_new(ints).map(Some).map_err(memory)
 }
 
 fn specs(request: &JsValue, with_labels: bool) -> Result<Vec<Spec>, JsValue> {

@@ -140,6 +140,14 @@ async fn hostile_shapes_and_labels_are_clear_errors() {
     )
     .unwrap();
     evaluate(req.into()).await.unwrap();
+    // 2^29 labels (2 GiB of Int32Array, untouched pages): their f64 copy alone would fill a
+    // wasm32 memory, so it is refused with a message, not an abort that kills the module.
+    let req = request(&ok, &ok, &["nh:k=1"]);
+    Reflect::set(&req, &"labels".into(), &js_sys::Int32Array::new_with_length(1 << 29).into()).unwrap();
+    let msg = error_of(req).await;
+    assert!(msg.contains("labels: cannot hold") && msg.contains("browser's memory"), "{msg}");
+    // The module still serves the next request.
+    evaluate(request(&ok, &ok, &["stress"]).into()).await.unwrap();
 }
 
 #[wasm_bindgen_test]
