@@ -131,10 +131,10 @@ fn values_refused_while_parsing_arguments_are_one_line() {
 fn knn_refuses_one_file_for_indices_and_distances() {
     let c = common::files::case();
     let same = c.path().join("same.npy");
-    let args = with(os(&["knn", "--k", "3", "--data"]), &[&c.high]);
+    let flag = |f: &'static str| std::path::Path::new(f);
     let args =
-        with(with(with(args, &[std::path::Path::new("--out")]), &[&same]), &[std::path::Path::new("--distances")]);
-    let line = refused(&with(args, &[&same]), &["--distances", "same.npy", "is the --out file too"]);
+        with(os(&["knn", "--k", "3"]), &[flag("--data"), &c.high, flag("--out"), &same, flag("--distances"), &same]);
+    let line = refused(&args, &["--distances", "same.npy", "is the --out file too"]);
     assert!(!same.exists(), "{line}: nothing is written");
 }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use super::fuzz::{apply, edit, npy_file};
-use super::{DistanceMatrix, Points, read_distances, read_knn_arrays, read_knn_npz};
+use super::{DistanceMatrix, Points, declared_shape, read_distances, read_knn_arrays, read_knn_npz};
 use crate::error::Error;
 
 /// What one read may take: these files are a few hundred bytes.
@@ -151,7 +151,9 @@ proptest! {
     fn distance_matrices_read_back(n in 2usize..7, ty in 0usize..4, fortran: bool, seed: u64) {
         let dir = tempfile::tempdir().unwrap();
         let (file, v) = distance_file(n, ty, fortran, seed);
-        let m = DistanceMatrix::read(write(dir.path(), "d.npy", &file)).unwrap();
+        let path = write(dir.path(), "d.npy", &file);
+        prop_assert_eq!(declared_shape(&path), Some(vec![n, n]));
+        let m = DistanceMatrix::read(&path).unwrap();
         let mut row = vec![0.0; n];
         for i in 0..n {
             m.row_from(i, 0, &mut row);
@@ -167,8 +169,17 @@ proptest! {
         let (file, _) = distance_file(n, ty, fortran, seed);
         let path = write(dir.path(), "d.npy", &apply(file, &edits));
         let t = Instant::now();
+        // The header's shape, trusted before any read: never a panic, and never other than
+        // what a whole read finds.
+        let declared = declared_shape(&path);
+        assert!(t.elapsed() < PROMPT, "declared_shape took {:?}", t.elapsed());
         match DistanceMatrix::read(&path) {
-            Ok(m) => check_matrix(&m),
+            Ok(m) => {
+                check_matrix(&m);
+                if let Some(shape) = declared {
+                    prop_assert_eq!(shape, vec![m.n(), m.n()]);
+                }
+            }
             Err(e) => one_line("distance matrix", t, &e),
         }
         if let Err(e) = read_distances(&path) {
@@ -183,6 +194,7 @@ proptest! {
         let k = k.min(n - 1);
         let dir = tempfile::tempdir().unwrap();
         let path = write(dir.path(), "g.npz", &zip(&csr_members(n, k, ints, floats), deflate));
+        prop_assert_eq!(declared_shape(&path), Some(vec![n, n]));
         let p = read_knn_npz(&path).unwrap();
         check_graph(&p);
         let g = p.knn_graph().unwrap();
@@ -206,8 +218,15 @@ proptest! {
         }
         let path = write(dir.path(), "g.npz", &zip(&members, deflate));
         let t = Instant::now();
+        let declared = declared_shape(&path);
+        assert!(t.elapsed() < PROMPT, "declared_shape took {:?}", t.elapsed());
         match read_knn_npz(&path) {
-            Ok(p) => check_graph(&p),
+            Ok(p) => {
+                check_graph(&p);
+                if let Some(shape) = declared {
+                    prop_assert_eq!(shape.first(), Some(&p.n()));
+                }
+            }
             Err(e) => one_line("npz member", t, &e),
         }
     }
@@ -218,8 +237,15 @@ proptest! {
         let file = zip(&csr_members(n, k.min(n - 1), "<i4", "<f8"), deflate);
         let path = write(dir.path(), "g.npz", &apply(file, &edits));
         let t = Instant::now();
+        let declared = declared_shape(&path);
+        assert!(t.elapsed() < PROMPT, "declared_shape took {:?}", t.elapsed());
         match read_knn_npz(&path) {
-            Ok(p) => check_graph(&p),
+            Ok(p) => {
+                check_graph(&p);
+                if let Some(shape) = declared {
+                    prop_assert_eq!(shape.first(), Some(&p.n()));
+                }
+            }
             Err(e) => one_line("npz archive", t, &e),
         }
     }
@@ -235,8 +261,15 @@ proptest! {
         *target = apply(std::mem::take(target), &edits);
         let (ip, dp) = (write(dir.path(), "i.npy", &i_file), write(dir.path(), "d.npy", &d_file));
         let t = Instant::now();
+        let declared = (declared_shape(&ip), declared_shape(&dp));
+        assert!(t.elapsed() < PROMPT, "declared_shape took {:?}", t.elapsed());
         match read_knn_arrays(&ip, &dp) {
-            Ok(p) => check_graph(&p),
+            Ok(p) => {
+                check_graph(&p);
+                for shape in [declared.0, declared.1].into_iter().flatten() {
+                    prop_assert_eq!(shape.first(), Some(&p.n()));
+                }
+            }
             Err(e) => one_line("knn arrays", t, &e),
         }
     }
