@@ -261,6 +261,54 @@ test('a report that leaves the kNN lists out still draws every view it holds', a
   await page.close();
 });
 
+// A constant projection has no Spearman's ρ: the report and the views page leave the caption's
+// srho out and say why (stress stays), and every view they hold still draws without an error.
+const N_FLAT = 60;
+const wiggle = (t) => Math.abs(Math.sin(t * 12.9898) * 43758.5453) % 1;
+
+test('a report on a constant projection leaves srho out, says why, and draws its views', async () => {
+  const high = npy(path.join(dir, 'flat_high.npy'), Array.from({ length: N_FLAT * 3 }, (_, t) => wiggle(t)), N_FLAT, 3);
+  const low = npy(path.join(dir, 'flat.npy'), new Array(N_FLAT * 2).fill(1.5), N_FLAT, 2);
+  const file = path.join(dir, 'report_flat.html');
+  execFileSync(CLI, ['report', '--high', high, '--low', low, '--out', file, '--backend', 'cpu', '--k', '5'], { encoding: 'utf8' });
+  const { page, json } = await view(pathToFileURL(file).href);
+  const why = json.left_out.find((s) => s.startsWith('srho (the Shepard caption)'));
+  assert.ok(why && why.includes('flat.npy') && why.includes('constant'), JSON.stringify(json.left_out));
+  const shepard = json.views.find((v) => v.view === 'shepard');
+  assert.ok(shepard, json.views.map((v) => v.view).join());
+  assert.equal(shepard.srho ?? null, null);
+  assert.ok(Number.isFinite(shepard.stress), `stress ${shepard.stress}`);
+  await page.close();
+});
+
+test('the views page on a constant projection leaves srho out and says why', async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const log = [];
+  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
+  await page.goto(`${BASE}/?view=shepard&backend=cpu`);
+  await page.waitForFunction(() => document.body.dataset.status === 'ready', null, { timeout: TIMEOUT_MS, polling: 250 });
+  await page.evaluate(({ n, seeds }) => {
+    const high = Float64Array.from(seeds);
+    window.faithfulPageData = () => ({
+      high: { name: 'flat_high', rows: n, cols: 3, data: high },
+      lows: [{ name: 'flat', rows: n, cols: 2, data: new Float64Array(n * 2).fill(1.5) }],
+      labels: null,
+    });
+    document.getElementById('views-source').value = 'page';
+    document.getElementById('views-run').click();
+  }, { n: N_FLAT, seeds: Array.from({ length: N_FLAT * 3 }, (_, t) => wiggle(t)) });
+  await page.waitForFunction(() => ['done', 'error'].includes(document.body.dataset.status), null, { timeout: TIMEOUT_MS, polling: 250 });
+  const err = await page.evaluate(() => document.getElementById('views-error')?.textContent ?? '');
+  assert.equal(await page.evaluate(() => document.body.dataset.status), 'done', err);
+  assert.deepEqual(log, []);
+  const json = JSON.parse(await page.textContent('#view-json'));
+  assert.equal(json.srho ?? null, null);
+  assert.ok(Number.isFinite(json.stress), `stress ${json.stress}`);
+  const status = await page.textContent('#views-status');
+  assert.ok(status.includes('left out: srho (the Shepard caption)') && status.includes('constant'), status);
+  await page.close();
+});
+
 test('screenshots were taken', () => {
   assert.ok(shots >= 6 || !CI, `${shots} view screenshots`);
 });
