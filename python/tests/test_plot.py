@@ -179,3 +179,15 @@ def test_report_is_the_clis_file(data, cli, tmp_path):
     assert (tmp_path / "small.html").stat().st_size < full
     assert "Left out of this report" in (tmp_path / "small.html").read_text()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_report_on_a_constant_projection_leaves_srho_out_and_says_why(data, tmp_path):
+    high = data[0]
+    flat = np.full((high.shape[0], 2), 1.5)
+    left = faithful_dr.report(high, {"flat": flat}, tmp_path / "flat.html", k=6, backend="cpu")
+    assert len(left) == 1 and left[0].startswith("srho (the Shepard caption)"), left
+    assert "flat" in left[0] and "constant" in left[0], left
+    assert "Left out of this report" in (tmp_path / "flat.html").read_text()
+    # Asked for by name, srho is still an error.
+    with pytest.raises(Exception, match="srho"):
+        faithful_dr.report(high, {"flat": flat}, tmp_path / "asked.html", ["srho"], k=6, backend="cpu")
