@@ -129,11 +129,8 @@ impl KnnGraph {
                 if j as usize == r {
                     return Err(bad(format!("row {r}: a self loop ({r} is its own neighbour)")));
                 }
-                if !d.is_finite() || d < 0.0 {
-                    return Err(bad(format!(
-                        "row {r}: the distance to {j} is {} (distances are finite and ≥ 0)",
-                        shown(d)
-                    )));
+                if let Some(why) = bad_distance(d) {
+                    return Err(bad(format!("row {r}: the distance to {j} {why}")));
                 }
                 row.push(((d + 0.0).to_bits(), j as u32));
             }
@@ -208,6 +205,12 @@ impl KnnGraph {
 }
 
 /// An empty list with room for `len` items, or [`Error::PointsMemory`] for the graph `name`.
+/// Why `d` cannot be a kNN graph's distance (`None` when it can): one rule and one wording
+/// for the graph's own check and for a distances file checked alone (`read_knn_arrays`).
+pub(crate) fn bad_distance(d: f64) -> Option<String> {
+    (!d.is_finite() || d < 0.0).then(|| format!("is {} (distances are finite and ≥ 0)", shown(d)))
+}
+
 fn reserved<T>(name: &str, len: usize) -> Result<Vec<T>> {
     let mut v = Vec::new();
     v.try_reserve_exact(len).map_err(|_| Error::PointsMemory {

@@ -86,14 +86,10 @@ pub fn read_knn_arrays(indices: impl AsRef<Path>, distances: impl AsRef<Path>) -
     if (n, k) != (n2, k2) {
         return Err(shapes_differ(name, dp, (n as u64, k as u64), (n2 as u64, k2 as u64)).in_file(ip));
     }
-    // A bad distance is the distances file's problem (the graph's own check names the indices).
-    if let Some(t) = dist.iter().position(|d| !d.is_finite() || *d < 0.0) {
-        let reason = format!(
-            "row {}, column {}: the distance is {} (distances are finite and ≥ 0)",
-            t / k,
-            t % k,
-            super::shown(dist[t])
-        );
+    // A bad distance is the distances file's problem (the graph's own check names the indices),
+    // by the graph's rule.
+    if let Some((t, why)) = dist.iter().enumerate().find_map(|(t, &d)| Some((t, super::graph::bad_distance(d)?))) {
+        let reason = format!("row {}, column {}: the distance {why}", t / k, t % k);
         return Err(Error::BadGraph { name: file_name(dp), reason }.in_file(dp));
     }
     let g = KnnGraph::from_arrays(name.clone(), n, k, &idx, &dist).map_err(|e| e.in_file(ip))?;
