@@ -67,7 +67,10 @@ fn numbers(v: &JsValue, what: &str) -> Result<Vec<f64>, JsValue> {
     let room = |len: u32| -> Result<Vec<f64>, JsValue> {
         let mut out = Vec::new();
         out.try_reserve_exact(len as usize).map_err(|_| {
-            fail(format!("{what}: cannot hold its {len} values ({} bytes) in this browser's memory", len as u64 * 8))
+            fail(format!(
+                "{what}: cannot hold a copy of {len} values ({} bytes) in this browser's memory",
+                len as u64 * 8
+            ))
         })?;
         Ok(out)
     };

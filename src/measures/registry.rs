@@ -768,9 +768,10 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
         }
         (_, v) => v,
     };
-    // A number echoed with its point (`k=5.0`, not `k=5`): the refusal shows what was written.
+    // A whole number written as a float keeps its point (`k=5.0`, not `k=5`, which would read
+    // as an integer the refusal then rejects); any other value as it displays.
     let shown = match &value {
-        ParamValue::Float(x) => format!("{x:?}"),
+        ParamValue::Float(x) if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e16 => format!("{x}.0"),
         v => v.to_string(),
     };
     let bad = |reason: &str| Error::BadParam {

@@ -104,10 +104,11 @@ async function compute() {
       } catch (e) {
         // A caption measure undefined on this data (srho of a constant projection) is left out
         // and said so, as `faithful report` does; any other error stands.
-        const m = /^(stress|srho)( on [^:]*)?: undefined because /.exec(String(e?.message ?? ''));
+        // The projection's name may hold ':' itself: ` on NAME` is matched whole.
+        const m = /^(stress|srho)( on .*)?: undefined because (.*)$/s.exec(String(e?.message ?? ''));
         if (!m || !specs.includes(m[1])) throw e;
         specs = specs.filter((s) => s !== m[1]);
-        captionLeftOut.push(`${m[1]} (the Shepard caption): ${e.message}`);
+        captionLeftOut.push(`${m[1]} (the Shepard caption): undefined${m[2] ?? ''} because ${m[3]}`);
       }
     }
     const model = buildModel({

@@ -23,7 +23,8 @@ pub fn line(e: &clap::Error) -> String {
     let arg = text(ContextKind::InvalidArg).map(|a| {
         a.split(", ")
             .map(|one| match one.strip_prefix('<').and_then(|g| g.strip_suffix('>')) {
-                Some(group) if group.contains('|') => {
+                // Only clap's own text for a missing group: an unknown argument is the user's.
+                Some(group) if group.contains('|') && e.kind() == ErrorKind::MissingRequiredArgument => {
                     format!("one of {}", group.split('|').map(first_word).collect::<Vec<_>>().join(", "))
                 }
                 _ => first_word(one),
