@@ -78,3 +78,29 @@ def test_evaluator_knn_runs_on_the_threads_asked_for():
     np.testing.assert_array_equal(graphs[0][0], graphs[1][0])
     np.testing.assert_array_equal(graphs[0][1], graphs[1][1])
     np.testing.assert_array_equal(faithful_dr.knn(X, 5, threads=2)[0], graphs[0][0])
+
+
+def test_tiny_scales_tie_where_scipy_ties():
+    """Below spreads of ~1e-154 the squares underflow (docs/exactness.md, "Tiny scales"): the
+    pairs tie in scipy's cdist, and faithful's lists are cdist's, ties by index; the same
+    data at scale 1 (or scaled by a power of two that keeps the squares normal) rank
+    otherwise."""
+    from scipy.spatial.distance import cdist
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 4))
+    k = 8
+    lists = {}
+    for tag, scale in (("one", 1.0), ("tiny", 1e-170), ("pow2", 2.0**-400)):
+        Y = X * scale
+        d = cdist(Y, Y)
+        np.fill_diagonal(d, np.inf)
+        want = np.argsort(d, axis=1, kind="stable")[:, :k]
+        idx, dist = faithful_dr.knn(Y, k, backend="cpu")
+        np.testing.assert_array_equal(idx, want, err_msg=tag)
+        np.testing.assert_array_equal(dist, np.take_along_axis(d, want, axis=1), err_msg=tag)
+        lists[tag] = idx
+        if tag == "tiny":
+            assert (d == 0).sum() > 0, "the squares underflow to ties at 1e-170"
+    assert np.array_equal(lists["pow2"], lists["one"])
+    assert not np.array_equal(lists["tiny"], lists["one"])
