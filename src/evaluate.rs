@@ -17,7 +17,9 @@ use crate::error::{Error, Result};
 #[cfg(feature = "gpu")]
 use crate::gpu::{Gpu, GpuRequest, gpu_row_pass_rows_async};
 use crate::measures::{Ctx, Resolved};
-use crate::report::{BlockPlan, Evaluation, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings};
+use crate::report::{
+    BlockPlan, Evaluation, LeftOut, ProjectionScores, RunReport, Score, Served as ServedOutput, Timings,
+};
 use crate::resources::{Budgets, PairwiseCache, build_pairwise, plan_order};
 use crate::resources::{
     HighRanksReport, HighRowsReport, ListKs, LowIndex, LowIndexReport, Needs, Neighbours, OrderPlan, PassOutput,
@@ -203,6 +205,8 @@ pub(crate) struct Kept {
     pub(crate) lows: Vec<crate::resources::ProjectionResources>,
     /// The run's progress and cancel.
     pub(crate) ctl: Control,
+    /// Per projection, the optional specs left out of its scores (undefined on it).
+    pub(crate) left_out: Vec<Vec<LeftOut>>,
 }
 
 /// Which backend built the resources, and how.
@@ -770,22 +774,28 @@ impl Evaluator {
         specs: &[Spec],
         numerics: Numerics,
     ) -> Result<Evaluation> {
-        Ok(self.run_keeping(lows, labels, specs, numerics, Needs::default(), self.opts.local).await?.0)
+        Ok(self.run_keeping(lows, labels, specs, &[], numerics, Needs::default(), self.opts.local).await?.0)
     }
 
     /// [`Evaluator::run`] whose row pass also builds `extra` (the views' kNN lists and cross
     /// ranks), returning the pass's resources with the scores; `local`: per-point values.
+    /// `optional`: specs scored after `specs` from the same pass where they are defined; on a
+    /// projection where one is [`Error::Undefined`] it is left out of that projection's scores
+    /// and named in [`Kept::left_out`] (any other error fails the call, as the specs' do).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn run_keeping(
         &self,
         lows: &[&Points],
         labels: Option<&Labels>,
         specs: &[Spec],
+        optional: &[Spec],
         numerics: Numerics,
         extra: Needs,
         local: bool,
     ) -> Result<(Evaluation, Kept)> {
         let t0 = Instant::now();
-        let resolved = self.validate(lows, labels, specs)?;
+        let all: Vec<Spec> = specs.iter().chain(optional).cloned().collect();
+        let resolved = self.validate(lows, labels, &all)?;
         let t_valid = t0.elapsed().as_secs_f64();
 
         let needs = resolved.iter().map(Resolved::needs).fold(extra, Needs::merge);
@@ -903,6 +913,7 @@ impl Evaluator {
         let t_res = t0.elapsed().as_secs_f64();
 
         let mut projections = Vec::with_capacity(lows.len());
+        let mut left_out = Vec::with_capacity(lows.len());
         for (p, ((low, res), pw)) in lows.iter().zip(&pass.lows).zip(&pairwise).enumerate() {
             let ctx = Ctx {
                 high: &self.high,
@@ -919,14 +930,21 @@ impl Evaluator {
                 memory_budget: budgets.memory_bytes(),
             };
             let mut scores = Vec::with_capacity(resolved.len());
-            for r in &resolved {
-                let out =
-                    (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)).map_err(|e| e.on_projection(low.name()))?;
+            let mut omitted = Vec::new();
+            for (s, r) in resolved.iter().enumerate() {
+                let out = match (r.def.compute)(&ctx, r).and_then(|out| finite(r, out)) {
+                    Err(Error::Undefined { id, reason, .. }) if s >= specs.len() => {
+                        omitted.push(LeftOut { id, reason });
+                        continue;
+                    }
+                    out => out.map_err(|e| e.on_projection(low.name()))?,
+                };
                 let local = (local && !r.def.local.is_empty()).then_some(out.local);
                 let (values, curves) = (out.values, out.curves);
                 scores.push(Score::new(r, values, local, curves));
             }
             projections.push(ProjectionScores { name: low.name().into(), scores });
+            left_out.push(omitted);
         }
         let t_end = t0.elapsed().as_secs_f64();
 
@@ -942,7 +960,7 @@ impl Evaluator {
         let work = (pass.stats, pass.low_index, pass.high_rows);
         let run = self.report(lows, needs, reused.as_ref(), work, &served, resource_bytes, timings, pairwise_report);
         self.check_reads()?;
-        Ok((Evaluation { projections, run }, Kept { knn_high, lows: pass.lows, ctl }))
+        Ok((Evaluation { projections, run }, Kept { knn_high, lows: pass.lows, ctl, left_out }))
     }
 
     /// The all-pairs cache (the views' Shepard pass keeps the original space's extent there).

@@ -100,7 +100,7 @@ pub use gpu::gpu_adapters;
 #[cfg(feature = "report")]
 pub use html_report::{HtmlReport, ReportOptions};
 pub use measures::LocalKind;
-pub use report::{Evaluation, ProjectionScores, RunReport, Score};
+pub use report::{Evaluation, LeftOut, ProjectionScores, RunReport, Score};
 pub use resources::ShepardHistogram;
 pub use resources::{LowIndex, Neighbours, ResidentRanks};
 pub use shard::{Partial, fold};

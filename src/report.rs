@@ -127,8 +127,37 @@ impl Serialize for Score {
 pub struct ProjectionScores {
     /// The projection's name ([`crate::Points::name`]).
     pub name: String,
-    /// One score per spec, in the order of the specs.
+    /// One score per spec, in the order of the specs ([`crate::Evaluator::views`]: then the
+    /// optional specs defined on this projection, in their order).
     pub scores: Vec<Score>,
+}
+
+/// An optional spec left out of one projection's scores because it is undefined there (the
+/// views' Shepard caption: Spearman's ρ of a constant projection), with the reason.
+///
+/// ```
+/// use faithful::{Evaluator, Points, ViewsRequest};
+/// let high = Points::from_vec("high", 6, 1, vec![0., 1., 3., 4., 9., 11.])?;
+/// let flat = Points::from_vec("flat", 6, 1, vec![2.; 6])?;
+/// let request = ViewsRequest::new().k(2).optional(vec!["srho".parse()?]);
+/// let v = Evaluator::builder(high).build().views(&[&flat], None, &["stress".parse()?], &request)?;
+/// assert_eq!(v.evaluation.projections[0].scores.len(), 1);
+/// assert_eq!(v.projections[0].left_out[0].id, "srho");
+/// # Ok::<(), faithful::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct LeftOut {
+    /// The measure's id.
+    pub id: String,
+    /// Why it is undefined on this projection.
+    pub reason: String,
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: undefined because {}", self.id, self.reason)
+    }
 }
 
 /// The result of evaluating one or more projections.

@@ -17,19 +17,20 @@ use crate::data::{Labels, Points};
 use crate::error::{Error, Result};
 use crate::evaluate::Evaluator;
 use crate::measures::coranking::{counts_rows_binned, curves, log_auc};
-use crate::report::Evaluation;
+use crate::report::{Evaluation, LeftOut};
 use crate::resources::{
     MAX_PER_OCTAVE, MAX_SHEPARD_BINS, Needs, Neighbours, RankBins, ShepardHistogram, pair_extents, shepard_pass,
 };
 use crate::spec::Spec;
 
 /// What [`Evaluator::views`] computes besides the scores. Each part is left out when its
-/// parameter is 0.
+/// parameter is 0 (or, for `optional`, empty).
 ///
 /// ```
 /// use faithful::ViewsRequest;
 /// let r = ViewsRequest::new().k(15).shepard_bins(0);
 /// assert_eq!((r.k, r.shepard_bins, r.coranking_per_octave), (15, 0, 4));
+/// assert!(r.optional.is_empty());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -40,11 +41,16 @@ pub struct ViewsRequest {
     pub shepard_bins: usize,
     /// Bins per octave of K in the co-ranking matrix (at most 16; 0: none).
     pub coranking_per_octave: usize,
+    /// Specs scored where they are defined (a view's caption: the report's stress and
+    /// Spearman's ρ): after the specs' scores, from the same pass; on a projection where one is
+    /// undefined ([`Error::Undefined`]) it is left out and named in
+    /// [`ProjectionViews::left_out`]. Any other error fails the call, as the specs' do.
+    pub optional: Vec<Spec>,
 }
 
 impl Default for ViewsRequest {
     fn default() -> Self {
-        ViewsRequest { k: 10, shepard_bins: 64, coranking_per_octave: 4 }
+        ViewsRequest { k: 10, shepard_bins: 64, coranking_per_octave: 4, optional: Vec::new() }
     }
 }
 
@@ -88,6 +94,8 @@ impl ViewsRequest {
         shepard_bins: usize;
         /// Bins per octave of the co-ranking matrix (0: none).
         coranking_per_octave: usize;
+        /// Specs scored on each projection where defined (see [`ViewsRequest::optional`]).
+        optional: Vec<Spec>;
     }
 
     fn check(&self, n: usize, budget: u64, projections: usize) -> Result<()> {
@@ -196,11 +204,14 @@ pub struct ProjectionViews {
     pub shepard: Option<ShepardHistogram>,
     /// Its co-ranking matrix, when asked for.
     pub coranking: Option<CoRankingMatrix>,
+    /// The request's optional specs undefined on this projection (left out of its scores).
+    pub left_out: Vec<LeftOut>,
 }
 
 /// What [`Evaluator::views`] returns: the scores of the specs and the views' data. As JSON
 /// (`faithful views --json`): `faithful measure --json`'s object with `k`, `knn_high` (n×k
-/// row-major) and, in each projection, `views` (`neighbourhoods`, `shepard`, `coranking`).
+/// row-major) and, in each projection, `views` (`neighbourhoods`, `shepard`, `coranking`) and,
+/// when an optional spec is undefined on it, `left_out` (`[{"id", "reason"}]`).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Views {
@@ -219,10 +230,13 @@ impl Serialize for Views {
         struct Projection<'a>(&'a crate::ProjectionScores, &'a ProjectionViews);
         impl Serialize for Projection<'_> {
             fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-                let mut m = s.serialize_map(Some(3))?;
+                let v = self.1;
+                let mut m = s.serialize_map(Some(3 + usize::from(!v.left_out.is_empty())))?;
                 m.serialize_entry("name", &self.0.name)?;
                 m.serialize_entry("scores", &self.0.scores)?;
-                let v = self.1;
+                if !v.left_out.is_empty() {
+                    m.serialize_entry("left_out", &v.left_out)?;
+                }
                 let mut views = serde_json::Map::new();
                 let mut put = |key: &str, value: serde_json::Result<serde_json::Value>| {
                     value.map(|v| views.insert(key.into(), v)).map_err(serde::ser::Error::custom)
@@ -307,12 +321,14 @@ impl Evaluator {
                 given: format!("a kNN graph ({} neighbours per point)", g.k()),
             });
         }
-        self.validate(lows, labels, specs)?;
+        let all: Vec<Spec> = specs.iter().chain(&request.optional).cloned().collect();
+        self.validate(lows, labels, &all)?;
         request.check(n, self.budgets().memory_bytes(), lows.len())?;
         let k = request.k;
         let extra = if k > 0 { Needs::cross(k) } else { Needs::default() };
         let numerics = self.options().numerics;
-        let (evaluation, kept) = self.run_keeping(lows, labels, specs, numerics, extra, true).await?;
+        let (evaluation, mut kept) =
+            self.run_keeping(lows, labels, specs, &request.optional, numerics, extra, true).await?;
         let knn_high = match (k, &kept.knn_high) {
             (0, _) => None,
             (_, Some(list)) => Some(first_k(&list.idx, list.k, k)),
@@ -321,7 +337,7 @@ impl Evaluator {
         let block_rows = self.options().block_rows;
         let ctl = &kept.ctl;
         let mut projections = Vec::with_capacity(lows.len());
-        for (low, res) in lows.iter().zip(&kept.lows) {
+        for ((low, res), left_out) in lows.iter().zip(&kept.lows).zip(std::mem::take(&mut kept.left_out)) {
             let neighbourhoods = (k > 0).then(|| {
                 let knn: &Neighbours = res.knn.as_ref().expect("the pass builds the projection's kNN");
                 let cross = res.cross.as_ref().expect("the pass builds the cross ranks");
@@ -349,7 +365,7 @@ impl Evaluator {
                     Some(CoRankingMatrix { edges: bins.edges.clone(), counts: matrix, rnx, auc_rnx })
                 }
             };
-            projections.push(ProjectionViews { name: low.name().into(), neighbourhoods, shepard, coranking });
+            projections.push(ProjectionViews { name: low.name().into(), neighbourhoods, shepard, coranking, left_out });
         }
         Ok(Views { evaluation, k, knn_high, projections })
     }

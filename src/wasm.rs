@@ -63,7 +63,17 @@ fn get(obj: &JsValue, key: &str) -> Result<JsValue, JsValue> {
 
 /// A typed array's or an array's values as f64. The copy is reserved fallibly: a browser's
 /// memory (4 GiB at most in wasm32) refuses a large one with a message, never an abort.
+///
+/// A typed array may view this module's own memory; reserving the copy can grow that memory,
+/// which detaches the buffer the array views (its length then reads 0). `copy_to` panics on a
+/// length that differs from the destination's, so the length is read again after every
+/// allocation and before each copy (nothing between that check and the copy allocates).
 fn numbers(v: &JsValue, what: &str) -> Result<Vec<f64>, JsValue> {
+    let moved = |len: u32, now: u32| {
+        fail(format!(
+            "{what}: the typed array changed while it was copied ({len} values, then {now}): it views memory that was detached or resized (this module's own memory grows as it copies); pass a copy of it"
+        ))
+    };
     let room = |len: u32| -> Result<Vec<f64>, JsValue> {
         let mut out = Vec::new();
         out.try_reserve_exact(len as usize).map_err(|_| {
@@ -83,6 +93,9 @@ fn numbers(v: &JsValue, what: &str) -> Result<Vec<f64>, JsValue> {
             let mut buf: Vec<$t> = vec![Default::default(); CHUNK.min(len) as usize];
             let mut start = 0;
             while start < len {
+                if a.length() != len {
+                    return Err(moved(len, a.length()));
+                }
                 let end = start.saturating_add(CHUNK).min(len);
                 let part = &mut buf[..(end - start) as usize];
                 a.subarray(start, end).copy_to(part);
@@ -93,8 +106,12 @@ fn numbers(v: &JsValue, what: &str) -> Result<Vec<f64>, JsValue> {
         }};
     }
     if let Some(a) = v.dyn_ref::<Float64Array>() {
-        let mut out = room(a.length())?;
-        out.resize(a.length() as usize, 0.0);
+        let len = a.length();
+        let mut out = room(len)?;
+        out.resize(len as usize, 0.0);
+        if a.length() != len {
+            return Err(moved(len, a.length()));
+        }
         a.copy_to(&mut out);
         Ok(out)
     } else if let Some(a) = v.dyn_ref::<Float32Array>() {
@@ -278,20 +295,23 @@ fn labels(request: &JsValue) -> Result<Option<Labels>, JsValue> {
 }
 
 fn specs(request: &JsValue, with_labels: bool) -> Result<Vec<Spec>, JsValue> {
-    let specs_js = get(request, "specs")?;
+    Ok(spec_list(request, "specs")?.filter(|l| !l.is_empty()).unwrap_or_else(|| default_specs(with_labels)))
+}
+
+/// The spec strings under `key` (absent or null: None).
+fn spec_list(request: &JsValue, key: &str) -> Result<Option<Vec<Spec>>, JsValue> {
+    let specs_js = get(request, key)?;
     if specs_js.is_null() || specs_js.is_undefined() {
-        return Ok(default_specs(with_labels));
+        return Ok(None);
     }
     if !Array::is_array(&specs_js) {
-        return Err(fail("specs: expected an array of strings such as \"tnc:k=20\""));
+        return Err(fail(format!("{key}: expected an array of strings such as \"tnc:k=20\"")));
     }
-    let list = Array::from(&specs_js);
-    if list.length() == 0 {
-        return Ok(default_specs(with_labels));
-    }
-    list.iter()
-        .map(|s| s.as_string().ok_or_else(|| fail("specs: expected strings"))?.parse::<Spec>().map_err(fail))
-        .collect()
+    Array::from(&specs_js)
+        .iter()
+        .map(|s| s.as_string().ok_or_else(|| fail(format!("{key}: expected strings")))?.parse::<Spec>().map_err(fail))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
 }
 
 /// The result as a JavaScript object in the CLI's JSON schema, per-point values as

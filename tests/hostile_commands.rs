@@ -107,6 +107,12 @@ fn values_refused_while_parsing_arguments_are_one_line() {
         (vec!["bench", "--gpu-point-tile", "abc"], vec!["--gpu-point-tile 'abc': expected a whole number"]),
         (vec!["bench", "--gpu-refine", "gpu"], vec!["--gpu-refine", "gpu"]),
         (vec!["bench", "--gpu-resident", "abc"], vec!["--gpu-resident 'abc'"]),
+        // Tiles and blocks a pass would raise quietly: refused, so a receipt times what was asked.
+        (
+            vec!["bench", "--sizes", "100", "--k", "2", "--gpu-point-tile", "5"],
+            vec!["--gpu-point-tile=5", "at least 2k + 2 = 6 (k=2)"],
+        ),
+        (vec!["bench", "--gpu-resident", "0"], vec!["--gpu-resident=0", "more than 0 bytes"]),
         (vec!["plan", "--n", "1e12", "--max-rows", "1"], vec!["--n '1e12': expected a whole number"]),
         (vec!["plan", "--n", "10", "--max-rows", "0"], vec!["--max-rows '0': out of range"]),
         (vec!["measure", "--bogus"], vec!["'--bogus': unknown option for faithful measure"]),
@@ -318,13 +324,23 @@ fn partials(specs: &[&str]) -> Vec<Value> {
         .collect()
 }
 
+/// Writes `parts` (partials changed by meaning) as part-I.fpart, each sealed again
+/// (`Partial::seal`) as a buggy writer would seal it, so that the fold's own checks see the
+/// change rather than the checksum; a document that is not a partial's shape is written as is.
 fn write_parts(dir: &Path, parts: &[Value]) -> Vec<PathBuf> {
     parts
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let path = dir.join(format!("part-{i}.fpart"));
-            std::fs::write(&path, p.to_string()).unwrap();
+            let text = match serde_json::from_value::<faithful::Partial>(p.clone()) {
+                Ok(mut q) => {
+                    q.seal();
+                    q.to_json()
+                }
+                Err(_) => p.to_string(),
+            };
+            std::fs::write(&path, text).unwrap();
             path
         })
         .collect()
@@ -508,22 +524,18 @@ fn a_large_partial_folds_within_the_address_space_limit() {
     let path = dir.path().join("big.fpart");
     let values: Vec<f64> = (0..n).map(|i| 0.5 + (i % 1000) as f64 / 4096.0).collect();
     let sum = faithful::sum::pairwise_sum(&values);
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-    write!(w, r#"{{"format":"faithful-partial","version":1,"fingerprint":"x","n":{n},"dim_high":3,"dim_low":2,"projection":"big","specs":["tnc:k=5"],"rows":[0,{n}],"scores":[{{"id":"tnc","locals":["#).unwrap();
-    for (i, key) in ["local_trustworthiness", "local_continuity"].iter().enumerate() {
-        write!(w, r#"{}{{"key":"{key}","bits":["#, if i > 0 { "," } else { "" }).unwrap();
-        for (j, v) in values.iter().enumerate() {
-            write!(w, "{}{}", if j > 0 { "," } else { "" }, v.to_bits()).unwrap();
-        }
-        write!(w, r#"],"sum_bits":{}}}"#, sum.to_bits()).unwrap();
+    // Built as a partial (sealed: its checksum) and written as its JSON.
+    let head = format!(
+        r#"{{"format":"faithful-partial","version":2,"fingerprint":"x","n":{n},"dim_high":3,"dim_low":2,"projection":"big","specs":["tnc:k=5"],"rows":[0,{n}],"scores":[{{"id":"tnc","locals":[{{"key":"local_trustworthiness","bits":[],"sum_bits":0}},{{"key":"local_continuity","bits":[],"sum_bits":0}}],"counts":null}}],"work":{{"distance_rows":0,"ranks_from_knn":0,"ranks_counted":0,"rank_scans":0}},"checksum":""}}"#
+    );
+    let mut part: faithful::Partial = serde_json::from_str(&head).unwrap();
+    for l in &mut part.scores[0].locals {
+        l.bits = values.iter().map(|v| v.to_bits()).collect();
+        l.sum_bits = sum.to_bits();
     }
-    write!(
-        w,
-        r#"],"counts":null}}],"work":{{"distance_rows":0,"ranks_from_knn":0,"ranks_counted":0,"rank_scans":0}}}}"#
-    )
-    .unwrap();
-    w.flush().unwrap();
-    drop(w);
+    part.seal();
+    std::fs::write(&path, part.to_json()).unwrap();
+    drop(part);
     let args = fold_args(&[path], &[]);
     let r = run(&args, limited(), Stdio::piped());
     let stderr = String::from_utf8_lossy(&r.out.stderr);
@@ -822,4 +834,31 @@ fn random_command_lines_are_a_result_or_one_error_line() {
         }
         assert!(r.elapsed < Duration::from_secs(20), "case {case} {args:?} took {:?}", r.elapsed);
     }
+}
+
+/// An output that is one of the command's inputs (by another spelling of its path or a hard
+/// link too) is refused before any work, and the input is left as it was: `report --out`,
+/// `knn --out` / `--distances` (`shard --out`: tests/shard_cli.rs).
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let c = common::files::case();
+    let (h, l) = (c.high.to_str().unwrap(), c.low.to_str().unwrap());
+    let before = (std::fs::read(&c.high).unwrap(), std::fs::read(&c.low).unwrap());
+    let dotted = c.path().join(".").join("low.csv");
+    let linked = c.path().join("linked.csv");
+    std::fs::hard_link(&c.low, &linked).unwrap();
+    let (dotted, linked) = (dotted.to_str().unwrap(), linked.to_str().unwrap());
+    for (args, phrases) in [
+        (vec!["report", "--high", h, "--low", l, "--out", l], vec!["report", "--out", "is the --low file"]),
+        (vec!["report", "--high", h, "--low", l, "--out", dotted], vec!["--out", "is the --low file"]),
+        (vec!["report", "--high", h, "--low", l, "--out", linked], vec!["--out", "is the --low file"]),
+        (vec!["report", "--high", h, "--low", l, "--out", h], vec!["--out", "is the --high file"]),
+        (vec!["knn", "--data", h, "--k", "2", "--out", h], vec!["knn", "--out", "is the --data file"]),
+        (vec!["knn", "--data", h, "--k", "2", "--distances", h], vec!["knn", "--distances", "is the --data file"]),
+    ] {
+        refused(&os(&args), &phrases);
+    }
+    assert_eq!((std::fs::read(&c.high).unwrap(), std::fs::read(&c.low).unwrap()), before);
+    // A device is no input's copy: the report goes to /dev/null.
+    ok(&os(&["report", "--high", h, "--low", l, "--out", "/dev/null", "--k", "3"]));
 }

@@ -270,13 +270,36 @@ fn damaged_partials_are_refused() {
     assert!(fold_error(&off).contains("not a block of the shard plan"));
 
     let text = all[0].to_json();
-    let bad_version = text.replacen("\"version\":1", "\"version\":2", 1);
+    let bad_version = text.replacen("\"version\":2", "\"version\":3", 1);
     match Partial::from_json(&bad_version, "p.fpart") {
         Err(Error::BadPartial { what, reason }) => {
-            assert!(what == "p.fpart" && reason.contains("version 2"), "{reason}")
+            assert!(what == "p.fpart" && reason.contains("version 3"), "{reason}")
         }
         other => panic!("{other:?}"),
     }
+    // One digit of a value changed in the text: its checksum refuses it (the stored sum cannot
+    // see a change in the last bit), in both forms; sealed again, it reads.
+    let bits = all[0].scores[0].locals[0].bits[3];
+    let changed = text.replacen(&format!("{bits},"), &format!("{},", bits ^ 1), 1);
+    assert_ne!(changed, text);
+    match Partial::from_json(&changed, "p.fpart") {
+        Err(Error::BadPartial { what, reason }) => {
+            assert!(what == "p.fpart" && reason.contains("checksum") && reason.contains("damaged"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut bytes = all[0].to_bytes();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x10;
+    assert!(
+        matches!(Partial::from_bytes(&bytes, "p"), Err(Error::BadPartial { reason, .. }) if reason.contains("checksum"))
+    );
+    let mut resealed = all[0].clone();
+    resealed.scores[0].locals[0].bits[3] ^= 1;
+    resealed.seal();
+    assert_ne!(resealed.checksum, all[0].checksum);
+    assert_eq!(Partial::from_json(&resealed.to_json(), "p").unwrap(), resealed);
+    assert_eq!(Partial::from_bytes(&resealed.to_bytes(), "p").unwrap(), resealed);
     for junk in ["", "{}", "[1,2]", &text[..text.len() / 2]] {
         assert!(matches!(Partial::from_json(junk, "p.fpart"), Err(Error::BadPartial { .. })));
     }
@@ -409,7 +432,7 @@ fn spans_with_coranking_carry_their_tallies_on_the_first_block() {
         let s = parts[1].scores.iter().position(|s| s.counts.is_some()).unwrap();
         parts[1].scores[s].counts.as_mut().unwrap().joint[0] = n as u64 + 1;
         let e = fold(&parts).unwrap_err().to_string();
-        assert!(e.contains("joint[0] = 1001 is more than 1000 rows can hold"), "{e}");
+        assert!(e.contains("joint[0] = 1001 is more than the run's 1000 rows can hold"), "{e}");
     }
 }
 

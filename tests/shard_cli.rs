@@ -130,8 +130,18 @@ fn bad_partials_are_one_line_errors() {
     let binary = files::write(dir, "binary.fpart", [0xffu8, 0xfe, 0x00, 0x01]);
     fold(&[&binary], &["binary.fpart"]);
     let text = std::fs::read_to_string(&parts[0]).unwrap();
-    let newer = files::write(dir, "newer.fpart", text.replacen("\"version\":1", "\"version\":9", 1));
+    let newer = files::write(dir, "newer.fpart", text.replacen("\"version\":2", "\"version\":9", 1));
     fold(&[&newer], &["newer.fpart", "version 9"]);
+    // One digit of the body changed (a co-ranking tally, a value's last bit: what no sum sees):
+    // the checksum refuses it, naming the file.
+    let at = text.find("\"bits\":[").unwrap() + 8;
+    let digit = text[at..].find(|c: char| c.is_ascii_digit()).unwrap() + at;
+    let mut b = text.clone().into_bytes();
+    b[digit] = if b[digit] == b'9' { b'8' } else { b[digit] + 1 };
+    let damaged = files::write(dir, "damaged.fpart", b);
+    let mut whole: Vec<&Path> = parts[1..].iter().map(PathBuf::as_path).collect();
+    whole.push(&damaged);
+    fold(&whole, &["damaged.fpart", "checksum", "a damaged partial"]);
     fold(&[&dir.join("missing.fpart")], &["missing.fpart", "cannot read"]);
     fold(&[dir], &["not a regular file"]);
     // A gap and an overlap.
@@ -155,4 +165,27 @@ fn shard_refuses_other_measures_and_off_plan_rows() {
     expect_error(&base("0:300", "srho"), &["srho: cannot be computed in row shards"]);
     expect_error(&base("0:10", "tnc:k=5"), &["rows 0:10 are not a block of the shard plan for n=300"]);
     assert!(!f.dir.path().join("x.fpart").exists());
+}
+
+/// `--out` is checked before any input is read or any work done: a missing folder or a
+/// directory is refused at once (not after the block's work), and so is an input's own path.
+#[test]
+fn shard_checks_its_output_before_any_work() {
+    let f = files(300);
+    let dir = f.dir.path();
+    let args = |out: &Path, low: &Path| {
+        let mut a = os(&["shard", "--rows", "0:300", "--spec", "tnc:k=5", "--out"]);
+        a.push(out.into());
+        a.extend(["--high".into(), f.high.clone().into(), "--low".into(), low.into()]);
+        a
+    };
+    // The projection does not exist: the output's error comes first, so it was checked first.
+    let missing = dir.join("no_such_low.npy");
+    expect_error(&args(&dir.join("no_such_dir/part.fpart"), &missing), &["cannot write", "no_such_dir"]);
+    expect_error(&args(dir, &missing), &["cannot write", "is a directory"]);
+    // An input as the output: refused, and the input is untouched.
+    let before = std::fs::read(&f.low).unwrap();
+    expect_error(&args(&f.low, &f.low), &["--out", "is the --low file"]);
+    expect_error(&args(&f.high, &f.low), &["--out", "is the --high file"]);
+    assert_eq!(std::fs::read(&f.low).unwrap(), before);
 }

@@ -201,19 +201,46 @@ fn a_report_past_its_size_limit_leaves_data_out_and_says_so() {
     assert!(e.contains("1 <= k < n"), "{e}");
 }
 
-/// A constant projection has no Spearman's ρ: the report leaves the caption's srho out and
-/// says so (stress, defined, stays); srho asked for by name still fails as a typed error.
+/// A constant projection has no Spearman's ρ: the report leaves the caption's srho out of that
+/// projection only and says so (stress, defined, stays; another projection keeps its srho);
+/// srho asked for by name still fails as a typed error.
 #[test]
 fn a_caption_measure_undefined_on_a_constant_projection_is_left_out_not_fatal() {
     let high = uniform("high", 40, 3, 7);
     let flat = Points::from_vec("flat", 40, 2, vec![1.5; 80]).unwrap();
+    let spread = Points::from_vec("spread", 40, 2, high.as_slice()[..80].to_vec()).unwrap();
     let eval = Evaluator::builder(high).build();
-    let r = eval.html_report(&[&flat], None, &[], &ReportOptions::new().k(5)).unwrap();
+    let r = eval.html_report(&[&spread, &flat], None, &[], &ReportOptions::new().k(5)).unwrap();
     let why = r.left_out.iter().find(|l| l.starts_with("srho")).unwrap_or_else(|| panic!("{:?}", r.left_out));
-    assert!(why.contains("flat") && why.contains("constant"), "{why}");
-    assert!(!r.left_out.iter().any(|l| l.starts_with("stress")), "{:?}", r.left_out);
+    assert!(why.contains("on flat") && why.contains("constant"), "{why}");
+    assert_eq!(r.left_out.len(), 1, "{:?}", r.left_out);
     let asked = eval.html_report(&[&flat], None, &specs(&["srho"]), &ReportOptions::new().k(5));
     assert!(matches!(asked, Err(faithful::Error::Undefined { .. })), "{asked:?}");
+
+    // The views behind it: srho scored on spread (its value is the one srho as a spec gives),
+    // left out of flat's scores with the reason; stress on both.
+    let request = ViewsRequest::new().k(5).optional(specs(&["stress", "srho"]));
+    let v = eval.views(&[&spread, &flat], None, &specs(&["tnc:k=5"]), &request).unwrap();
+    let ids = |p: usize| v.evaluation.projections[p].scores.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(0), ["tnc", "stress", "srho"]);
+    assert_eq!(ids(1), ["tnc", "stress"]);
+    assert!(v.projections[0].left_out.is_empty());
+    let left = &v.projections[1].left_out;
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id, "srho");
+    assert!(
+        left[0].to_string().starts_with("srho: undefined because") && left[0].reason.contains("constant"),
+        "{}",
+        left[0]
+    );
+    let alone = eval.measure(&spread, None, &specs(&["srho"])).unwrap();
+    assert_eq!(v.evaluation.projections[0].scores[2].values, alone[0].values);
+    let json = serde_json::to_value(&v).unwrap();
+    assert!(json["projections"][0].get("left_out").is_none());
+    assert_eq!(json["projections"][1]["left_out"][0]["id"], "srho");
+    // An optional spec's other errors fail the call as a spec's would (nh needs labels).
+    let err = eval.views(&[&spread], None, &[], &ViewsRequest::new().k(5).optional(specs(&["nh"]))).unwrap_err();
+    assert!(matches!(err, faithful::Error::LabelsRequired { .. }), "{err:?}");
 }
 
 fn cli(args: &[&str]) -> std::process::Output {

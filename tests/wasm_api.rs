@@ -150,6 +150,34 @@ async fn hostile_shapes_and_labels_are_clear_errors() {
     evaluate(request(&ok, &ok, &["stress"]).into()).await.unwrap();
 }
 
+/// A typed array that views the module's own memory: copying it grows that memory, which
+/// detaches the buffer it views (its length reads 0 after). A clear error, never a panic, and
+/// the module serves the next request.
+#[wasm_bindgen_test]
+async fn an_array_viewing_memory_that_grows_away_is_a_clear_error() {
+    let ok = matrix(4.0, 1.0, &line(4));
+    for wide in [true, false] {
+        let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+        let buffer = memory.buffer();
+        let bytes = buffer.unchecked_ref::<js_sys::ArrayBuffer>().byte_length();
+        // bytes / 8 values: their f64 copy takes as many bytes as the whole memory holds, so
+        // reserving it grows the memory (to about twice: far below wasm32's 4 GiB).
+        let len = bytes / 8;
+        let data: JsValue = if wide {
+            Float64Array::new_with_byte_offset_and_length(&buffer, 0, len).into()
+        } else {
+            js_sys::Float32Array::new_with_byte_offset_and_length(&buffer, 0, len).into()
+        };
+        let high = Object::new();
+        Reflect::set(&high, &"rows".into(), &f64::from(len).into()).unwrap();
+        Reflect::set(&high, &"cols".into(), &1.0.into()).unwrap();
+        Reflect::set(&high, &"data".into(), &data).unwrap();
+        let msg = error_of(request(&high.into(), &ok, &["stress"])).await;
+        assert!(msg.contains("changed while it was copied") && msg.contains("pass a copy"), "{msg}");
+    }
+    evaluate(request(&ok, &ok, &["stress"]).into()).await.unwrap();
+}
+
 #[wasm_bindgen_test]
 async fn the_browser_plans_its_memory_instead_of_trapping() {
     // 9000 points: the pair order needs 32 · 40 495 500 bytes (> 1 GiB) and a browser has no

@@ -103,15 +103,23 @@ class Result:
         from html import escape
 
         names = list(self.projections)
-        first = self.projections[names[0]] if names else []
+        # Scores matched across projections by their spec (a views result's optional scores may
+        # be absent from some projections: "—" there).
+        by_spec = {p: {s.spec: s for s in self.projections[p]} for p in names}
+        specs = {}
+        for p in names:
+            for score in self.projections[p]:
+                specs.setdefault(score.spec, score)
         rows = []
-        for s, score in enumerate(first):
+        for spec, score in specs.items():
             params = ", ".join(f"{k}={v}" for k, v in score.params.items())
             head = f"<b>{escape(score.id)}</b>" + (f" <span style='color:#6b7285'>({escape(params)})</span>" if params else "")
             rows.append(f"<tr><td colspan='{len(names) + 1}' style='background:#f6f7fb;text-align:left'>{head}</td></tr>")
             for key in score.values:
                 cells = "".join(
-                    f"<td style='text-align:right;font-variant-numeric:tabular-nums'>{self.projections[p][s].values[key]:.6g}</td>"
+                    "<td style='text-align:right;font-variant-numeric:tabular-nums'>"
+                    + (f"{by_spec[p][spec].values[key]:.6g}" if spec in by_spec[p] else "—")
+                    + "</td>"
                     for p in names
                 )
                 rows.append(f"<tr><td style='text-align:left;padding-left:18px'>{escape(key)}</td>{cells}</tr>")
@@ -259,7 +267,8 @@ class Evaluator:
         start, end = (_count("rows", r) for r in rows)
         return self._native.map_rows(str(name), low, (start, end), specs, labels)
 
-    def views(self, lows, specs=None, *, k=10, shepard_bins=64, coranking_per_octave=4, labels=None, numerics=None):
+    def views(self, lows, specs=None, *, k=10, shepard_bins=64, coranking_per_octave=4, labels=None, numerics=None,
+              optional=()):
         """The distortion views' data (what `faithful_dr.plot` draws), with the scores of `specs`
         (default ``tnc`` at `k`; per-point values always on): a `Views`. `lows` is one
         projection (named "low") or a dict {name: projection}. From the same row pass as the
@@ -267,7 +276,10 @@ class Evaluator:
         missing and false neighbours, the reliability map's edges); from exact passes over all
         pairs: the Shepard diagram in `shepard_bins` × `shepard_bins` bins and the co-ranking
         matrix in `coranking_per_octave` log bins per octave of K, with R_NX(K). A part is left
-        out when its parameter is 0."""
+        out when its parameter is 0. `optional`: specs scored after `specs` where they are
+        defined (a Shepard caption's ``"srho"``): a projection on which one is undefined (srho
+        of a constant projection) goes without it, and its `ProjectionViews.left_out` says why;
+        any other error raises, as the specs' do."""
         if not isinstance(lows, dict):
             lows = {"low": lows}
         pairs = [(str(name), _inputs.points(low, str(name))) for name, low in lows.items()]
@@ -277,6 +289,7 @@ class Evaluator:
         native, k, knn_high, projections, text = self._native.views(
             pairs, specs, _count("k", k), _count("shepard_bins", shepard_bins),
             _count("coranking_per_octave", coranking_per_octave), labels, _numerics(numerics),
+            optional,
         )
         views = {p["name"]: ProjectionViews(**p) for p in projections}
         return Views(Result._of(native), k, knn_high, views, text)
@@ -318,7 +331,8 @@ class ProjectionViews:
     `shepard` a dict (bins, max_high, max_low, pairs, counts: uint64 bins x bins, row a = the
     original distance's bin) or None; `coranking` a dict (edges: the bins' first ranks and n,
     counts: uint64 B x B, row = the original rank's bin, rnx: R_NX(K) for K = 1 .. n-2,
-    auc_rnx) or None."""
+    auc_rnx) or None; `left_out` the optional specs undefined on this projection, as (id,
+    reason) pairs."""
 
     name: str
     knn_low: np.ndarray | None = None
@@ -326,6 +340,7 @@ class ProjectionViews:
     rank_high_of_low: np.ndarray | None = None
     shepard: dict | None = None
     coranking: dict | None = None
+    left_out: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use faithful::{BackendChoice, Cancel, Labels, Metric, Numerics, Options, ParamValue, Points, Score, Spec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 
 use crate::arrays::{self, matrix};
 use crate::errors::to_py;
@@ -217,7 +217,7 @@ impl Evaluator {
     /// knn_low / rank_low_of_high / rank_high_of_low (int64 n×k, or None), shepard (dict with
     /// bins, max_high, max_low, pairs, counts uint64 bins×bins, or None) and coranking (dict with
     /// edges, counts uint64 B×B, rnx, auc_rnx, or None), and the CLI's `views --json` text.
-    #[pyo3(signature = (lows, spec_list, k, shepard_bins, coranking_per_octave, labels=None, numerics_name=None))]
+    #[pyo3(signature = (lows, spec_list, k, shepard_bins, coranking_per_octave, labels=None, numerics_name=None, optional=None))]
     #[allow(clippy::too_many_arguments)]
     fn views<'py>(
         &self,
@@ -229,13 +229,18 @@ impl Evaluator {
         coranking_per_octave: usize,
         labels: Option<&Bound<'py, PyAny>>,
         numerics_name: Option<&str>,
+        optional: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<ViewsOut<'py>> {
         let numerics = self.numerics(numerics_name)?;
         let call = self.call(py, &lows, spec_list, labels)?;
         let (specs, labels, lows) = (&call.specs, self.labels(&call), call.lows());
         let (eval, cancel) = self.live();
-        let request =
-            faithful::ViewsRequest::new().k(k).shepard_bins(shepard_bins).coranking_per_octave(coranking_per_octave);
+        let optional = optional.map(crate::specs::specs).transpose()?.unwrap_or_default();
+        let request = faithful::ViewsRequest::new()
+            .k(k)
+            .shepard_bins(shepard_bins)
+            .coranking_per_octave(coranking_per_octave)
+            .optional(optional);
         let eval = if numerics == eval.options().numerics {
             eval
         } else {
@@ -281,6 +286,8 @@ impl Evaluator {
                 }
                 None => d.set_item("coranking", py.None())?,
             }
+            let left_out: Vec<(String, String)> = p.left_out.iter().map(|l| (l.id.clone(), l.reason.clone())).collect();
+            d.set_item("left_out", PyTuple::new(py, left_out)?)?;
             out.push(d);
         }
         Ok((Evaluation { inner: v.evaluation }, v.k, knn_high, out, json))

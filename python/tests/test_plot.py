@@ -191,3 +191,29 @@ def test_report_on_a_constant_projection_leaves_srho_out_and_says_why(data, tmp_
     # Asked for by name, srho is still an error.
     with pytest.raises(Exception, match="srho"):
         faithful_dr.report(high, {"flat": flat}, tmp_path / "asked.html", ["srho"], k=6, backend="cpu")
+
+
+def test_views_leave_an_undefined_optional_spec_out_of_that_projection_only(data):
+    high, lows = data[0], data[1]
+    flat = np.full((high.shape[0], 2), 1.5)
+    ev = faithful_dr.Evaluator(high, backend="cpu")
+    v = ev.views({"a": lows["a"], "flat": flat}, [f"tnc:k={K}"], k=K, shepard_bins=8, optional=["stress", "srho"])
+    ids = {name: [s.id for s in scores] for name, scores in v.result.projections.items()}
+    assert ids == {"a": ["tnc", "stress", "srho"], "flat": ["tnc", "stress"]}
+    assert v.projections["a"].left_out == ()
+    ((measure, reason),) = v.projections["flat"].left_out
+    assert measure == "srho" and "constant" in reason, reason
+    # srho on "a" is the value srho as a spec gives; the table shows "—" for flat's.
+    alone = ev.measure(lows["a"], ["srho"]).scores[0]
+    assert v.result.projections["a"][2].values == alone.values
+    table = v.result._repr_html_()
+    assert "—" in table and "spearman_rho" in table
+    assert json.loads(v.to_json())["projections"][1]["left_out"][0]["id"] == "srho"
+    # The Shepard diagram's title: ρ where defined, not on flat.
+    for name, has_rho in (("a", True), ("flat", False)):
+        ax = plot.shepard(v, projection=name)
+        assert ("Spearman ρ" in ax.get_title()) == has_rho, ax.get_title()
+        plt.close(ax.figure)
+    # Another error of an optional spec raises, as a spec's does (nh needs labels).
+    with pytest.raises(Exception, match="nh"):
+        ev.views({"a": lows["a"]}, [f"tnc:k={K}"], k=K, optional=["nh"])

@@ -128,15 +128,15 @@ fn html_escape(s: &str) -> String {
 }
 
 /// The specs of a report: the given ones (default tnc, mrre, lcmc, and nh with labels, at the
-/// views' k), with tnc at k (the views' local T & C) and, for the Shepard caption, stress and
-/// Spearman's ρ added when absent.
+/// views' k), with tnc at k (the views' local T & C); and, for the Shepard caption, stress and
+/// Spearman's ρ when absent, as optional specs (left out where undefined).
 fn report_specs(
     specs: &[Spec],
     n: usize,
     tnc_k: usize,
     labels: bool,
     all_pairs: bool,
-) -> Result<(Vec<Spec>, Vec<&'static str>)> {
+) -> Result<(Vec<Spec>, Vec<Spec>)> {
     let mut out: Vec<Spec> = if specs.is_empty() {
         let mut ids = vec!["tnc", "mrre", "lcmc"];
         if labels {
@@ -159,8 +159,7 @@ fn report_specs(
     if all_pairs {
         for id in ["stress", "srho"] {
             if !have.iter().any(|(i, _)| i == id) {
-                out.push(id.parse()?);
-                added.push(id);
+                added.push(id.parse()?);
             }
         }
     }
@@ -209,21 +208,20 @@ impl Evaluator {
         let k = opts.k;
         let tnc_k = k.min(n.div_ceil(2) - 1).max(1);
         let all_pairs = n <= opts.all_pairs_max_n;
-        let (mut specs, mut added) = report_specs(specs, n, tnc_k, labels.is_some(), all_pairs)?;
-        let mut left_out = Vec::new();
-        // A caption measure the report added itself (stress, srho) that is undefined on this
-        // data (a constant projection) is left out and said so; one the user asked for fails.
-        let views = loop {
-            match self.views(lows, labels, &specs, &opts.views_request(n)) {
-                Err(Error::Undefined { id, projection, reason }) if added.contains(&id.as_str()) => {
-                    added.retain(|a| *a != id);
-                    specs.retain(|s| s.id != id);
-                    let on = projection.map(|p| format!(" on {p}")).unwrap_or_default();
-                    left_out.push(format!("{id} (the Shepard caption): undefined{on} because {reason}"));
-                }
-                other => break other?,
-            }
-        };
+        let (specs, caption) = report_specs(specs, n, tnc_k, labels.is_some(), all_pairs)?;
+        // A caption measure the report adds itself (stress, srho) is left out of a projection
+        // where it is undefined (srho of a constant projection) and said so; one the user asked
+        // for is a spec and fails there.
+        let views = self.views(lows, labels, &specs, &opts.views_request(n).optional(caption))?;
+        let mut left_out: Vec<String> = views
+            .projections
+            .iter()
+            .flat_map(|p| {
+                p.left_out.iter().map(move |l| {
+                    format!("{} (the Shepard caption): undefined on {} because {}", l.id, p.name, l.reason)
+                })
+            })
+            .collect();
         if !all_pairs {
             left_out.push(format!(
                 "the all-pairs views (Shepard diagram, co-ranking matrix and R_NX, stress, Spearman's ρ): n = {n} is above {} points (their passes grow as n²; `--all-pairs-max-n` raises the limit)",

@@ -152,7 +152,7 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
 /// the report takes from the first partial (a changed field is named, not folded unseen).
 fn same_run(p: &Partial, first: &Partial) -> std::result::Result<(), String> {
     let differs = |field: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
-        Err(format!("{field} {a:?} differs from the first partial's {b:?}: another run's"))
+        Err(format!("{field} {a:?} differs from the first partial's {b:?}: a partial of another run"))
     };
     if p.n != first.n {
         return differs("n", &p.n, &first.n);
@@ -177,7 +177,7 @@ fn same_run(p: &Partial, first: &Partial) -> std::result::Result<(), String> {
     }
     if p.fingerprint != first.fingerprint {
         return Err(format!(
-            "fingerprint {} differs from the first partial's {}: another run's inputs or specs",
+            "fingerprint {} differs from the first partial's {}: a partial of another run's inputs or specs",
             p.fingerprint, first.fingerprint
         ));
     }
@@ -192,7 +192,7 @@ fn same_run(p: &Partial, first: &Partial) -> std::result::Result<(), String> {
 fn tallies_fit(c: &CoRankCounts, rows: usize, n: usize) -> std::result::Result<(), String> {
     let (r, n) = (rows as u128, n as u128);
     let over = |key: &str, at: usize, v: u128, most: u128| {
-        Err(format!("{key}[{at}] = {v} is more than {rows} rows can hold ({most}: a damaged partial)"))
+        Err(format!("{key}[{at}] = {v} is more than the run's {rows} rows can hold ({most}: a damaged partial)"))
     };
     for (at, &v) in c.joint.iter().enumerate() {
         // At most K pairs of a row have both ranks ≤ K.
@@ -291,7 +291,10 @@ fn check_partial(p: &Partial, n: usize) -> std::result::Result<(), String> {
     for (score, text) in p.scores.iter().zip(&p.specs) {
         let spec: Spec = text.parse().map_err(|e: Error| e.to_string())?;
         let r = Resolved::new(&spec).map_err(|e| e.to_string())?;
-        if !SHARDABLE.contains(&r.def.id) || score.id != r.def.id {
+        if !SHARDABLE.contains(&r.def.id) {
+            return Err(format!("spec {text}: {} cannot be computed in row shards, so no partial holds it", r.def.id));
+        }
+        if score.id != r.def.id {
             return Err(format!("score {} does not match spec {text}", score.id));
         }
         let keys: Vec<&str> = score.locals.iter().map(|l| l.key.as_str()).collect();

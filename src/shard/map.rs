@@ -274,7 +274,9 @@ impl Evaluator {
                 fallback_reason: served.fallback_reason.clone(),
                 metric_high: high.metric().to_string(),
                 input_high: high.input().into(),
+                checksum: String::new(),
             });
+            partials.last_mut().expect("just pushed").seal();
         }
         Ok(partials)
     }

@@ -8,8 +8,9 @@ use crate::resources::CoRankCounts;
 #[cfg(doc)]
 use crate::resources::PassStats;
 
-/// The [`Partial`] format's version; `fold` refuses any other.
-pub const PARTIAL_VERSION: u32 = 1;
+/// The [`Partial`] format's version; `fold` refuses any other (2: the partial carries its
+/// [`Partial::checksum`]).
+pub const PARTIAL_VERSION: u32 = 2;
 /// The [`Partial`] format's name, the first field of its JSON.
 pub const PARTIAL_FORMAT: &str = "faithful-partial";
 
@@ -62,6 +63,10 @@ pub struct Partial {
     /// How the original space was given: `coordinates` or `distance matrix`.
     #[serde(default = "coordinates")]
     pub input_high: String,
+    /// The CRC-32 (IEEE, as zip, gzip and PNG use) of the rest of the partial, as 8 hex digits
+    /// ([`Partial::content_checksum`]). Every reader checks it: a damaged file (a changed
+    /// digit, a flipped bit) is refused, never folded. [`Partial::seal`] sets it.
+    pub checksum: String,
 }
 
 fn euclidean() -> String {
@@ -139,6 +144,24 @@ fn is_zero(v: &u64) -> bool {
 }
 
 impl Partial {
+    /// The CRC-32 of the partial's content, every field but `checksum`: of its binary form
+    /// ([`Partial::to_bytes`]) with `checksum` empty. That form is canonical (the header's
+    /// fields in their order, every f64 as its bits), so a partial rewritten by another JSON
+    /// tool (other whitespace, another field order) keeps its checksum, and one whose content
+    /// changed does not (CRC-32 detects every change of up to 32 consecutive bits, and others
+    /// but for 1 in 2^32).
+    pub fn content_checksum(&self) -> String {
+        let mut h = crc32fast::Hasher::new();
+        self.binary("", &mut |b| h.update(b));
+        format!("{:08x}", h.finalize())
+    }
+
+    /// Sets [`Partial::checksum`] to the content's: a partial built or changed by hand must be
+    /// sealed again before a reader accepts it.
+    pub fn seal(&mut self) {
+        self.checksum = self.content_checksum();
+    }
+
     /// The JSON text (deterministic: the same block of the same run gives the same bytes).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a partial always serialises")
@@ -160,6 +183,14 @@ impl Partial {
     /// to write and parse: at n = 5 000 the JSON of a call's partials is ~200 KB whose
     /// parsing was most of the pool's fold.
     pub fn to_bytes(&self) -> Vec<u8> {
+        let values: usize = self.scores.iter().flat_map(|s| &s.locals).map(|l| 1 + l.bits.len()).sum();
+        let mut out = Vec::with_capacity(PARTIAL_BINARY_MAGIC.len() + 4 + 1024 + 8 * values);
+        self.binary(&self.checksum, &mut |b| out.extend_from_slice(b));
+        out
+    }
+
+    /// [`Partial::to_bytes`]'s bytes, its header's checksum `checksum`, in pieces to `sink`.
+    fn binary(&self, checksum: &str, sink: &mut dyn FnMut(&[u8])) {
         let Partial {
             format,
             version,
@@ -177,6 +208,7 @@ impl Partial {
             fallback_reason,
             metric_high,
             input_high,
+            checksum: _,
         } = self;
         let head = Partial {
             format: format.clone(),
@@ -206,20 +238,19 @@ impl Partial {
             fallback_reason: fallback_reason.clone(),
             metric_high: metric_high.clone(),
             input_high: input_high.clone(),
+            checksum: checksum.into(),
         }
         .to_json();
-        let values: usize = scores.iter().flat_map(|s| &s.locals).map(|l| 1 + l.bits.len()).sum();
-        let mut out = Vec::with_capacity(PARTIAL_BINARY_MAGIC.len() + 4 + head.len() + 8 * values);
-        out.extend_from_slice(PARTIAL_BINARY_MAGIC);
-        out.extend_from_slice(&u32::try_from(head.len()).expect("a partial's header is far below 4 GiB").to_le_bytes());
-        out.extend_from_slice(head.as_bytes());
+        sink(PARTIAL_BINARY_MAGIC);
+        sink(&u32::try_from(head.len()).expect("a partial's header is far below 4 GiB").to_le_bytes());
+        sink(head.as_bytes());
+        let mut buf = Vec::new();
         for l in scores.iter().flat_map(|s| &s.locals) {
-            out.extend_from_slice(&(l.bits.len() as u64).to_le_bytes());
-            for b in &l.bits {
-                out.extend_from_slice(&b.to_le_bytes());
-            }
+            buf.clear();
+            buf.extend_from_slice(&(l.bits.len() as u64).to_le_bytes());
+            buf.extend(l.bits.iter().flat_map(|b| b.to_le_bytes()));
+            sink(&buf);
         }
-        out
     }
 
     /// Reads [`Partial::to_bytes`]'s form; `what` names it in errors. Every count is checked
@@ -279,7 +310,7 @@ fn split_u64ish(bytes: &[u8], width: usize) -> Option<(u64, &[u8])> {
 }
 
 /// The fields of a partial: its JSON begins with one of them (checked before the rest is read).
-const FIELDS: [&str; 16] = [
+const FIELDS: [&str; 17] = [
     "format",
     "version",
     "fingerprint",
@@ -296,6 +327,7 @@ const FIELDS: [&str; 16] = [
     "fallback_reason",
     "metric_high",
     "input_high",
+    "checksum",
 ];
 
 /// The longest string (in bytes, as written) a partial's JSON may hold: its strings are names,
@@ -401,7 +433,7 @@ impl Partial {
         p.check_header(what)
     }
 
-    /// The format and version check of a parsed partial.
+    /// The format, version and checksum checks of a parsed partial.
     fn check_header(self, what: &str) -> Result<Partial> {
         let bad = |reason: String| Error::BadPartial { what: what.into(), reason };
         if self.format != PARTIAL_FORMAT {
@@ -409,6 +441,13 @@ impl Partial {
         }
         if self.version != PARTIAL_VERSION {
             return Err(bad(format!("version {} is not {PARTIAL_VERSION}, the one this faithful reads", self.version)));
+        }
+        let content = self.content_checksum();
+        if self.checksum != content {
+            return Err(bad(format!(
+                "its checksum {} is not its content's {content}: a damaged partial (shard its block again)",
+                crate::quote::quoted(&self.checksum)
+            )));
         }
         Ok(self)
     }

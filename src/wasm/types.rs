@@ -151,6 +151,8 @@ export interface ViewsRequest extends EvaluateRequest {
   shepardBins?: number;
   /** Bins per octave of K in the co-ranking matrix (default 4, at most 16). */
   corankingPerOctave?: number;
+  /** Specs scored after `specs` where they are defined (a caption's "srho"): a projection on which one is undefined goes without it and names it in `leftOut`; any other error fails the call. */
+  optional?: string[];
 }
 /** One projection's kNN list at k and both spaces' cross ranks (1-based, ties by index), n×k row-major. */
 export interface ViewNeighbourhoods {
@@ -165,7 +167,9 @@ export interface ViewNeighbourhoods {
 export interface ViewShepard { bins: number; maxHigh: number; maxLow: number; pairs: number; counts: Float64Array; }
 /** The co-ranking matrix in log bins (bin t: ranks edges[t] … edges[t+1] − 1; `counts[a * B + b]`, a the original rank's bin), with R_NX(K) (index K − 1) and its log-K AUC. */
 export interface ViewCoRanking { edges: Int32Array; counts: Float64Array; rnx: Float64Array; aucRnx: number; }
-export interface ProjectionViews { name: string; neighbourhoods: ViewNeighbourhoods | null; shepard: ViewShepard | null; coranking: ViewCoRanking | null; }
+/** An optional spec left out of one projection's scores: undefined there, and why. */
+export interface LeftOut { id: string; reason: string; }
+export interface ProjectionViews { name: string; neighbourhoods: ViewNeighbourhoods | null; shepard: ViewShepard | null; coranking: ViewCoRanking | null; leftOut: LeftOut[]; }
 /** `views`' result: the scores (as `evaluate` returns them) and each projection's views; `knnHigh` is the original space's kNN at k, n×k. */
 export interface Views { evaluation: Evaluation; k: number; knnHigh: Int32Array | null; projections: ProjectionViews[]; }
 /** A measure as `measures()` (and `faithful measures --json`) lists it. */

@@ -3,18 +3,19 @@
 //! and cross ranks at k, its binned Shepard diagram and its co-ranking matrix in log bins.
 //!
 //! ```js
-//! const v = await views({ high, lows, labels, specs: ["tnc:k=10", "stress"], k: 10, shepardBins: 64, corankingPerOctave: 4 });
+//! const v = await views({ high, lows, labels, specs: ["tnc:k=10", "stress"], optional: ["srho"], k: 10, shepardBins: 64, corankingPerOctave: 4 });
 //! v.evaluation.projections[0].scores[0].local.local_trustworthiness;   // Float64Array
 //! v.knnHigh;                                     // Int32Array n×k
 //! v.projections[0].neighbourhoods.rankLowOfHigh; // Int32Array n×k (above k: a missing neighbour)
 //! v.projections[0].shepard.counts;               // Float64Array bins×bins (exact integers)
+//! v.projections[0].leftOut;                      // [{ id: "srho", reason }] where srho is undefined
 //! ```
 
 use js_sys::{Array, Float64Array, Int32Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 
 use super::types::{PromiseViews, ViewsRequest as ViewsRequestJs};
-use super::{Served, evaluation_js, fail, get, labels, matrix, specs};
+use super::{Served, evaluation_js, fail, get, labels, matrix, spec_list, specs};
 use crate::{Points, ViewsRequest};
 
 fn count(request: &JsValue, key: &str, default: usize) -> Result<usize, JsValue> {
@@ -65,7 +66,8 @@ pub fn views(request: ViewsRequestJs) -> PromiseViews {
         let req = ViewsRequest::new()
             .k(count(&request, "k", defaults.k)?)
             .shepard_bins(count(&request, "shepardBins", defaults.shepard_bins)?)
-            .coranking_per_octave(count(&request, "corankingPerOctave", defaults.coranking_per_octave)?);
+            .coranking_per_octave(count(&request, "corankingPerOctave", defaults.coranking_per_octave)?)
+            .optional(spec_list(&request, "optional")?.unwrap_or_default());
         let mut served = Served::start(&request).await?;
         served.opts.local = true;
         let eval = served.evaluator(high);
@@ -118,6 +120,14 @@ pub fn views(request: ViewsRequestJs) -> PromiseViews {
                 None => JsValue::NULL,
             };
             set(&o, "coranking", &co)?;
+            let left_out = Array::new();
+            for l in &p.left_out {
+                let x = Object::new();
+                set(&x, "id", &l.id.as_str().into())?;
+                set(&x, "reason", &l.reason.as_str().into())?;
+                left_out.push(&x);
+            }
+            set(&o, "leftOut", &left_out)?;
             projections.push(&o);
         }
         set(&out, "projections", &projections)?;

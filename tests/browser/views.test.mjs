@@ -262,18 +262,27 @@ test('a report that leaves the kNN lists out still draws every view it holds', a
 });
 
 // A constant projection has no Spearman's ρ: the report and the views page leave the caption's
-// srho out and say why (stress stays), and every view they hold still draws without an error.
+// srho out of that projection only and say why (stress stays; another projection keeps its
+// srho), and every view they hold still draws without an error.
 const N_FLAT = 60;
 const wiggle = (t) => Math.abs(Math.sin(t * 12.9898) * 43758.5453) % 1;
 
 test('a report on a constant projection leaves srho out, says why, and draws its views', async () => {
   const high = npy(path.join(dir, 'flat_high.npy'), Array.from({ length: N_FLAT * 3 }, (_, t) => wiggle(t)), N_FLAT, 3);
   const low = npy(path.join(dir, 'flat.npy'), new Array(N_FLAT * 2).fill(1.5), N_FLAT, 2);
+  const spread = npy(path.join(dir, 'spread.npy'), Array.from({ length: N_FLAT * 2 }, (_, t) => wiggle(t + 7)), N_FLAT, 2);
   const file = path.join(dir, 'report_flat.html');
-  execFileSync(CLI, ['report', '--high', high, '--low', low, '--out', file, '--backend', 'cpu', '--k', '5'], { encoding: 'utf8' });
+  execFileSync(CLI, ['report', '--high', high, '--low', low, '--low', spread, '--out', file, '--backend', 'cpu', '--k', '5'], { encoding: 'utf8' });
   const { page, json } = await view(pathToFileURL(file).href);
-  const why = json.left_out.find((s) => s.startsWith('srho (the Shepard caption)'));
-  assert.ok(why && why.includes('flat.npy') && why.includes('constant'), JSON.stringify(json.left_out));
+  const why = json.left_out.filter((s) => s.startsWith('srho (the Shepard caption)'));
+  assert.equal(why.length, 1, JSON.stringify(json.left_out));
+  assert.ok(why[0].includes('flat.npy') && why[0].includes('constant'), why[0]);
+  // The scores table: spearman_rho for spread, "—" for flat, matched by measure, not position.
+  const table = await page.evaluate(() => Array.from(document.querySelectorAll('#fr-scores tr')).map((tr) => Array.from(tr.children, (td) => td.textContent)));
+  const row = (key) => table.find((r) => r[0] === key);
+  assert.equal(row('spearman_rho')?.[1], '—', JSON.stringify(table));
+  assert.ok(Number.isFinite(Number(row('spearman_rho')[2])), JSON.stringify(row('spearman_rho')));
+  assert.ok(Number.isFinite(Number(row('stress')?.[1])) && Number.isFinite(Number(row('stress')[2])), JSON.stringify(row('stress')));
   const shepard = json.views.find((v) => v.view === 'shepard');
   assert.ok(shepard, json.views.map((v) => v.view).join());
   assert.equal(shepard.srho ?? null, null);
@@ -291,8 +300,11 @@ test('the views page on a constant projection leaves srho out and says why', asy
     const high = Float64Array.from(seeds);
     window.faithfulPageData = () => ({
       high: { name: 'flat_high', rows: n, cols: 3, data: high },
-      // A name with ':' in it: the page finds the error's measure all the same.
-      lows: [{ name: 'flat: umap 2d', rows: n, cols: 2, data: new Float64Array(n * 2).fill(1.5) }],
+      // A name with ':' in it, as the page's own labels hold.
+      lows: [
+        { name: 'flat: umap 2d', rows: n, cols: 2, data: new Float64Array(n * 2).fill(1.5) },
+        { name: 'spread', rows: n, cols: 2, data: high.filter((_, t) => t % 3 !== 2) },
+      ],
       labels: null,
     });
     document.getElementById('views-source').value = 'page';
@@ -307,6 +319,7 @@ test('the views page on a constant projection leaves srho out and says why', asy
   assert.ok(Number.isFinite(json.stress), `stress ${json.stress}`);
   const status = await page.textContent('#views-status');
   assert.ok(status.includes('left out: srho (the Shepard caption): undefined on flat: umap 2d because') && status.includes('constant'), status);
+  assert.ok(!status.includes('undefined on spread'), status);
   await page.close();
 });
 

@@ -84,33 +84,22 @@ async function compute() {
     const strip = (m) => ({ name: m.name, rows: m.rows, cols: m.cols, data: m.data });
     const lows = data.lows.filter((l) => l.cols >= 2);
     if (!lows.length) throw new Error('The views need a projection with at least two columns.');
-    let specs = [`tnc:k=${Math.min(k, Math.ceil(n / 2) - 1)}`, ...(allPairs ? ['stress', 'srho'] : [])];
-    const captionLeftOut = [];
-    let v;
-    for (;;) {
-      try {
-        v = await client.views({
-          high: strip(data.high),
-          lows: lows.map(strip),
-          labels: data.labels,
-          specs,
-          k,
-          shepardBins: allPairs ? 64 : 0,
-          corankingPerOctave: allPairs ? 4 : 0,
-          backend: $('views-backend').value,
-          numerics: 'exact',
-        });
-        break;
-      } catch (e) {
-        // A caption measure undefined on this data (srho of a constant projection) is left out
-        // and said so, as `faithful report` does; any other error stands.
-        // The projection's name may hold ':' itself: ` on NAME` is matched whole.
-        const m = /^(stress|srho)( on .*)?: undefined because (.*)$/s.exec(String(e?.message ?? ''));
-        if (!m || !specs.includes(m[1])) throw e;
-        specs = specs.filter((s) => s !== m[1]);
-        captionLeftOut.push(`${m[1]} (the Shepard caption): undefined${m[2] ?? ''} because ${m[3]}`);
-      }
-    }
+    const specs = [`tnc:k=${Math.min(k, Math.ceil(n / 2) - 1)}`];
+    const v = await client.views({
+      high: strip(data.high),
+      lows: lows.map(strip),
+      labels: data.labels,
+      specs,
+      // The Shepard caption's measures, scored where defined: a projection on which one is
+      // undefined (srho of a constant projection) goes without it and says why, as `faithful report` does.
+      optional: allPairs ? ['stress', 'srho'] : [],
+      k,
+      shepardBins: allPairs ? 64 : 0,
+      corankingPerOctave: allPairs ? 4 : 0,
+      backend: $('views-backend').value,
+      numerics: 'exact',
+    });
+    const captionLeftOut = v.projections.flatMap((p) => (p.leftOut ?? []).map((l) => `${l.id} (the Shepard caption): undefined on ${p.name} because ${l.reason}`));
     const model = buildModel({
       title: 'views',
       evaluation: v.evaluation,

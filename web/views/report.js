@@ -63,17 +63,31 @@ export function reportModel({ header, array }) {
 
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]);
 
-/** The scores table: a row per output key, a column per projection. */
+/**
+ * The scores table: a row per output key, a column per projection. A score is matched across
+ * projections by its id and parameters (an optional caption measure, srho of a constant
+ * projection, may be absent from some: its cell is "—").
+ */
 function scoresTable(evaluation) {
   const projs = evaluation.projections;
-  let html = '<table class="fr-scores"><thead><tr><th>measure</th>' + projs.map((p) => `<th class="num">${esc(p.name)}</th>`).join('') + '</tr></thead><tbody>';
-  (projs[0]?.scores ?? []).forEach((score, s) => {
-    const ps = Object.entries(score.params).map(([k, v]) => `${k}=${v}`).join(', ');
-    html += `<tr class="group"><td colspan="${projs.length + 1}">${esc(score.id)}${ps ? ` <span class="muted">(${esc(ps)})</span>` : ''}</td></tr>`;
-    for (const key of Object.keys(score.values)) {
-      html += `<tr><td class="key">${esc(key)}</td>` + projs.map((p) => `<td class="num" title="${esc(String(p.scores[s]?.values[key]))}">${fmt(p.scores[s]?.values[key])}</td>`).join('') + '</tr>';
+  const params = (score) => Object.entries(score.params).map(([k, v]) => `${k}=${v}`).join(', ');
+  const rows = new Map();
+  for (const p of projs) {
+    for (const score of p.scores) {
+      const id = `${score.id}(${params(score)})`;
+      if (!rows.has(id)) rows.set(id, { score, keys: new Set() });
+      for (const key of Object.keys(score.values)) rows.get(id).keys.add(key);
     }
-  });
+  }
+  const cell = (p, id, key) => p.scores.find((s) => `${s.id}(${params(s)})` === id)?.values[key];
+  let html = '<table class="fr-scores"><thead><tr><th>measure</th>' + projs.map((p) => `<th class="num">${esc(p.name)}</th>`).join('') + '</tr></thead><tbody>';
+  for (const [id, { score, keys }] of rows) {
+    const ps = params(score);
+    html += `<tr class="group"><td colspan="${projs.length + 1}">${esc(score.id)}${ps ? ` <span class="muted">(${esc(ps)})</span>` : ''}</td></tr>`;
+    for (const key of keys) {
+      html += `<tr><td class="key">${esc(key)}</td>` + projs.map((p) => `<td class="num" title="${esc(String(cell(p, id, key)))}">${fmt(cell(p, id, key))}</td>`).join('') + '</tr>';
+    }
+  }
   return `${html}</tbody></table>`;
 }
 

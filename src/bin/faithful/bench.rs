@@ -404,6 +404,26 @@ fn row_bytes(n: u64, dim: u64, k: u64, threads: u64) -> Option<u64> {
 /// anything is allocated.
 fn check_sizes(args: &Args, kernels: &[Kernel], threads: u64) -> Result<()> {
     let budget = args.memory_budget.unwrap_or_else(faithful::resources::default_memory_budget);
+    // The GPU's tiles and blocks as asked: below what a pass can use they would be raised
+    // quietly, and the receipt would time another plan than the one asked for.
+    let bad = |param: &str, value: u64, reason: String| Error::BadParam {
+        id: "bench".into(),
+        param: param.into(),
+        value: value.to_string(),
+        reason,
+    };
+    if let Some(t) = args.gpu_point_tile
+        && t < 2 * args.k + 2
+    {
+        return Err(bad(
+            "--gpu-point-tile",
+            t,
+            format!("out of range: need at least 2k + 2 = {} (k={})", 2 * args.k + 2, args.k),
+        ));
+    }
+    if args.gpu_resident == Some(0) {
+        return Err(bad("--gpu-resident", 0, "must be more than 0 bytes (the row blocks' resident distances)".into()));
+    }
     // The evaluation runs tnc, whose normalisation needs k < n/2 (every other kernel k < n).
     let evaluation = kernels.contains(&Kernel::Evaluation);
     for &n in &args.sizes {

@@ -2,7 +2,7 @@
 //! labelled so), a product of its own for UMAP/t-SNE pipelines.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use faithful::{Error, Evaluator, Options, Result, data};
 
@@ -55,6 +55,16 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
+    // Outputs are checked before any work: never an input overwritten, never an unwritable path
+    // found after the search.
+    let mut files: Vec<(&str, &Path)> = args.data.iter().map(|p| ("data", p.as_path())).collect();
+    files.extend(inputs.files());
+    for (flag, out) in [("out", &args.out), ("distances", &args.distances)] {
+        if let Some(out) = out {
+            output::check_not_an_input("knn", flag, out, &files)?;
+            output::check_writable(out)?;
+        }
+    }
     let (points, path) = read_high(args.data.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
     let n = points.n();
     let eval = Evaluator::new(

@@ -157,6 +157,38 @@ pub fn check_writable(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Whether two paths name the same existing file (by device and inode on Unix, so a hard link
+/// or another spelling of the path counts; elsewhere by canonical path).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        matches!((std::fs::metadata(a), std::fs::metadata(b)), (Ok(x), Ok(y)) if x.dev() == y.dev() && x.ino() == y.ino())
+    }
+    #[cfg(not(unix))]
+    {
+        matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
+/// Refuses, before any work, an output `out` (given as `--{flag}` of `command`) that is one of
+/// the command's input files `inputs` (`(flag, path)`): the write would replace the data it
+/// is computed from. A device (/dev/null, /dev/stdout) is not an input's copy and passes.
+pub fn check_not_an_input(command: &str, flag: &str, out: &Path, inputs: &[(&str, &Path)]) -> Result<()> {
+    if std::fs::metadata(out).is_ok_and(|m| !m.is_file()) {
+        return Ok(());
+    }
+    match inputs.iter().find(|(_, input)| same_file(out, input)) {
+        Some((input_flag, _)) => Err(Error::BadParam {
+            id: command.into(),
+            param: format!("--{flag}"),
+            value: out.display().to_string(),
+            reason: format!("is the --{input_flag} file (writing it would replace that input); give another path"),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Writes `path` through `fill`, atomically: into a temporary file in the same directory,
 /// flushed and synced, then renamed over `path`. On failure the temporary file is removed and
 /// an earlier file at `path` is left as it was. A path that is not a regular file (a device, a

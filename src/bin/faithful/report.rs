@@ -50,6 +50,7 @@ pub struct Args {
 pub fn run(args: Args, cancel: faithful::Cancel) -> Result<()> {
     let mut opts = args.run.options(cancel)?;
     // The output is checked before any work: a long run must not end in an unwritable path.
+    output::check_not_an_input("report", "out", &args.out, &args.input.files())?;
     output::check_writable(&args.out)?;
     let (high, lows, labels) = args.input.read()?;
     let specs = args.specs.iter().map(|s| s.parse::<Spec>()).collect::<Result<Vec<_>>>()?;

@@ -64,6 +64,19 @@ pub struct HighInputArgs {
 }
 
 impl HighInputArgs {
+    /// The files given, with their flags (without the leading `--`).
+    pub fn files(&self) -> Vec<(&'static str, &Path)> {
+        [
+            ("high-distances", &self.high_distances),
+            ("high-knn", &self.high_knn),
+            ("high-knn-indices", &self.high_knn_indices),
+            ("high-knn-distances", &self.high_knn_distances),
+        ]
+        .into_iter()
+        .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+        .collect()
+    }
+
     /// The original space from whichever of these inputs was given; `None` when none was.
     pub fn read(&self) -> Result<Option<(Points, PathBuf)>> {
         if let Some(p) = &self.high_distances {
@@ -157,6 +170,15 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
+    /// Every input file given, with its flag (without the leading `--`).
+    pub fn files(&self) -> Vec<(&'static str, &Path)> {
+        let mut out: Vec<(&'static str, &Path)> = self.high.iter().map(|p| ("high", p.as_path())).collect();
+        out.extend(self.inputs.files());
+        out.extend(self.low.iter().map(|p| ("low", p.as_path())));
+        out.extend(self.labels.iter().map(|p| ("labels", p.as_path())));
+        out
+    }
+
     /// The original space, projections and labels from the files, or the bundled example.
     pub fn read(&self) -> Result<(Points, Vec<Points>, Option<Labels>)> {
         rows_agree(self.high.as_deref(), &self.inputs, &self.low, self.labels.as_deref())?;
