@@ -102,6 +102,7 @@ fn served_as(p: &Partial, like: &Partial) -> String {
     p.adapter.clone_from(&like.adapter);
     p.fallback_reason.clone_from(&like.fallback_reason);
     p.work = like.work.clone();
+    p.seal();
     p.to_json()
 }
 
