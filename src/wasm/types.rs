@@ -151,7 +151,7 @@ export interface ViewsRequest extends EvaluateRequest {
   shepardBins?: number;
   /** Bins per octave of K in the co-ranking matrix (default 4, at most 16). */
   corankingPerOctave?: number;
-  /** Specs scored after `specs` where they are defined (a caption's "srho"): a projection on which one is undefined goes without it and names it in `leftOut`; any other error fails the call. */
+  /** Specs scored after `specs` where they are defined (a caption's "srho"): a projection on which one is undefined goes without it and names it in `leftOut`; every other error fails the call. */
   optional?: string[];
 }
 /** One projection's kNN list at k and both spaces' cross ranks (1-based, ties by index), n×k row-major. */
