@@ -321,8 +321,7 @@ impl Evaluator {
                 given: format!("a kNN graph ({} neighbours per point)", g.k()),
             });
         }
-        let all: Vec<Spec> = specs.iter().chain(&request.optional).cloned().collect();
-        self.validate(lows, labels, &all)?;
+        // The specs (and optional specs) are validated by the pass, also before any work.
         request.check(n, self.budgets().memory_bytes(), lows.len())?;
         let k = request.k;
         let extra = if k > 0 { Needs::cross(k) } else { Needs::default() };

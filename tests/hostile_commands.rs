@@ -142,6 +142,13 @@ fn knn_refuses_one_file_for_indices_and_distances() {
         with(os(&["knn", "--k", "3"]), &[flag("--data"), &c.high, flag("--out"), &same, flag("--distances"), &same]);
     let line = refused(&args, &["--distances", "same.npy", "is the --out file too"]);
     assert!(!same.exists(), "{line}: nothing is written");
+    // The same new file spelled two ways (neither exists yet) is refused too.
+    let other = c.path().join("sub").join("..").join("same.npy");
+    std::fs::create_dir(c.path().join("sub")).unwrap();
+    let args =
+        with(os(&["knn", "--k", "3"]), &[flag("--data"), &c.high, flag("--out"), &same, flag("--distances"), &other]);
+    let line = refused(&args, &["--distances", "same.npy", "is the --out file too"]);
+    assert!(!same.exists(), "{line}: nothing is written");
 }
 
 #[test]
@@ -325,22 +332,14 @@ fn partials(specs: &[&str]) -> Vec<Value> {
 }
 
 /// Writes `parts` (partials changed by meaning) as part-I.fpart, each sealed again
-/// (`Partial::seal`) as a buggy writer would seal it, so that the fold's own checks see the
-/// change rather than the checksum; a document that is not a partial's shape is written as is.
+/// ([`common::resealed`]).
 fn write_parts(dir: &Path, parts: &[Value]) -> Vec<PathBuf> {
     parts
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let path = dir.join(format!("part-{i}.fpart"));
-            let text = match serde_json::from_value::<faithful::Partial>(p.clone()) {
-                Ok(mut q) => {
-                    q.seal();
-                    q.to_json()
-                }
-                Err(_) => p.to_string(),
-            };
-            std::fs::write(&path, text).unwrap();
+            std::fs::write(&path, common::resealed(p)).unwrap();
             path
         })
         .collect()

@@ -3,8 +3,11 @@
 //! hand-made degenerate runs. Every input gives a result or an error with a one-line message,
 //! never a panic, and promptly.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::resealed;
 use faithful::shard::plan;
 use faithful::{Evaluator, Options, Partial, Points, Spec, fold};
 use proptest::prelude::*;
@@ -61,19 +64,6 @@ fn read_and_fold(texts: &[String]) {
         }
     }
     assert!(t.elapsed() < PROMPT, "took {:?}", t.elapsed());
-}
-
-/// `part` (a partial's JSON, changed by meaning) sealed again ([`Partial::seal`]), as a buggy
-/// writer would seal it, so that the fold's own checks see the change; a document that is not
-/// a partial's shape stays as it is (the reader refuses it).
-fn resealed(part: &serde_json::Value) -> String {
-    match serde_json::from_value::<Partial>(part.clone()) {
-        Ok(mut p) => {
-            p.seal();
-            p.to_json()
-        }
-        Err(_) => part.to_string(),
-    }
 }
 
 /// The number tokens of `text`: (start, end) byte ranges of digit runs.

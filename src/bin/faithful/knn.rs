@@ -43,16 +43,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     // One file for both would keep only the distances, written second: refused before any work.
-    if let (Some(a), Some(b)) = (&args.out, &args.distances) {
-        let same = a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y);
-        if same {
-            return Err(Error::BadParam {
-                id: "knn".into(),
-                param: "--distances".into(),
-                value: b.display().to_string(),
-                reason: "is the --out file too (the indices would be overwritten); give two paths".into(),
-            });
-        }
+    if let (Some(a), Some(b)) = (&args.out, &args.distances)
+        && output::same_target(a, b)
+    {
+        return Err(Error::BadParam {
+            id: "knn".into(),
+            param: "--distances".into(),
+            value: b.display().to_string(),
+            reason: "is the --out file too (the indices would be overwritten); give two paths".into(),
+        });
     }
     let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
     // Outputs are checked before any work: never an input overwritten, never an unwritable path

@@ -171,6 +171,17 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether two output paths would write the same file: the same existing file (see
+/// [`same_file`]), or, for files not yet there, the same name in the same directory however
+/// either is spelled (`x.npy`, `./x.npy`, `dir/../x.npy`).
+pub fn same_target(a: &Path, b: &Path) -> bool {
+    let place = |p: &Path| {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        Some((std::fs::canonicalize(dir).ok()?, p.file_name()?.to_owned()))
+    };
+    a == b || same_file(a, b) || matches!((place(a), place(b)), (Some(x), Some(y)) if x == y)
+}
+
 /// Refuses, before any work, an output `out` (given as `--{flag}` of `command`) that is one of
 /// the command's input files `inputs` (`(flag, path)`): the write would replace the data it
 /// is computed from. A device (/dev/null, /dev/stdout) is not an input's copy and passes.

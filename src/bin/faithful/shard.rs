@@ -94,13 +94,10 @@ pub fn shard(args: ShardArgs) -> Result<()> {
     let inputs = HighInputArgs { high_distances: args.high_distances.clone(), ..Default::default() };
     // The output is checked before any work: a block's work must not end in an unwritable
     // path, nor overwrite an input.
-    let mut files: Vec<(&str, &Path)> = args.high.iter().map(|p| ("high", p.as_path())).collect();
-    files.extend(inputs.files());
-    files.push(("low", &args.low));
-    files.extend(args.labels.iter().map(|p| ("labels", p.as_path())));
+    let lows = std::slice::from_ref(&args.low);
+    let files = crate::space_args::input_files(args.high.as_deref(), &inputs, lows, args.labels.as_deref());
     output::check_not_an_input("shard", "out", &args.out, &files)?;
     output::check_writable(&args.out)?;
-    let lows = std::slice::from_ref(&args.low);
     crate::space_args::rows_agree(args.high.as_deref(), &inputs, lows, args.labels.as_deref())?;
     let (high, _) = read_high(args.high.as_deref(), &inputs, &args.metric)?.expect("clap requires an input");
     let low: Points = crate::space_args::read_low(&args.low, high.n())?;

@@ -148,6 +148,21 @@ pub fn read_high(
     inputs.read()
 }
 
+/// Every input file of a scoring command, with its flag (without the leading `--`): the
+/// original space's files, the projections and the labels.
+pub fn input_files<'a>(
+    high: Option<&'a Path>,
+    inputs: &'a HighInputArgs,
+    lows: &'a [PathBuf],
+    labels: Option<&'a Path>,
+) -> Vec<(&'static str, &'a Path)> {
+    let mut out: Vec<(&'static str, &Path)> = high.map(|p| ("high", p)).into_iter().collect();
+    out.extend(inputs.files());
+    out.extend(lows.iter().map(|p| ("low", p.as_path())));
+    out.extend(labels.map(|p| ("labels", p)));
+    out
+}
+
 /// The inputs of `measure`, `views` and `report`: the original space (`--high` under the
 /// metric, or one of the other inputs), the projections and the labels; the bundled digits
 /// example (its PCA and random projections, with labels, its original space under the metric)
@@ -172,11 +187,7 @@ pub struct InputArgs {
 impl InputArgs {
     /// Every input file given, with its flag (without the leading `--`).
     pub fn files(&self) -> Vec<(&'static str, &Path)> {
-        let mut out: Vec<(&'static str, &Path)> = self.high.iter().map(|p| ("high", p.as_path())).collect();
-        out.extend(self.inputs.files());
-        out.extend(self.low.iter().map(|p| ("low", p.as_path())));
-        out.extend(self.labels.iter().map(|p| ("labels", p.as_path())));
-        out
+        input_files(self.high.as_deref(), &self.inputs, &self.low, self.labels.as_deref())
     }
 
     /// The original space, projections and labels from the files, or the bundled example.
