@@ -260,7 +260,7 @@ fn damaged_partials_are_refused() {
     // or sized for another k_max.
     let mut huge = all.clone();
     huge[1].scores[5].counts.as_mut().unwrap().joint[0] = u64::MAX;
-    assert!(fold_error(&huge).contains("rows can hold"));
+    assert!(fold_error(&huge).contains("rows from its first row on can hold"));
     let mut resized = all.clone();
     resized[1].scores[5].counts.as_mut().unwrap().err_low.pop();
     assert!(fold_error(&resized).contains("not sized"));
@@ -430,9 +430,30 @@ fn spans_with_coranking_carry_their_tallies_on_the_first_block() {
         assert!(parts.len() > spans.len() && carrying == firsts, "w={w}: {carrying:?} {firsts:?}");
         assert_same_bits(&fold(&parts).unwrap().projections[0].scores, &want);
         let s = parts[1].scores.iter().position(|s| s.counts.is_some()).unwrap();
-        parts[1].scores[s].counts.as_mut().unwrap().joint[0] = n as u64 + 1;
-        let e = fold(&parts).unwrap_err().to_string();
-        assert!(e.contains("joint[0] = 1001 is more than the run's 1000 rows can hold"), "{e}");
+        let total: u64 = parts.iter().map(|p| c(p).joint[0]).sum();
+        let mut wrong = parts.clone();
+        wrong[1].scores[s].counts.as_mut().unwrap().joint[0] = n as u64 + 1;
+        let e = fold(&wrong).unwrap_err().to_string();
+        let from = n - parts[1].rows[0];
+        assert!(e.contains(&format!("is more than the {from} rows from its first row on can hold")), "{e}");
+        // Tallies a block cannot hold that still fit the run's n rows: the last block is held
+        // to its own rows, and a block to the rows from its first on.
+        let last = parts.len() - 1;
+        let own = (parts[last].rows[1] - parts[last].rows[0]) as u64;
+        assert!(total + own + 1 <= n as u64, "w={w}: the case fits the run's bound");
+        let mut wrong = parts.clone();
+        wrong[last].scores[s].counts.as_mut().unwrap().joint[0] = own + 1;
+        let e = fold(&wrong).unwrap_err().to_string();
+        assert!(e.contains(&format!("joint[0] = {} is more than its {own} rows can hold", own + 1)), "{e}");
+        let mut wrong = parts.clone();
+        // A block before the last span's first, so that tallies follow it: alone it fits.
+        let mid = firsts.last().unwrap() - 1;
+        let later = n - parts[mid].rows[0];
+        let later_total: u64 = parts[mid..].iter().map(|p| c(p).joint[0]).sum();
+        assert!(parts[mid + 1..].iter().map(|p| c(p).joint[0]).sum::<u64>() > 0, "w={w}");
+        wrong[mid].scores[s].counts.as_mut().unwrap().joint[0] += later as u64 + 1 - later_total;
+        let e = fold(&wrong).unwrap_err().to_string();
+        assert!(e.contains(&format!("with the later blocks' is more than the {later} rows")), "{e}");
     }
 }
 

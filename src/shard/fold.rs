@@ -185,14 +185,16 @@ fn same_run(p: &Partial, first: &Partial) -> std::result::Result<(), String> {
 }
 
 /// The most each co-ranking tally can be for `rows` rows of n points (ranks are 1 ..= n − 1, one
-/// point per rank in a row): an error naming the tally when `c` holds more. A block may carry
-/// its whole span's tallies (the npm pool puts them on the span's first block, zeros on the
-/// rest), so a block is held to the run's n rows, and so is the running total: a damaged block
-/// is named itself, before it is added to the others.
-fn tallies_fit(c: &CoRankCounts, rows: usize, n: usize) -> std::result::Result<(), String> {
+/// point per rank in a row; each bound is linear in the rows): an error naming the tally when
+/// `c` holds more. `rows` are those from a block's first row on (`last`: the plan's last
+/// block, whose own rows they are); `later`: `c` holds the block's tallies with the later
+/// blocks'. The message says which.
+fn tallies_fit(c: &CoRankCounts, rows: usize, n: usize, last: bool, later: bool) -> std::result::Result<(), String> {
     let (r, n) = (rows as u128, n as u128);
     let over = |key: &str, at: usize, v: u128, most: u128| {
-        Err(format!("{key}[{at}] = {v} is more than the run's {rows} rows can hold ({most}: a damaged partial)"))
+        let with = if later { " with the later blocks'" } else { "" };
+        let whose = if last { format!("its {rows} rows") } else { format!("the {rows} rows from its first row on") };
+        Err(format!("{key}[{at}] = {v}{with} is more than {whose} can hold ({most}: a damaged partial)"))
     };
     for (at, &v) in c.joint.iter().enumerate() {
         // At most K pairs of a row have both ranks ≤ K.
@@ -223,11 +225,39 @@ fn tallies_fit(c: &CoRankCounts, rows: usize, n: usize) -> std::result::Result<(
     Ok(())
 }
 
+/// Each block's tallies with those of the blocks after it, held to the rows from the block's
+/// first row to n. Premise: a block carries its own rows' tallies, or its whole span's on the
+/// span's first block and zeros on the rest (the npm pool; see map.rs `tallies_on_first`), so
+/// tallies only ever move to an earlier block, and the blocks from any block on carry the
+/// tallies of rows from its first row on, at most. A damaged block is named itself (the last
+/// block is held to its own rows), or as the first block whose suffix is too large.
+fn suffixes_fit(order: &[&Partial], s: usize, n: usize) -> std::result::Result<(), (usize, String)> {
+    let mut suffix: Option<CoRankCounts> = None;
+    for (at, p) in order.iter().enumerate().rev() {
+        let c = p.scores[s].counts.as_ref().expect("checked by the forward pass");
+        let c = CoRankCounts { rows: Vec::new(), ..c.clone() };
+        let bad = |reason: String| (at, format!("coranking: {reason}"));
+        let (rows, last) = (n - p.rows[0].min(n), at + 1 == order.len());
+        // The block alone first: a damaged block is named for its own tallies.
+        tallies_fit(&c, rows, n, last, false).map_err(bad)?;
+        match &mut suffix {
+            Some(t) => {
+                if !t.add(&c) {
+                    return Err(bad("a count overflows (a damaged partial)".into()));
+                }
+                tallies_fit(t, rows, n, last, true).map_err(bad)?;
+            }
+            None => suffix = Some(c),
+        }
+    }
+    Ok(())
+}
+
 /// `coranking` from the blocks' tallies: their sum is the whole pass's counts, and the measure's
 /// output is a fixed function of those integers.
 /// A damaged partial is `Err((its index in order, reason))`.
 fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::result::Result<Score, (usize, String)> {
-    let mut total: Option<CoRankCounts> = None;
+    let mut blocks = Vec::with_capacity(order.len());
     for (at, p) in order.iter().enumerate() {
         let score = &p.scores[s];
         let bad = |reason: &str| (at, format!("coranking: {reason}"));
@@ -249,20 +279,19 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::
         {
             return Err(bad(&format!("counts are not sized for n={n}, k_max={km}")));
         }
-        tallies_fit(c, n, n).map_err(|why| bad(&why))?;
         let rows = score.locals[0].bits.iter().map(|&b| f64::from_bits(b)).collect();
-        let block = CoRankCounts { rows, ..c.clone() };
-        match &mut total {
-            Some(t) => {
-                if !t.add(&block) {
-                    return Err(bad("a count overflows (a damaged partial)"));
-                }
-                tallies_fit(t, n, n).map_err(|why| bad(&format!("with the blocks before it, {why}")))?;
-            }
-            None => total = Some(block),
+        blocks.push(CoRankCounts { rows, ..c.clone() });
+    }
+    suffixes_fit(order, s, n)?;
+    let mut blocks = blocks.into_iter();
+    let mut total = blocks.next().expect("at least one partial");
+    for (at, block) in blocks.enumerate() {
+        if !total.add(&block) {
+            // Not reached once the suffixes fit (their sum is bounded far below u64::MAX).
+            return Err((at + 1, "coranking: a count overflows (a damaged partial)".into()));
         }
     }
-    let out = coranking::output(total.expect("at least one partial"));
+    let out = coranking::output(total);
     let value =
         |key: &str| out.values.iter().find(|(k, _)| k == key).map(|(_, v)| *v).expect("coranking writes its keys");
     let values = r.keys().into_iter().map(|k| (k.clone(), value(&k))).collect();
