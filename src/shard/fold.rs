@@ -231,23 +231,20 @@ fn tallies_fit(c: &CoRankCounts, rows: usize, n: usize, last: bool, later: bool)
 /// tallies only ever move to an earlier block, and the blocks from any block on carry the
 /// tallies of rows from its first row on, at most. A damaged block is named itself (the last
 /// block is held to its own rows), or as the first block whose suffix is too large.
-fn suffixes_fit(order: &[&Partial], s: usize, n: usize) -> std::result::Result<(), (usize, String)> {
-    let mut suffix: Option<CoRankCounts> = None;
-    for (at, p) in order.iter().enumerate().rev() {
-        let c = p.scores[s].counts.as_ref().expect("checked by the forward pass");
-        let c = CoRankCounts { rows: Vec::new(), ..c.clone() };
+/// `blocks[at]` are the counts of `order[at]`.
+fn suffixes_fit(order: &[&Partial], blocks: &[CoRankCounts], n: usize) -> std::result::Result<(), (usize, String)> {
+    let mut suffix = blocks.last().expect("at least one partial").zeros();
+    for (at, (p, c)) in order.iter().zip(blocks).enumerate().rev() {
         let bad = |reason: String| (at, format!("coranking: {reason}"));
         let (rows, last) = (n - p.rows[0].min(n), at + 1 == order.len());
         // The block alone first: a damaged block is named for its own tallies.
-        tallies_fit(&c, rows, n, last, false).map_err(bad)?;
-        match &mut suffix {
-            Some(t) => {
-                if !t.add(&c) {
-                    return Err(bad("a count overflows (a damaged partial)".into()));
-                }
-                tallies_fit(t, rows, n, last, true).map_err(bad)?;
-            }
-            None => suffix = Some(c),
+        tallies_fit(c, rows, n, last, false).map_err(bad)?;
+        if !suffix.add(c) {
+            return Err(bad("a count overflows (a damaged partial)".into()));
+        }
+        suffix.rows.clear(); // only the tallies are held to bounds
+        if !last {
+            tallies_fit(&suffix, rows, n, last, true).map_err(bad)?;
         }
     }
     Ok(())
@@ -282,7 +279,7 @@ fn fold_coranking(r: &Resolved, order: &[&Partial], s: usize, n: usize) -> std::
         let rows = score.locals[0].bits.iter().map(|&b| f64::from_bits(b)).collect();
         blocks.push(CoRankCounts { rows, ..c.clone() });
     }
-    suffixes_fit(order, s, n)?;
+    suffixes_fit(order, &blocks, n)?;
     let mut blocks = blocks.into_iter();
     let mut total = blocks.next().expect("at least one partial");
     for (at, block) in blocks.enumerate() {

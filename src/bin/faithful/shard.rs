@@ -13,7 +13,7 @@ use faithful::{Error, Evaluator, Options, Points, Result, Spec, data};
 use crate::arg_errors::{whole, whole_usize};
 use crate::backend_args::BackendArg;
 use crate::output;
-use crate::space_args::{HighInputArgs, MetricArgs, read_high};
+use crate::space_args::{HighInputArgs, MetricArgs, input_files, read_high};
 use crate::table;
 
 #[derive(clap::Args)]
@@ -95,7 +95,7 @@ pub fn shard(args: ShardArgs) -> Result<()> {
     // The output is checked before any work: a block's work must not end in an unwritable
     // path, nor overwrite an input.
     let lows = std::slice::from_ref(&args.low);
-    let files = crate::space_args::input_files(args.high.as_deref(), &inputs, lows, args.labels.as_deref());
+    let files = input_files(args.high.as_deref(), &inputs, lows, args.labels.as_deref());
     output::check_not_an_input("shard", "out", &args.out, &files)?;
     output::check_writable(&args.out)?;
     crate::space_args::rows_agree(args.high.as_deref(), &inputs, lows, args.labels.as_deref())?;
