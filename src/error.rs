@@ -476,6 +476,13 @@ pub enum FileProblem {
     /// A malformed .npy header or body.
     #[error("not a valid .npy file: {0}")]
     Npy(String),
+    /// A malformed .npz archive (a SciPy sparse matrix's members, or a member's .npy).
+    #[error("not a valid .npz file: {0}")]
+    Npz(String),
+    /// A well-formed array holding a value its use cannot take (a label or index that is not
+    /// an integer), named by its position.
+    #[error("{0}")]
+    Element(String),
     /// A .npy element type faithful does not read.
     #[error("unsupported .npy element type {0} (points: float64 or float32; labels: integers)")]
     NpyType(String),

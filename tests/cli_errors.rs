@@ -644,6 +644,17 @@ fn lib_read_errors_are_file_errors() {
     assert!(matches!(e, Error::File { problem: FileProblem::NpyType(_), .. }), "{e:?}");
     let e = faithful::data::read_labels(write_npy(d, "l.npy", &Array2::<i64>::zeros((4, 2)))).unwrap_err();
     assert!(matches!(e, Error::File { problem: FileProblem::Ndim { expected: 1, got: 2 }, .. }), "{e:?}");
+    // A label that is no integer is a bad value, not a bad .npy; a .npz that is no archive is
+    // named as an .npz.
+    let e = faithful::data::read_labels(write_npy(d, "h.npy", &Array1::from(vec![1.0, 2.5]))).unwrap_err();
+    assert!(
+        matches!(e, Error::File { problem: FileProblem::Element(ref w), .. } if w.contains("2.5 is not an integer")),
+        "{e:?}"
+    );
+    assert!(!e.to_string().contains(".npy file"), "{e}");
+    let e = faithful::data::read_knn_npz(write(d, "g.npz", "garbage")).unwrap_err();
+    assert!(matches!(e, Error::File { problem: FileProblem::Npz(_), .. }), "{e:?}");
+    assert!(e.to_string().contains("not a valid .npz file: not a .npz (zip) archive"), "{e}");
 
     // Validation errors inside a file keep their type, wrapped with the path.
     let p = write(d, "nan.csv", "1,2\n3,nan\n");

@@ -115,6 +115,13 @@ fn values_refused_while_parsing_arguments_are_one_line() {
         (vec!["bench", "--gpu-resident", "0"], vec!["--gpu-resident=0", "more than 0 bytes"]),
         (vec!["plan", "--n", "1e12", "--max-rows", "1"], vec!["--n '1e12': expected a whole number"]),
         (vec!["plan", "--n", "10", "--max-rows", "0"], vec!["--max-rows '0': out of range"]),
+        (vec!["plan", "--n", "-5", "--max-rows", "1"], vec!["--n '-5': expected a whole number ≥ 2"]),
+        (
+            vec!["plan", "--n", "10", "--max-rows", "18446744073709551616"],
+            vec![
+                "--max-rows '18446744073709551616': out of range: expected a whole number from 1 to 18446744073709551615",
+            ],
+        ),
         (vec!["measure", "--bogus"], vec!["'--bogus': unknown option for faithful measure"]),
         (vec!["measure", "--jsn"], vec!["did you mean '--json'?"]),
         (vec!["mesure"], vec!["'mesure': unknown command", "did you mean", "'measure'"]),
@@ -188,7 +195,7 @@ fn huge_values_are_echoed_as_given() {
 #[test]
 fn plan_refuses_counts_a_run_cannot_hold() {
     refused(&os(&["plan", "--n", "1000000000000", "--max-rows", "1"]), &["plan: parameter --n=1000000000000", "2^32"]);
-    refused(&os(&["plan", "--n", "1", "--max-rows", "1"]), &["--n: needs at least 2 points"]);
+    refused(&os(&["plan", "--n", "1", "--max-rows", "1"]), &["--n '1': out of range: expected a whole number ≥ 2"]);
 }
 
 #[test]
@@ -419,12 +426,12 @@ fn fold_names_the_partial_that_differs() {
     let parts = partials(&["tnc:k=4", "coranking:k_max=6"]);
     // A field the report takes from the first partial, changed in another: named.
     for (field, value, shown) in [
-        ("n", Value::from(299), "n 299 differs from the first partial's 300"),
-        ("specs", serde_json::json!(["tnc:k=4"]), "specs [\"tnc:k=4\"] differs"),
-        ("dim_low", Value::from(3), "dim_low 3 differs from the first partial's 2"),
-        ("projection", Value::from("other"), "projection \"other\" differs"),
-        ("metric_high", Value::from("cosine"), "metric_high \"cosine\" differs"),
-        ("input_high", Value::from("distance matrix"), "input_high \"distance matrix\" differs"),
+        ("n", Value::from(299), "n 299 is not the first partial's 300"),
+        ("specs", serde_json::json!(["tnc:k=4"]), "specs [\"tnc:k=4\"] is not the first partial's"),
+        ("dim_low", Value::from(3), "dim_low 3 is not the first partial's 2"),
+        ("projection", Value::from("other"), "projection \"other\" is not the first partial's"),
+        ("metric_high", Value::from("cosine"), "metric_high \"cosine\" is not the first partial's"),
+        ("input_high", Value::from("distance matrix"), "input_high \"distance matrix\" is not the first partial's"),
     ] {
         let mut changed = parts.clone();
         changed[2][field] = value;

@@ -217,6 +217,13 @@ fn zero_vectors_and_bad_metrics_are_refused_by_row() {
     let mut a = measure("minkowski");
     a.extend(args(&[&"--minkowski-p", &"0.5"]));
     refused(&a, &["p must be at least 1"]);
+    // A negative p reaches the range check (not "unknown option"); 1e400 is not read as inf.
+    let mut a = measure("minkowski");
+    a.extend(args(&[&"--minkowski-p", &"-1"]));
+    refused(&a, &["p must be at least 1"]);
+    let mut a = measure("minkowski");
+    a.extend(args(&[&"--minkowski-p", &"1e400"]));
+    refused(&a, &["'1e400' is too large for a 64-bit float"]);
     let mut a = measure("cosine");
     a.extend(args(&[&"--minkowski-p", &"3"]));
     refused(&a, &["--minkowski-p 3 needs --metric minkowski"]);

@@ -149,7 +149,7 @@ fn bad_partials_are_one_line_errors() {
     fold(&rest, &["are in no partial"]);
     let mut twice: Vec<&Path> = parts.iter().map(PathBuf::as_path).collect();
     twice.push(&parts[0]);
-    fold(&twice, &["overlaps"]);
+    fold(&twice, &["is given twice"]);
 }
 
 #[test]
@@ -161,7 +161,10 @@ fn shard_refuses_other_measures_and_off_plan_rows() {
         a.extend(["--high".into(), f.high.clone().into(), "--low".into(), f.low.clone().into()]);
         a
     };
-    expect_error(&os(&["plan", "--n", "1", "--max-rows", "10"]), &["--n: needs at least 2 points, got 1"]);
+    expect_error(
+        &os(&["plan", "--n", "1", "--max-rows", "10"]),
+        &["--n '1': out of range: expected a whole number ≥ 2"],
+    );
     expect_error(&base("0:300", "srho"), &["srho: cannot be computed in row shards"]);
     expect_error(&base("0:10", "tnc:k=5"), &["rows 0:10 are not a block of the shard plan for n=300"]);
     assert!(!f.dir.path().join("x.fpart").exists());

@@ -15,6 +15,19 @@ def points(x, name):
     return a
 
 
+def projections(lows):
+    """`lows` ({name: n x d array}) as [(name, points)], names as str: two keys that print
+    alike (1 and "1") would name one projection twice, so they raise instead of one being lost."""
+    pairs, seen = [], {}
+    for key, low in lows.items():
+        name = str(key)
+        if name in seen:
+            raise ValueError(f"lows: the keys {seen[name]!r} and {key!r} both name the projection {name!r}")
+        seen[name] = key
+        pairs.append((name, points(low, name)))
+    return pairs
+
+
 def labels(y):
     """One integer label per point, as a 1-D int64 array."""
     a = np.asarray(y)

@@ -41,7 +41,7 @@ def measure(
         raise ValueError("lows: expected a non-empty dict {name: projection}")
     check_shardable(specs)
     high = _inputs.points(high, "high")
-    lows = {str(name): _inputs.points(low, str(name)) for name, low in lows.items()}
+    lows = dict(_inputs.projections(lows))
     labels = None if labels is None else _inputs.labels(labels)
     # The evaluator's own checks (backend name, labels' length) on the client, before any
     # data moves; its work is lazy, so this costs a copy of `high`.

@@ -250,7 +250,7 @@ class Evaluator:
         resource that can be shared. `numerics`: this call's (default the evaluator's)."""
         if not isinstance(lows, dict):
             raise ValueError("lows: expected a dict {name: projection}")
-        pairs = [(str(name), _inputs.points(low, str(name))) for name, low in lows.items()]
+        pairs = _inputs.projections(lows)
         labels = None if labels is None else _inputs.labels(labels)
         return Result._of(self._native.measure_many(pairs, specs, labels, _numerics(numerics)))
 
@@ -282,7 +282,7 @@ class Evaluator:
         any other error raises, as the specs' do."""
         if not isinstance(lows, dict):
             lows = {"low": lows}
-        pairs = [(str(name), _inputs.points(low, str(name))) for name, low in lows.items()]
+        pairs = _inputs.projections(lows)
         if specs is None:
             specs = [f"tnc:k={k}"] if k else []
         labels = None if labels is None else _inputs.labels(labels)
@@ -301,7 +301,7 @@ class Evaluator:
         and options (see `faithful_dr.report`). Returns the list of what was left out."""
         if not isinstance(lows, dict):
             lows = {"low": lows}
-        pairs = [(str(name), _inputs.points(low, str(name))) for name, low in lows.items()]
+        pairs = _inputs.projections(lows)
         labels = None if labels is None else _inputs.labels(labels)
         html, left_out = self._native.report(
             pairs, [] if specs is None else specs, _count("k", k), _count("shepard_bins", shepard_bins),

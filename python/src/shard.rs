@@ -10,10 +10,33 @@ use crate::specs::specs;
 
 /// The blocks of a shard plan of `n` rows, each of at most `max_rows` rows where the summation
 /// tree allows (a leaf of up to 128 rows is never split): `[(start, end), ...]` in order.
+///
+/// The list is held whole, so it is bounded: n at most 2^32 (a run's most points, as
+/// `faithful plan`'s) and at most [`MAX_PLAN_BLOCKS`] blocks (counted first, in O(log n)
+/// memory), each a ValueError naming the bound rather than a MemoryError after gigabytes.
 #[pyfunction]
-pub fn shard_plan(n: usize, max_rows: usize) -> Vec<(usize, usize)> {
-    faithful::shard::plan(n, max_rows).into_iter().map(|r| (r.start, r.end)).collect()
+pub fn shard_plan(n: usize, max_rows: usize) -> PyResult<Vec<(usize, usize)>> {
+    let refuse = |param: &str, value: usize, reason: String| {
+        to_py(Error::BadParam { id: "shard_plan".into(), param: param.into(), value: value.to_string(), reason })
+    };
+    if n as u64 > 1 << 32 {
+        return Err(refuse("n", n, "above 2^32 points, the most a run holds (neighbour indices are 32-bit)".into()));
+    }
+    let mut blocks = 0usize;
+    let _ = faithful::shard::plan_each(n, max_rows, &mut |_| {
+        blocks += 1;
+        if blocks > MAX_PLAN_BLOCKS { Err(()) } else { Ok(()) }
+    });
+    if blocks > MAX_PLAN_BLOCKS {
+        let reason = format!("the plan of n={n} would have more than {MAX_PLAN_BLOCKS} blocks; raise max_rows");
+        return Err(refuse("max_rows", max_rows, reason));
+    }
+    Ok(faithful::shard::plan(n, max_rows).into_iter().map(|r| (r.start, r.end)).collect())
 }
+
+/// The most blocks `shard_plan` lists: a million tasks is past any Dask run's use, and its
+/// list (about 100 bytes a block in Python) stays near 100 MB.
+const MAX_PLAN_BLOCKS: usize = 1_000_000;
 
 /// Refuses a malformed spec or one that cannot be computed in row shards (ValueError naming
 /// it), before a driver sends any data to its workers.

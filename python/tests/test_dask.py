@@ -137,6 +137,8 @@ def test_a_spec_that_cannot_be_sharded_is_refused_by_name(client):
         fdask.measure(client, high, {"low": low}, ["nope"])
     with pytest.raises(ValueError, match="backend 'tpu'"):
         fdask.measure(client, high, {"low": low}, ["tnc:k=5"], backend="tpu")
+    with pytest.raises(ValueError, match="both name the projection '1'"):
+        fdask.measure(client, high, {1: low, "1": low}, ["tnc:k=5"])
 
 
 class KillOnce(WorkerPlugin):

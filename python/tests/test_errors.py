@@ -50,6 +50,11 @@ def test_specs(ev):
         ev.measure(low, [{"params": {"k": 2}}])
     with pytest.raises(ValueError, match=r"^tnc: parameter k=True: expected an integer"):
         ev.measure(low, [{"id": "tnc", "params": {"k": True}}])
+    # A number given as text is refused as that, whatever the parameter's kind.
+    for spec in ({"id": "tnc", "params": {"k": "5"}}, {"id": "kl_div", "params": {"sigma": "0.5"}},
+                 {"id": "kl_div", "params": {"sigma": "5"}}):
+        with pytest.raises(ValueError, match=r'=".*": a number written as text; pass it without quotes$'):
+            ev.measure(low, [spec])
 
 
 def test_labels(ev):
@@ -72,3 +77,15 @@ def test_memory_budget_is_a_memory_error():
     high, low, _ = blobs(n=200, d=3)
     with pytest.raises(MemoryError, match=r"above the memory budget of 1000 bytes"):
         faithful_dr.Evaluator(high, memory_budget=1000).measure(low, ["tnc:k=50"])
+
+
+def test_two_keys_naming_one_projection_raise(ev):
+    low = np.random.default_rng(0).normal(size=(40, 2))
+    both = {1: low, "1": low + 1.0}
+    message = r"^lows: the keys 1 and '1' both name the projection '1'$"
+    with pytest.raises(ValueError, match=message):
+        ev.measure_many(both, ["tnc:k=3"])
+    with pytest.raises(ValueError, match=message):
+        ev.views(both, k=3)
+    # Distinct names still give one result per projection.
+    assert sorted(ev.measure_many({1: low, "2": low + 1.0}, ["tnc:k=3"]).projections) == ["1", "2"]

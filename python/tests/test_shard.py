@@ -63,3 +63,11 @@ def test_bad_folds_and_blocks_are_value_errors_that_say_why(run):
         ev.map_rows(low, (0, 10), SPECS)
     with pytest.raises(ValueError, match="nm_stress: cannot be computed in row shards"):
         check_shardable(["tnc", "nm_stress"])
+
+
+def test_a_plan_too_large_to_list_is_refused_by_its_bound():
+    with pytest.raises(ValueError, match=r"^shard_plan: parameter n=1000000000000: above 2\^32 points"):
+        faithful_dr.shard_plan(10**12, 1)
+    with pytest.raises(ValueError, match=r"more than 1000000 blocks; raise max_rows"):
+        faithful_dr.shard_plan(2**32, 1)
+    assert 0 < len(faithful_dr.shard_plan(2**32, 2**32 // 1000)) <= 4096

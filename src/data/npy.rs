@@ -48,7 +48,7 @@ pub fn labels(src: &mut impl Read, len: u64) -> Result<Vec<i64>, FileProblem> {
     let count = data_len(&h, t, start, len)?;
     let mut out = zeroed::<i64>(count)?;
     decode(src, t, count, |k, raw| {
-        out[k] = label(t, raw).map_err(|why| FileProblem::Npy(format!("label at index {k}: {why}")))?;
+        out[k] = label(t, raw).map_err(|why| FileProblem::Element(format!("label at index {k}: {why}")))?;
         Ok(())
     })?;
     at_end(src, len)?;
@@ -101,7 +101,7 @@ pub(super) fn array<T: Copy + Default>(
     let fortran = h.fortran && shape.len() == 2;
     decode(src, t, count, |k, raw| {
         let at = if fortran { (k % n) * d + k / n } else { k };
-        out[at] = conv(t, raw).map_err(|why| FileProblem::Npy(format!("element {at}: {why}")))?;
+        out[at] = conv(t, raw).map_err(|why| FileProblem::Element(format!("element {at}: {why}")))?;
         Ok(())
     })?;
     at_end(src, len)?;

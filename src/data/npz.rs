@@ -27,16 +27,17 @@ fn member<T>(
     read: impl FnOnce(&mut zip::read::ZipFile<'_, BufReader<std::fs::File>>, u64) -> Result<T, FileProblem>,
 ) -> Result<T, FileProblem> {
     let mut f = zip.by_name(&format!("{m}.npy")).map_err(|_| {
-        FileProblem::Npy(format!(
+        FileProblem::Npz(format!(
             "has no {m}.npy: a SciPy CSR matrix (scipy.sparse.save_npz) holds indptr, indices, data, format and shape"
         ))
     })?;
     let (size, packed) = (f.size(), f.compressed_size());
     if size > packed.saturating_mul(MAX_RATIO).saturating_add(1024) {
-        return Err(FileProblem::Npy(format!("{m}.npy claims {size} bytes from {packed} compressed bytes")));
+        return Err(FileProblem::Npz(format!("{m}.npy claims {size} bytes from {packed} compressed bytes")));
     }
     read(&mut f, size).map_err(|problem| match problem {
-        FileProblem::Npy(why) => FileProblem::Npy(format!("{m}.npy: {why}")),
+        FileProblem::Npy(why) => FileProblem::Npz(format!("{m}.npy: {why}")),
+        FileProblem::Element(why) => FileProblem::Element(format!("{m}.npy: {why}")),
         other => other,
     })
 }
@@ -50,7 +51,7 @@ fn vector<T: Copy + Default>(
 ) -> Result<Vec<T>, FileProblem> {
     let (shape, v) = member(zip, m, |f, len| npy::array(f, len, ints, conv))?;
     if shape.len() != 1 {
-        return Err(FileProblem::Npy(format!("{m}.npy is {}-D, not 1-D", shape.len())));
+        return Err(FileProblem::Npz(format!("{m}.npy is {}-D, not 1-D", shape.len())));
     }
     Ok(v)
 }
@@ -68,10 +69,10 @@ pub(super) fn csr(path: &Path, name: &str) -> Result<KnnGraph> {
     let file_error = |problem| Error::File { path: path.into(), problem };
     let (file, _) = open_regular(path)?;
     let mut zip = zip::ZipArchive::new(BufReader::new(file))
-        .map_err(|e| file_error(FileProblem::Npy(format!("not a .npz (zip) archive: {e}"))))?;
+        .map_err(|e| file_error(FileProblem::Npz(format!("not a .npz (zip) archive: {e}"))))?;
     let format = member(&mut zip, "format", |f, len| npy::text_scalar(f, len)).map_err(file_error)?;
     if format != "csr" {
-        return Err(file_error(FileProblem::Npy(format!(
+        return Err(file_error(FileProblem::Npz(format!(
             "holds a {} matrix, not CSR (a kNN graph is read row by row: save matrix.tocsr())",
             crate::quote::quoted(&format)
         ))));
@@ -81,11 +82,11 @@ pub(super) fn csr(path: &Path, name: &str) -> Result<KnnGraph> {
     let indices = vector(&mut zip, "indices", true, npy::int).map_err(file_error)?;
     let data = vector(&mut zip, "data", false, npy::float_of).map_err(file_error)?;
     let [rows, cols] = shape[..] else {
-        return Err(file_error(FileProblem::Npy(format!("shape.npy holds {} numbers, not 2", shape.len()))));
+        return Err(file_error(FileProblem::Npz(format!("shape.npy holds {} numbers, not 2", shape.len()))));
     };
     let dim = |v: i64| {
         usize::try_from(v)
-            .map_err(|_| file_error(FileProblem::Npy(format!("shape ({rows}, {cols}) is not a matrix's"))))
+            .map_err(|_| file_error(FileProblem::Npz(format!("shape ({rows}, {cols}) is not a matrix's"))))
     };
     KnnGraph::from_csr(name, (dim(rows)?, dim(cols)?), &indptr, &indices, &data).map_err(|e| e.in_file(path))
 }

@@ -761,6 +761,22 @@ impl Resolved {
 }
 
 fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue> {
+    // A number held as text ({"k": "5"} from Python or JSON): the spec text reads `k=5` as a
+    // number and keeps as text only an integer past i64, so an in-range number here was quoted.
+    // Refused as that, for every numeric kind alike (not "past the 64-bit range" for "5", nor
+    // "5" taken and "0.5" refused by a float).
+    let numeric = !matches!(p.kind, ParamKind::Choice(_) | ParamKind::Clustering(_));
+    if let ParamValue::Str(s) = &value {
+        let in_range = s.parse::<i64>().is_ok() || (!crate::spec::is_integer_literal(s) && s.parse::<f64>().is_ok());
+        if numeric && in_range {
+            return Err(Error::BadParam {
+                id: def.id.into(),
+                param: p.name.into(),
+                value: format!("\"{s}\""),
+                reason: "a number written as text; pass it without quotes".into(),
+            });
+        }
+    }
     // An integer past i64 is kept as written (for the message); a float parameter reads it.
     let value = match (p.kind, value) {
         (ParamKind::Float | ParamKind::PositiveFloat, ParamValue::Str(s)) if crate::spec::is_integer_literal(&s) => {
@@ -829,6 +845,28 @@ fn typed(def: &MeasureDef, p: &ParamDef, value: ParamValue) -> Result<ParamValue
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_given_as_text_are_refused_as_that() {
+        let refusal = |id: &str, param: &str, text: &str| {
+            let spec = Spec::new(id).with(param, ParamValue::Str(text.into()));
+            Resolved::new(&spec).err().map(|e| e.to_string())
+        };
+        for (id, param, text) in
+            [("tnc", "k", "5"), ("mrre", "k", "-3"), ("l_tnc", "random_seed", "7"), ("kl_div", "sigma", "0.5")]
+        {
+            let e = refusal(id, param, text).expect("refused");
+            assert!(e.contains(&format!("={text:?}: a number written as text")), "{e}");
+        }
+        // An integer past i64 (the spec text's only numeric text) keeps its own reasons.
+        let e = refusal("tnc", "k", "99999999999999999999").expect("refused");
+        assert!(e.contains("past the 64-bit range"), "{e}");
+        // A choice is text: unaffected.
+        for text in ["silhouette", "5"] {
+            let e = refusal("c_evm", "measure", text);
+            assert!(!e.as_deref().unwrap_or("").contains("as text"), "{e:?}");
+        }
+    }
 
     fn keys(spec: &str) -> Vec<String> {
         Resolved::new(&spec.parse::<Spec>().expect("a spec")).expect("resolves").keys()

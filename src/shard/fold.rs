@@ -70,7 +70,10 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
         same_run(p, first).map_err(|r| bad(i, r))?;
         check_partial(p, n).map_err(|r| bad(i, r))?;
         if let Some(&j) = by_start.get(&p.rows[0]) {
-            return Err(bad(i, format!("overlaps {}", what(j))));
+            // One file named twice reads "X overlaps X" otherwise.
+            let reason =
+                if what(j) == what(i) { "is given twice".to_string() } else { format!("overlaps {}", what(j)) };
+            return Err(bad(i, reason));
         }
         by_start.insert(p.rows[0], i);
     }
@@ -152,7 +155,7 @@ pub fn fold_named(partials: &[Partial], names: &[String]) -> Result<Evaluation> 
 /// the report takes from the first partial (a changed field is named, not folded unseen).
 fn same_run(p: &Partial, first: &Partial) -> std::result::Result<(), String> {
     let differs = |field: &str, a: &dyn std::fmt::Debug, b: &dyn std::fmt::Debug| {
-        Err(format!("{field} {a:?} differs from the first partial's {b:?}: a partial of another run"))
+        Err(format!("{field} {a:?} is not the first partial's {b:?}: a partial of another run"))
     };
     if p.n != first.n {
         return differs("n", &p.n, &first.n);
@@ -177,7 +180,7 @@ fn same_run(p: &Partial, first: &Partial) -> std::result::Result<(), String> {
     }
     if p.fingerprint != first.fingerprint {
         return Err(format!(
-            "fingerprint {} differs from the first partial's {}: a partial of another run's inputs or specs",
+            "fingerprint {} is not the first partial's {}: a partial of another run's inputs or specs",
             p.fingerprint, first.fingerprint
         ));
     }

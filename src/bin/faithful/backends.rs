@@ -49,12 +49,11 @@ pub fn run(args: Args) -> Result<()> {
     for (i, a) in adapters.iter().enumerate() {
         let _ = writeln!(
             text,
-            "      - {} [{} {}, driver {} {}] hardware={} max storage binding {} MiB, max buffer {} MiB, workgroup memory {} KiB; {}",
+            "      - {} [{} {}, driver {}] hardware={} max storage binding {} MiB, max buffer {} MiB, workgroup memory {} KiB; {}",
             a.name,
             a.backend,
             a.device_type,
-            a.driver,
-            a.driver_info,
+            driver_words(&a.driver, &a.driver_info),
             a.hardware,
             a.max_storage_buffer_binding_size >> 20,
             a.max_buffer_size >> 20,
@@ -64,4 +63,23 @@ pub fn run(args: Args) -> Result<()> {
     }
     let _ = writeln!(text, "auto  gpu when the adapter is a hardware GPU and n² ≥ {AUTO_MIN_PAIRS:e}, else cpu");
     crate::output::print(&text)
+}
+
+/// The driver's name and version as one phrase: GL adapters report no name, which left two
+/// spaces; "unknown" when neither is given.
+fn driver_words(driver: &str, info: &str) -> String {
+    let words: Vec<&str> = [driver.trim(), info.trim()].into_iter().filter(|w| !w.is_empty()).collect();
+    if words.is_empty() { "unknown".into() } else { words.join(" ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::driver_words;
+
+    #[test]
+    fn a_missing_driver_name_leaves_no_double_space() {
+        assert_eq!(driver_words("", "4.5 (Core Profile) Mesa 24.2"), "4.5 (Core Profile) Mesa 24.2");
+        assert_eq!(driver_words("llvmpipe", "Mesa 24.2"), "llvmpipe Mesa 24.2");
+        assert_eq!(driver_words(" ", ""), "unknown");
+    }
 }

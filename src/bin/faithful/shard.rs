@@ -72,7 +72,7 @@ pub struct FoldArgs {
 #[derive(clap::Args)]
 pub struct PlanArgs {
     /// Points (2 to 2^32, the most a run holds).
-    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_usize(2, usize::MAX))]
     n: usize,
     /// Rows per block at most (blocks of up to 128 rows are never split).
     #[arg(long, allow_hyphen_values = true, value_parser = whole(1, u64::MAX))]
@@ -144,9 +144,6 @@ const MAX_POINTS: u64 = 1 << 32;
 /// Streams the plan's blocks to stdout as they are made (memory O(log n), whatever their
 /// number; `| head` stops it quietly).
 pub fn plan_blocks(args: PlanArgs) -> Result<()> {
-    if args.n < 2 {
-        return Err(Error::TooFewPoints { name: "--n".into(), n: args.n });
-    }
     if args.n as u64 > MAX_POINTS {
         return Err(Error::BadParam {
             id: "plan".into(),

@@ -15,8 +15,20 @@ pub struct MetricArgs {
     #[arg(long, value_name = "METRIC")]
     pub metric: Option<String>,
     /// Minkowski's p for --metric minkowski: a number ≥ 1, or inf (default 2).
-    #[arg(long, value_name = "P")]
+    #[arg(long, value_name = "P", allow_hyphen_values = true, value_parser = minkowski_p)]
     pub minkowski_p: Option<f64>,
+}
+
+/// `--minkowski-p`'s text as a number: a finite value too large for f64 (`1e400`) is refused
+/// rather than read as inf, which only `inf` asks for. The range (≥ 1) is `Metric::minkowski`'s.
+fn minkowski_p(text: &str) -> std::result::Result<f64, String> {
+    let p: f64 = text.trim().parse().map_err(|_| format!("'{text}' is not a number"))?;
+    let named_inf =
+        matches!(text.trim().trim_start_matches(['+', '-']).to_ascii_lowercase().as_str(), "inf" | "infinity");
+    if p.is_infinite() && !named_inf {
+        return Err(format!("'{text}' is too large for a 64-bit float (write inf for the chebyshev limit)"));
+    }
+    Ok(p)
 }
 
 impl MetricArgs {
