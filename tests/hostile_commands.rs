@@ -868,3 +868,18 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
     // A device is no input's copy: the report goes to /dev/null.
     ok(&os(&["report", "--high", h, "--low", l, "--out", "/dev/null", "--k", "3"]));
 }
+
+/// `report --max-size` below the smallest report (its scores alone): refused with the size it
+/// needs, exit non-zero, and no file written (before, it was written over the limit, exit 0).
+#[test]
+fn a_report_limit_below_its_scores_is_refused_and_nothing_written() {
+    let c = common::files::case();
+    let (h, l) = (c.high.to_str().unwrap(), c.low.to_str().unwrap());
+    let out = c.path().join("small.html");
+    let o = out.to_str().unwrap();
+    refused(
+        &os(&["report", "--high", h, "--low", l, "--out", o, "--k", "3", "--max-size", "1K"]),
+        &["report: parameter max_size=1024: the smallest report", " kB ("],
+    );
+    assert!(!out.exists());
+}

@@ -192,9 +192,18 @@ fn a_report_past_its_size_limit_leaves_data_out_and_says_so() {
     let small = eval.html_report(&lows, Some(&labels), &[], &ReportOptions::new().max_bytes(400_000)).unwrap();
     assert!(small.left_out.iter().any(|l| l.contains("kNN lists")), "{:?}", small.left_out);
     assert!(small.html.contains("Left out of this report"));
-    let tiny = eval.html_report(&lows, Some(&labels), &[], &ReportOptions::new().max_bytes(1)).unwrap();
+    assert!(small.html.len() <= 400_000, "{}", small.html.len());
+    // A limit even the scores alone pass: refused, naming the smallest report's size.
+    let e = eval.html_report(&lows, Some(&labels), &[], &ReportOptions::new().max_bytes(1)).unwrap_err().to_string();
+    assert!(e.starts_with("report: parameter max_size=1: the smallest report"), "{e}");
+    let smallest: usize =
+        e.rsplit('(').next().and_then(|t| t.strip_suffix(" bytes)")).expect("its size").parse().unwrap();
+    // At that size it is written, the whole page counted (its code is most of it).
+    let tiny = eval.html_report(&lows, Some(&labels), &[], &ReportOptions::new().max_bytes(smallest as u64)).unwrap();
     assert!(tiny.left_out.iter().any(|l| l.contains("coordinates")), "{:?}", tiny.left_out);
+    assert!(tiny.html.len() <= smallest, "{} > {smallest}", tiny.html.len());
     assert!(tiny.html.len() < small.html.len());
+    assert!(e.contains(&format!("is {:.1} kB", smallest as f64 / 1e3)), "{e}");
     let none = eval.html_report(&lows, Some(&labels), &[], &ReportOptions::new().all_pairs_max_n(100)).unwrap();
     assert!(none.left_out.iter().any(|l| l.contains("all-pairs views")), "{:?}", none.left_out);
     let e = eval.html_report(&lows, None, &[], &ReportOptions::new().k(1797)).unwrap_err().to_string();

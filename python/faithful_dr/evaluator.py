@@ -388,8 +388,9 @@ def report(high, lows, path, specs=None, *, labels=None, k=10, title=None, backe
     """Writes one self-contained HTML report to `path` (the bytes ``faithful report`` writes for
     the same data and options): the scores table, R_NX curves, CheckViz, the reliability map,
     the neighbour lens, the Shepard and co-ranking heatmaps and, with two projections or more,
-    two of them linked. It needs no network or server (open it from a file), and its size is
-    bounded by `max_bytes`: whatever would pass it is left out, and the report says so.
+    two of them linked. It needs no network or server (open it from a file), and it holds to
+    `max_bytes` (the whole file): whatever would pass it is left out, and the report says so; a
+    limit below the scores alone (about 100 kB) raises ValueError and writes nothing.
     `lows`: one projection (named "low") or a dict {name: projection}. Returns the list of what
     was left out."""
     return Evaluator(high, labels=labels, backend=backend, threads=threads, memory_budget=memory_budget).report(

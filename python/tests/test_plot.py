@@ -178,6 +178,10 @@ def test_report_is_the_clis_file(data, cli, tmp_path):
     assert len(left) == 1 and "kNN lists" in left[0], left
     assert (tmp_path / "small.html").stat().st_size < full
     assert "Left out of this report" in (tmp_path / "small.html").read_text()
+    # A limit below the scores alone: ValueError with the size needed, and no file.
+    with pytest.raises(ValueError, match=r"^report: parameter max_size=1000: the smallest report .* bytes\)$"):
+        faithful_dr.report(high, lows["a"], tmp_path / "none.html", k=6, max_bytes=1000, backend="cpu")
+    assert not (tmp_path / "none.html").exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
 

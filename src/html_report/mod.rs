@@ -7,7 +7,7 @@
 //! Its size is bounded: the data goes in by priority (scores; coordinates and local T & C;
 //! the other per-point values; the all-pairs tallies; the kNN lists and cross ranks) and
 //! whatever would take the file past [`ReportOptions::max_bytes`] is left out, and the report
-//! says so; the all-pairs views (Shepard, co-ranking, stress and Spearman's ρ) are computed only
+//! says so (a limit below the scores alone is an error); the all-pairs views (Shepard, co-ranking, stress and Spearman's ρ) are computed only
 //! up to [`ReportOptions::all_pairs_max_n`] points. The same inputs give the same bytes (the
 //! run's timings are not in it).
 
@@ -46,8 +46,9 @@ pub struct ReportOptions {
     /// points (default 10 000: their passes grow as n², Spearman's pair order holds 16 bytes
     /// per pair).
     pub all_pairs_max_n: usize,
-    /// The largest file (bytes, default 30 000 000): data that would take it past this is left
-    /// out, and the report says what.
+    /// The largest file (bytes, default 30 000 000, the whole page counted): data that would
+    /// take it past this is left out, and the report says what; a limit the scores alone pass
+    /// is [`Error::BadParam`](crate::Error::BadParam), naming the smallest report's size.
     pub max_bytes: u64,
 }
 
@@ -114,12 +115,14 @@ pub struct HtmlReport {
     pub code_bytes: usize,
 }
 
-/// Bytes as "1.2 MB" / "850 kB".
+/// Bytes as "1.2 MB" / "850.3 kB" / "512 bytes" (to the nearest tenth; a limit of 1K reads
+/// 1.0 kB, not 2).
 fn size(bytes: usize) -> String {
-    if bytes >= 1_000_000 {
-        format!("{:.1} MB", bytes as f64 / 1e6)
-    } else {
-        format!("{:.0} kB", (bytes as f64 / 1e3).ceil())
+    match bytes {
+        1 => "1 byte".into(),
+        0..1_000 => format!("{bytes} bytes"),
+        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
     }
 }
 
@@ -250,7 +253,7 @@ fn build(
     title: &str,
     tnc_k: usize,
     max_bytes: u64,
-    mut left_out: Vec<String>,
+    left_out: Vec<String>,
 ) -> Result<HtmlReport> {
     let script = format!(
         "'use strict';\n{}\nstartReport();\n",
@@ -276,19 +279,30 @@ fn build(
         header.insert("left_out".into(), json!(notes));
         let (gz, raw) = pack(header, &arrays);
         let data64 = base64(&gz);
-        // The page around the data and the code is a few kB.
-        let total = data64.len() + code_bytes + 8_000;
-        if total as u64 > max_bytes && level != Level::ScoresOnly {
-            level = match level {
-                Level::Everything => Level::NoLists,
-                Level::NoLists => Level::NoOtherLocals,
-                _ => Level::ScoresOnly,
-            };
-            continue;
+        // The whole page is measured (its code and text are most of a small report), not
+        // estimated: a level is dropped only when the file at it would pass the limit.
+        let html = page(title, high, lows, labels, views, &notes, &css, &script, &data64, gz.len(), raw, code_bytes);
+        if html.len() as u64 <= max_bytes {
+            return Ok(HtmlReport { html, left_out: notes, data_bytes: gz.len(), raw_bytes: raw, code_bytes });
         }
-        left_out = notes;
-        let html = page(title, high, lows, labels, views, &left_out, &css, &script, &data64, gz.len(), raw, code_bytes);
-        return Ok(HtmlReport { html, left_out, data_bytes: gz.len(), raw_bytes: raw, code_bytes });
+        level = match level {
+            Level::Everything => Level::NoLists,
+            Level::NoLists => Level::NoOtherLocals,
+            Level::NoOtherLocals => Level::ScoresOnly,
+            // Even the scores alone pass it: no file is written, rather than one over its limit.
+            Level::ScoresOnly => {
+                return Err(Error::BadParam {
+                    id: "report".into(),
+                    param: "max_size".into(),
+                    value: max_bytes.to_string(),
+                    reason: format!(
+                        "the smallest report (its scores, without the views' data) is {} ({} bytes)",
+                        size(html.len()),
+                        html.len()
+                    ),
+                });
+            }
+        };
     }
 }
 

@@ -40,7 +40,8 @@ pub struct Args {
     #[arg(long, default_value_t = 10_000, allow_hyphen_values = true, value_parser = whole_usize(0, usize::MAX))]
     all_pairs_max_n: usize,
     /// The largest file, e.g. 30M (K/M/G powers of 1024; default 30 000 000 bytes): data that
-    /// would pass it is left out, and the report says what.
+    /// would pass it is left out, and the report says what; below the scores alone (about
+    /// 100 kB), an error.
     #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = parse_bytes)]
     max_size: Option<u64>,
     #[command(flatten)]
