@@ -6,15 +6,26 @@ What differs: `snc` (steadiness & cohesiveness) equals ZADU's seeded runs where 
 with its baseline introsort; with x86-simd-sort (AVX2/AVX-512) ZADU's HDBSCAN orders tied tree
 edges differently (docs/measures.md), an unseeded `random_state` (ZADU's default None) is
 seed 0 here and a NumPy `Generator` as `random_state` is refused with a TypeError (integer
-seeds only); `geodesic=True` is not supported; `execution` is accepted for its memory budget
-only. ZADU itself is not needed.
+seeds only); c_evm's `clustering="dbscan"` and `clustering_args` are not supported, nor gi
+with a `metric` other than euclidean; `geodesic=True` is not supported; `execution` is accepted
+for its memory budget only. Labels of any kind (strings, floats) are taken as ZADU takes them,
+as classes in sorted order, and only where a spec uses them. ZADU itself is not needed.
 """
 
 from collections.abc import Sequence
 
 import numpy as np
 
+from . import measures
 from .evaluator import Evaluator
+
+
+def _renamed(error, name, as_name):
+    """`error` (a ValueError naming faithful's argument `name`) naming ZADU's `as_name`."""
+    text = str(error)
+    if text.startswith(f"{name}:"):
+        return ValueError(f"{as_name}:{text[len(name) + 1:]}")
+    return error
 
 
 class ZADU:
@@ -56,15 +67,39 @@ class ZADU:
                 )
         self.return_local = bool(return_local)
         self.verbose = bool(verbose)
-        self._evaluator = Evaluator(orig, local=self.return_local, memory_budget=budget)
+        try:
+            self._evaluator = Evaluator(orig, local=self.return_local, memory_budget=budget)
+        except ValueError as e:
+            raise _renamed(e, "high", "orig") from None
+        by_label = {m["id"] for m in measures() if m["labels"]} | {m["zadu_id"] for m in measures() if m["labels"]}
+        self._uses_labels = any(s["id"] in by_label for s in self.spec_list)
         self.last_run_info = None
+
+    def _labels(self, labels, name):
+        """ZADU's labels as faithful's integer classes: any 1-D array (strings, floats too) as
+        its classes in sorted order (np.unique's, as ZADU's measures group them), and None
+        where no spec uses labels (ZADU ignores them there)."""
+        if labels is None or not self._uses_labels:
+            return None
+        a = np.asarray(labels)
+        if a.ndim != 1:
+            raise ValueError(f"{name}: expected a 1-D array of labels, got {a.ndim}-D")
+        if a.dtype.kind in "iub":
+            return a
+        try:
+            return np.unique(a, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        except TypeError as e:
+            raise ValueError(f"{name}: labels that cannot be sorted into classes ({e})") from None
 
     def measure(self, emb, label=None):
         """Every spec's scores on `emb`, in spec order: a list of dicts (with `return_local`, a
         pair (scores, locals), None for measures without local values)."""
-        res = self._evaluator.measure(emb, self.spec_list, labels=label)
+        try:
+            res = self._evaluator.measure_many({"emb": emb}, self.spec_list, labels=self._labels(label, "label"))
+        except ValueError as e:
+            raise _renamed(_renamed(e, "labels", "label"), "low", "emb") from None
         self.last_run_info = res.run
-        return self._shape(res.scores)
+        return self._shape(res.projections["emb"])
 
     def measure_many(self, embeddings, labels=None):
         """`measure` for each projection of `embeddings`, sharing the original space's
@@ -74,7 +109,7 @@ class ZADU:
         lows = {f"embeddings[{i}]": e for i, e in enumerate(embeddings)}
         if not lows:
             return []
-        res = self._evaluator.measure_many(lows, self.spec_list, labels=labels)
+        res = self._evaluator.measure_many(lows, self.spec_list, labels=self._labels(labels, "labels"))
         self.last_run_info = res.run
         return [self._shape(scores) for scores in res.projections.values()]
 

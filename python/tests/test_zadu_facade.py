@@ -107,3 +107,18 @@ def test_snc_refuses_a_numpy_generator_as_random_state():
     spec = [{"id": "snc", "params": {"random_state": np.random.default_rng(0), "iteration": 5}}]
     with pytest.raises(TypeError, match="snc: random_state as a numpy.random.Generator is not supported"):
         ZADU(spec, high)
+
+
+def test_labels_of_any_kind_are_classes_and_unused_labels_are_ignored():
+    high, low, labels = blobs(n=120, d=4, seed=3)
+    specs = [{"id": "ca_tnc", "params": {"k": 5}}, {"id": "nh", "params": {"k": 5}}]
+    want = ZADU(specs, high).measure(low, labels)
+    names = np.array(["c%d" % c for c in labels])
+    assert ZADU(specs, high).measure(low, names) == want
+    assert ZADU(specs, high).measure(low, labels.astype(np.float64) / 2) == want
+    # tnc uses no labels: ZADU ignores them, so does the facade.
+    assert ZADU([{"id": "tnc", "params": {"k": 5}}], high).measure(low, labels[:3])
+    with pytest.raises(ValueError, match=r"^orig: "):
+        ZADU(specs, high[:1])
+    with pytest.raises(ValueError, match=r"^emb: has 119 rows"):
+        ZADU(specs, high).measure(low[:119], labels)
