@@ -71,7 +71,7 @@ class ZADU:
             self._evaluator = Evaluator(orig, local=self.return_local, memory_budget=budget)
         except ValueError as e:
             raise _renamed(e, "high", "orig") from None
-        by_label = {m["id"] for m in measures() if m["labels"]} | {m["zadu_id"] for m in measures() if m["labels"]}
+        by_label = {name for m in measures() if m["labels"] for name in (m["id"], m["zadu_id"])}
         self._uses_labels = any(s["id"] in by_label for s in self.spec_list)
         self.last_run_info = None
 
